@@ -1,0 +1,1 @@
+"""Properties of every protocol (stable ids, KIP citations) and the Hypothesis state machines."""

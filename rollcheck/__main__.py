@@ -1,0 +1,3 @@
+from rollcheck.cli import main
+
+raise SystemExit(main())

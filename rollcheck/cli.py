@@ -1,0 +1,63 @@
+"""The ``rollcheck`` command line. Each sub-command lives in ``rollcheck/commands/<name>.py`` and
+exposes ``register(subparsers)``; the command's ``run(args) -> int`` is set as the parser default.
+
+User mistakes (unknown protocol, bad config, malformed file) print one line and exit 2, never a
+traceback; an interrupted run exits 130 after the command has saved what it had.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from rollcheck import __version__
+from rollcheck.errors import ExitCode, ToolUnavailable, UserError
+
+# Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
+COMMANDS = (
+    "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "fuzz",
+    "report",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rollcheck",
+        description="Verify Kafka's rolling-upgrade protocols: feature versions (KIP-584), "
+        "metadata.version (KIP-778), ZooKeeper-to-KRaft migration (KIP-866), Streams version probing "
+        "(KIP-268).",
+    )
+    parser.add_argument("--version", action="version", version=f"rollcheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = f"rollcheck.commands.{name}_cmd"
+        if importlib.util.find_spec(module) is None:
+            continue
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return int(ExitCode.RUN_FAILED)
+    try:
+        return int(args.run(args))
+    except UserError as exc:
+        print(f"rollcheck: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except ToolUnavailable as exc:
+        print(f"rollcheck: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("rollcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per sub-command (``<name>_cmd.py``), each with ``register(subparsers)``."""

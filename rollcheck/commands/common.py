@@ -1,0 +1,55 @@
+"""Arguments and look-ups shared by several sub-commands."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rollcheck.configs import resolve_config
+from rollcheck.errors import UserError
+from rollcheck.registry import build_system, get_protocol
+from rollcheck.transition import PROFILES, ProtocolEntry, TransitionSystem, replace_config
+
+
+def add_protocol_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("protocol", help="protocol name (see `rollcheck list`)")
+    p.add_argument("--config", default=None, metavar="NAME|FILE",
+                   help="named config (small, default, large) or a .toml file (default: default)")
+    p.add_argument("--profile", choices=PROFILES, default=None,
+                   help="semantics profile: the KIP as written or Apache Kafka's code (default: the config's)")
+    p.add_argument("--variant", default=None, metavar="ID",
+                   help="explore a deliberately broken variant (mutant) instead of the reference")
+
+
+def add_output_args(p: argparse.ArgumentParser, default_out: str) -> None:
+    p.add_argument("--out", type=Path, default=Path(default_out), metavar="DIR",
+                   help=f"output directory (default: {default_out})")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, TransitionSystem[Any]]:
+    """(entry, config label, config, system) from the protocol / config / profile / variant flags."""
+    entry = get_protocol(args.protocol)
+    label, config = resolve_config(entry, args.config)
+    if getattr(args, "profile", None):
+        config = replace_config(config, profile=args.profile)
+    variant = getattr(args, "variant", None)
+    ts = build_system(entry.name, config, variant)
+    return entry, label, config, ts
+
+
+def positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
+    return n
+
+
+def require(cond: bool, message: str) -> None:
+    if not cond:
+        raise UserError(message)

@@ -1,0 +1,98 @@
+"""``rollcheck explore PROTOCOL``: exhaustive breadth-first exploration of a bounded config."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
+from rollcheck.console import err_console, level_progress, print_json
+from rollcheck.errors import ExitCode
+from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.traces import format_trace, write_itf, write_json_atomic
+from rollcheck.transition import TransitionSystem
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("explore", help="explore every reachable state of a protocol's bounded config")
+    add_protocol_args(p)
+    p.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="single-process BFS (local) or distributed BFS on Apache Spark")
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a killed Spark run from its last completed level in --out")
+    p.add_argument("--max-depth", type=positive_int, default=None, help="stop after this BFS depth")
+    p.add_argument("--max-states", type=positive_int, default=None, help="stop after this many states")
+    p.add_argument("--collect-all", action="store_true",
+                   help="keep exploring after a violation (one shortest trace per property)")
+    add_output_args(p, "rollcheck-out/explore")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    entry, label, config, ts = resolve(args)
+    out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
+    title = f"{entry.name}/{label}"
+    with level_progress(title, enabled=not args.quiet) as progress:
+        if args.engine == "spark":
+            result = _spark(args, entry.name, label, config, out, progress)
+        else:
+            result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
+                             stop_at_first=not args.collect_all, progress=progress, variant=args.variant)
+    doc = result.to_json()
+    doc["counterexamples"] = write_counterexamples(result, ts, out)
+    write_json_atomic(out / "summary.json", doc)
+    if args.json:
+        print_json(doc)
+    else:
+        show(result, ts)
+    return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)
+
+
+def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, out: Path,
+           progress: Any) -> ExplorationResult:
+    from rollcheck.spark.explorer import explore_spark  # imported late: PySpark is heavy
+
+    return explore_spark(protocol, config, config_name=label, variant=args.variant, master=args.master,
+                         partitions=args.partitions, out_dir=out, resume=args.resume,
+                         max_depth=args.max_depth, max_states=args.max_states,
+                         stop_at_first=not args.collect_all, progress=progress)
+
+
+def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path) -> list[str]:
+    paths = []
+    for v in result.violations:
+        path = out / "counterexamples" / f"{v.property_id}.itf.json"
+        write_itf(path, v.trace, ts)
+        paths.append(str(path))
+    return paths
+
+
+def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
+    console = err_console()
+    table = Table(title=f"{result.protocol} / {result.config} ({result.engine}, profile {result.profile})")
+    table.add_column("distinct states", justify="right")
+    table.add_column("transitions", justify="right")
+    table.add_column("depth", justify="right")
+    table.add_column("complete")
+    table.add_column("violations", justify="right")
+    table.add_column("seconds", justify="right")
+    table.add_row(f"{result.distinct_states:,}", f"{result.generated_states:,}", str(result.depth),
+                  "yes" if result.complete else "no (bounded)", str(len(result.violations)),
+                  f"{result.elapsed:.2f}")
+    console.print(table)
+    props = Table(title="properties")
+    for col in ("id", "kind", "status", "statement"):
+        props.add_column(col)
+    for p in result.properties:
+        style = {"holds": "green", "violated": "bold red"}.get(p.status, "yellow")
+        props.add_row(p.id, p.kind, f"[{style}]{p.status}[/]", p.description)
+    console.print(props)
+    for v in result.violations:
+        console.print(f"[bold red]{v.property_id} violated[/] ({v.description}); "
+                      f"shortest counterexample, {v.depth} steps:")
+        console.print(format_trace(v.trace, ts), markup=False, highlight=False)

@@ -1,0 +1,25 @@
+"""Errors a user can cause, and the exit codes every command shares."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    VIOLATION = 1          # a property is violated (a counterexample was found)
+    RUN_FAILED = 2         # the run itself failed: bad input or config, Java missing, a checker crashed
+    DISAGREEMENT = 3       # two checkers disagreed (counts, verdicts, or a trace that does not replay)
+    TOOL_UNAVAILABLE = 4   # an optional tool (Apalache) is not installed; nothing was checked
+
+
+class UserError(Exception):
+    """A mistake in the user's input: printed as one clear line, exit code 2, never a traceback."""
+
+    exit_code = ExitCode.RUN_FAILED
+
+
+class ToolUnavailable(Exception):
+    """An optional external tool is absent."""
+
+    exit_code = ExitCode.TOOL_UNAVAILABLE

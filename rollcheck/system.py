@@ -1,0 +1,59 @@
+"""A convenience base for protocols whose state is a frozen dataclass.
+
+It supplies ``encode`` / ``decode`` (the canonical codec of :mod:`rollcheck.codec`) and a default
+``view`` (the state's fields, which ITF renders as a record). Protocols override ``view`` when their
+TLA+ spec names or shapes variables differently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from rollcheck.codec import StateCodec
+from rollcheck.transition import Action, AnyProperty
+
+
+class DataclassSystem:
+    """Subclasses set ``name`` and ``state_type`` and implement the three protocol methods."""
+
+    name: ClassVar[str] = ""
+    state_type: ClassVar[type]
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self._codec: StateCodec | None = None
+
+    # Codecs hold closures: rebuild them after unpickling (Spark ships systems to executors).
+    def __getstate__(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["_codec"] = None
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+
+    @property
+    def codec(self) -> StateCodec:
+        if self._codec is None:
+            self._codec = StateCodec(self.state_type)
+        return self._codec
+
+    def initial_states(self) -> Iterable[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def successors(self, s: Any) -> Iterable[tuple[Action, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def invariants(self) -> Sequence[AnyProperty]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def encode(self, s: Any) -> bytes:
+        return self.codec.encode(s)
+
+    def decode(self, b: bytes) -> Any:
+        return self.codec.decode(b)
+
+    def view(self, s: Any) -> Mapping[str, object]:
+        return {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}

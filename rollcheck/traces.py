@@ -1,0 +1,286 @@
+"""Traces and their interchange form, ITF JSON (the Apalache / Quint trace format).
+
+A trace is a list of :class:`Step` (the action that led to the state, ``None`` for the initial state,
+and the state). On disk each state of the ITF file holds the protocol's ``view`` (the TLA+ variables of
+the matching spec) and, in its ``#meta``, the action and the canonical encoding of the full reference
+state, so a trace written by rollcheck replays exactly and a trace from Apalache / TLC (no encoding)
+replays by matching views.
+
+Views are compared in a canonical JSON form (:func:`canonical_view`): sets and maps sorted, ITF tuples
+and sequences both as lists, every integer as ``#bigint``, so that views from the reference
+implementation, TLC's state dumps and Apalache's ITF files compare equal exactly when they denote the
+same TLA+ value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import itf_py
+
+from rollcheck.transition import Action, TransitionSystem
+
+
+@dataclass(frozen=True)
+class Step:
+    action: Action | None  # None for the initial state
+    state: Any
+
+
+@dataclass
+class Trace:
+    """A finite execution: ``steps[0]`` is an initial state, each later step one labelled transition."""
+
+    steps: list[Step]
+    protocol: str = ""
+    config: str = ""
+    property_id: str | None = None
+    description: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def actions(self) -> list[Action]:
+        return [s.action for s in self.steps[1:] if s.action is not None]
+
+    @property
+    def states(self) -> list[Any]:
+        return [s.state for s in self.steps]
+
+
+# --------------------------------------------------------------------------- ITF values
+
+
+def to_itf(value: Any) -> Any:
+    """A view value (Python) as an ITF JSON value."""
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    if value is None:
+        return {"tag": "None", "value": {"#tup": []}}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_itf(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Record):
+        return {k: to_itf(v) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        pairs = [[to_itf(k), to_itf(v)] for k, v in value.items()]
+        pairs.sort(key=lambda kv: _dump(kv[0]))
+        return {"#map": pairs}
+    if isinstance(value, (set, frozenset)):
+        return {"#set": sorted((to_itf(v) for v in value), key=_dump)}
+    if isinstance(value, (tuple, list)):
+        return [to_itf(v) for v in value]
+    raise TypeError(f"no ITF form for {type(value).__name__}: {value!r}")
+
+
+class Record(dict):  # type: ignore[type-arg]
+    """A TLA+ record in a view (string keys, written as a JSON object rather than a ``#map``)."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
+
+
+def _dump(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def canonical_itf(value: Any) -> Any:
+    """Normalise an ITF JSON value (ours, Apalache's, or converted TLC output) to one canonical form."""
+    if isinstance(value, bool) or isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    if isinstance(value, list):
+        return [canonical_itf(v) for v in value]
+    if isinstance(value, dict):
+        if "#bigint" in value:
+            return {"#bigint": str(int(value["#bigint"]))}
+        if "#tup" in value:
+            return [canonical_itf(v) for v in value["#tup"]]
+        if "#set" in value:
+            return {"#set": sorted((canonical_itf(v) for v in value["#set"]), key=_dump)}
+        if "#map" in value:
+            pairs = [[canonical_itf(k), canonical_itf(v)] for k, v in value["#map"]]
+            pairs.sort(key=lambda kv: _dump(kv[0]))
+            return {"#map": pairs}
+        return {k: canonical_itf(v) for k, v in value.items() if k != "#meta"}
+    raise TypeError(f"not an ITF value: {value!r}")
+
+
+def canonical_view(view: Mapping[str, object]) -> str:
+    """The canonical JSON text of a view: equal exactly when the TLA+ values are equal."""
+    return _dump(canonical_itf({k: to_itf(v) for k, v in view.items()}))
+
+
+def canonical_itf_state(values: Mapping[str, Any]) -> str:
+    """The canonical JSON text of one ITF state's variables (``#meta`` ignored)."""
+    return _dump(canonical_itf({k: v for k, v in values.items() if k != "#meta"}))
+
+
+# --------------------------------------------------------------------------- ITF traces
+
+
+def _plain_param(v: Any) -> Any:
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, (frozenset, set)):
+        return sorted((_plain_param(x) for x in v), key=repr)
+    if isinstance(v, tuple):
+        return [_plain_param(x) for x in v]
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _plain_param(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, (bool, int, str, float)) or v is None:
+        return v
+    return repr(v)
+
+
+def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
+    """The ITF JSON document of a trace, with actions and exact state encodings in ``#meta``."""
+    states = []
+    variables: list[str] = []
+    for i, step in enumerate(trace.steps):
+        view = ts.view(step.state)
+        if not variables:
+            variables = list(view.keys())
+        meta: dict[str, Any] = {"index": i, "encoded": ts.encode(step.state).hex()}
+        if step.action is None:
+            meta["action"] = "Init"
+        else:
+            meta["action"] = step.action.name
+            meta["action_params"] = {k: _plain_param(v) for k, v in step.action.params}
+            meta["action_repr"] = repr(step.action)
+        values = {k: to_itf(v) for k, v in view.items()}
+        states.append(itf_py.State(meta=meta, values={}))
+        states[-1].values = values  # already ITF JSON; kept out of itf_py's own conversion
+    doc_meta: dict[str, Any] = {
+        "format": "ITF",
+        "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+        "source": "rollcheck",
+        "protocol": trace.protocol or ts.name,
+        "config": trace.config,
+        "description": trace.description,
+    }
+    if trace.property_id:
+        doc_meta["property"] = trace.property_id
+    doc_meta.update(trace.meta)
+    itf_trace = itf_py.Trace(meta=doc_meta, params=[], vars=variables, states=[], loop=None)
+    doc = itf_py.trace_to_json(itf_trace)
+    doc["states"] = [{"#meta": s.meta, **s.values} for s in states]
+    return doc
+
+
+def write_json_atomic(path: Path, doc: Any) -> Path:
+    """Write JSON so that readers never see a half file (temp file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_itf(path: Path, trace: Trace, ts: TransitionSystem[Any]) -> Path:
+    return write_json_atomic(path, trace_to_itf(trace, ts))
+
+
+def read_itf(path: Path) -> dict[str, Any]:
+    """Read and minimally validate an ITF document (raises ``ValueError`` with a clear message)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read ITF file {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
+        raise ValueError(f"{path} is not an ITF trace (no 'states' list)")
+    if "vars" in doc and not isinstance(doc["vars"], list):
+        raise ValueError(f"{path}: 'vars' must be a list")
+    return doc
+
+
+def trace_from_itf(doc: Mapping[str, Any], ts: TransitionSystem[Any]) -> Trace:
+    """Rebuild a rollcheck trace from an ITF document that carries state encodings (ours)."""
+    steps: list[Step] = []
+    for i, raw in enumerate(doc["states"]):
+        meta = raw.get("#meta", {})
+        if "encoded" not in meta:
+            raise ValueError(f"state {i} has no rollcheck encoding; replay it by views instead")
+        state = ts.decode(bytes.fromhex(meta["encoded"]))
+        action = None
+        if i > 0:
+            action = _find_action(ts, steps[-1].state, state, meta.get("action_repr"))
+        steps.append(Step(action, state))
+    m = doc.get("#meta", {})
+    return Trace(steps, protocol=m.get("protocol", ts.name), config=m.get("config", ""),
+                 property_id=m.get("property"), description=m.get("description", ""))
+
+
+def _find_action(ts: TransitionSystem[Any], before: Any, after: Any, label: str | None) -> Action:
+    fallback = None
+    for a, s2 in ts.successors(before):
+        if s2 == after:
+            if label is None or repr(a) == label:
+                return a
+            fallback = a
+    if fallback is not None:
+        return fallback
+    raise ValueError(f"no enabled action leads to the recorded state (label {label})")
+
+
+def format_trace(trace: Trace, ts: TransitionSystem[Any], width: int = 100) -> str:
+    """A human-readable rendering: one block per step, only the view variables that changed."""
+    lines: list[str] = []
+    prev: Mapping[str, object] | None = None
+    for i, step in enumerate(trace.steps):
+        view = ts.view(step.state)
+        head = "Init" if step.action is None else repr(step.action)
+        lines.append(f"{i:>3}  {head}")
+        for k, v in view.items():
+            if prev is None or prev.get(k) != v:
+                text = _dump(canonical_itf(to_itf(v)))
+                if len(text) > width:
+                    text = text[: width - 3] + "..."
+                lines.append(f"       {k} = {text}")
+        prev = view
+    return "\n".join(lines)
+
+
+def plain_view(view: Mapping[str, object]) -> dict[str, Any]:
+    """A view as plain JSON (for reports)."""
+    return {k: canonical_itf(to_itf(v)) for k, v in view.items()}
+
+
+def path_to(ts_states: Sequence[Any], parents: Sequence[int], actions: Sequence[Action | None],
+            target: int) -> list[Step]:
+    """Rebuild the path from an initial state to ``target`` from BFS parent pointers."""
+    chain: list[Step] = []
+    i = target
+    while i >= 0:
+        chain.append(Step(actions[i], ts_states[i]))
+        i = parents[i]
+    chain.reverse()
+    return chain
+
+
+def iter_views(ts: TransitionSystem[Any], states: Iterable[Any]) -> Iterable[str]:
+    for s in states:
+        yield canonical_view(ts.view(s))

@@ -1,0 +1,252 @@
+"""The one transition-system interface (DESIGN.md, "The one interface").
+
+Every protocol in ``reference_impl/`` exposes a :class:`TransitionSystem`; every checker (the local and
+Spark explorers, Hypothesis, Z3, TLA+ trace replay) consumes only this interface, so a protocol's rules
+are written exactly once.
+
+Properties come in three shapes, all with a stable id that appears in every report:
+
+* :class:`Invariant`: a predicate over one state, checked on every reachable state.
+* :class:`StepProperty`: a predicate over one transition ``(s, a, s')``, checked on every explored edge
+  (epoch monotonicity, "a failed request changes nothing", "a dry run changes nothing").
+* :class:`GraphProperty`: a check over the whole explored graph, used for liveness under fairness
+  ("from every reachable state a converged state stays reachable", AG EF goal).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+State = TypeVar("State")
+S = TypeVar("S")
+
+PROFILES: tuple[str, ...] = ("kip", "kafka")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A labelled step: a name from the KIP / Kafka and its parameters, immutable and hashable.
+
+    ``Action.of("UpdateFeatures", feature="metadata.version", level=7)`` prints as
+    ``UpdateFeatures(feature='metadata.version', level=7)``. Parameters keep the order given, so equal
+    actions built the same way compare and hash equal.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @staticmethod
+    def of(name: str, **params: Any) -> Action:
+        return Action(name, tuple(params.items()))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.params:
+            if k == key:
+                return v
+        return default
+
+    def __getitem__(self, key: str) -> Any:
+        for k, v in self.params:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.params)
+        return f"{self.name}({inner})"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Invariant(Generic[S]):
+    """A state invariant: ``id`` (stable, e.g. ``FEAT-01``), one-line statement, KIP source."""
+
+    id: str
+    description: str
+    source: str
+    predicate: Callable[[S], bool] = field(compare=False, repr=False)
+
+    kind = "invariant"
+
+    def holds(self, state: S) -> bool:
+        return bool(self.predicate(state))
+
+
+@dataclass(frozen=True)
+class StepProperty(Generic[S]):
+    """A property of one transition ``(s, a, s')`` (an action invariant in TLA+ terms)."""
+
+    id: str
+    description: str
+    source: str
+    predicate: Callable[[S, Action, S], bool] = field(compare=False, repr=False)
+
+    kind = "step"
+
+    def holds(self, before: S, action: Action, after: S) -> bool:
+        return bool(self.predicate(before, action, after))
+
+
+@dataclass(frozen=True)
+class GraphProperty(Generic[S]):
+    """A property of the explored graph, typically liveness as AG EF ``goal``.
+
+    ``check(graph)`` returns the offending states (empty when the property holds); the explorer turns
+    the first one into a counterexample trace (the shortest path to it).
+    """
+
+    id: str
+    description: str
+    source: str
+    check: Callable[[ExploredGraph[S]], Sequence[S]] = field(compare=False, repr=False)
+
+    kind = "graph"
+
+
+AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any]
+
+
+@dataclass
+class ExploredGraph(Generic[S]):
+    """The reachable graph a complete exploration found (kept only when graph properties ask for it)."""
+
+    states: list[S]
+    index: dict[S, int]
+    initial: list[int]
+    edges: list[list[tuple[Action, int]]]  # edges[i]: the labelled successors of states[i]
+    complete: bool
+
+    def can_reach(self, goal: Callable[[S], bool]) -> list[bool]:
+        """For each state, whether some state satisfying ``goal`` is reachable from it (EF goal)."""
+        n = len(self.states)
+        reverse: list[list[int]] = [[] for _ in range(n)]
+        for i, succ in enumerate(self.edges):
+            for _, j in succ:
+                reverse[j].append(i)
+        ok = [False] * n
+        stack = [i for i, s in enumerate(self.states) if goal(s)]
+        for i in stack:
+            ok[i] = True
+        while stack:
+            j = stack.pop()
+            for i in reverse[j]:
+                if not ok[i]:
+                    ok[i] = True
+                    stack.append(i)
+        return ok
+
+
+def always_eventually_reachable(
+    prop_id: str, description: str, source: str, goal: Callable[[Any], bool]
+) -> GraphProperty[Any]:
+    """AG EF goal: from every reachable state some goal state can still be reached.
+
+    Under strong fairness of the actions that make progress this is the finite-graph form of
+    "eventually goal" for the runs that do not stall forever in a fault loop; it is the standard
+    liveness check for explicit-state exploration of bounded models.
+    """
+
+    def check(graph: ExploredGraph[Any]) -> list[Any]:
+        ok = graph.can_reach(goal)
+        return [s for s, good in zip(graph.states, ok, strict=True) if not good]
+
+    return GraphProperty(prop_id, description, source, check)
+
+
+class Config(Protocol):
+    """A protocol's config: a frozen dataclass with at least a ``profile`` ("kip" or "kafka")."""
+
+    profile: str
+
+
+@runtime_checkable
+class TransitionSystem(Protocol[State]):
+    """DESIGN.md's interface. Implementations must be deterministic and side-effect free."""
+
+    name: str
+    config: Any
+
+    def initial_states(self) -> Iterable[State]: ...
+
+    def successors(self, s: State) -> Iterable[tuple[Action, State]]: ...
+
+    def invariants(self) -> Sequence[AnyProperty]: ...
+
+    def encode(self, s: State) -> bytes: ...
+
+    def decode(self, b: bytes) -> State: ...
+
+    def view(self, s: State) -> Mapping[str, object]: ...
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A deliberately broken variant (a mutant) of a protocol, built without editing any file.
+
+    ``build(config)`` returns the broken transition system. ``expect`` lists the property ids that the
+    variant is meant to violate (any one of them counts as caught).
+    """
+
+    id: str
+    story: str
+    build: Callable[[Any], TransitionSystem[Any]] = field(compare=False, repr=False)
+    expect: tuple[str, ...] = ()
+    source: str = ""
+    config: str = "small"  # the named config on which the variant is caught
+
+
+@dataclass(frozen=True)
+class ProtocolEntry:
+    """What the registry knows of one protocol: how to build it and its named configs."""
+
+    name: str
+    summary: str
+    config_type: type
+    configs: Mapping[str, Any]  # at least "small", "default", "large"
+    build: Callable[[Any], TransitionSystem[Any]] = field(repr=False)
+    variants: Sequence[Variant] = ()
+    sources: tuple[str, ...] = ()
+
+    def config(self, name: str) -> Any:
+        return self.configs[name]
+
+    def variant(self, variant_id: str) -> Variant:
+        for v in self.variants:
+            if v.id == variant_id:
+                return v
+        raise KeyError(variant_id)
+
+
+def properties_by_kind(ts: TransitionSystem[Any]) -> tuple[
+    list[Invariant[Any]], list[StepProperty[Any]], list[GraphProperty[Any]]
+]:
+    inv: list[Invariant[Any]] = []
+    step: list[StepProperty[Any]] = []
+    graph: list[GraphProperty[Any]] = []
+    for p in ts.invariants():
+        if isinstance(p, Invariant):
+            inv.append(p)
+        elif isinstance(p, StepProperty):
+            step.append(p)
+        elif isinstance(p, GraphProperty):
+            graph.append(p)
+        else:  # pragma: no cover - a protocol returned something else
+            raise TypeError(f"{ts.name}: not a property: {p!r}")
+    return inv, step, graph
+
+
+def replace_config(config: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` for configs, kept here so callers need not import dataclasses."""
+    return dataclasses.replace(config, **changes)
+
+
+def iter_properties(ts: TransitionSystem[Any]) -> Iterator[AnyProperty]:
+    yield from ts.invariants()
