@@ -13,15 +13,21 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from rollcheck.traces import Step
 from rollcheck.transition import TransitionSystem, properties_by_kind
 
 
 class PropertyViolated(AssertionError):
-    """Raised inside the machine; its message starts with the property id."""
+    """Raised inside the machine; its message starts with the property id.
 
-    def __init__(self, property_id: str, message: str) -> None:
+    ``steps`` is the run that failed (after shrinking, the minimal one Hypothesis re-raises), so callers
+    can write it as an ITF counterexample.
+    """
+
+    def __init__(self, property_id: str, message: str, steps: list[Step] | None = None) -> None:
         super().__init__(f"{property_id}: {message}")
         self.property_id = property_id
+        self.steps = list(steps or [])
 
 
 def machine_for(ts: TransitionSystem[Any], max_steps: int | None = None) -> type[RuleBasedStateMachine]:
@@ -37,11 +43,13 @@ def machine_for(ts: TransitionSystem[Any], max_steps: int | None = None) -> type
             self.state: Any = None
             self.steps = 0
             self.history: list[str] = []
+            self.trace: list[Step] = []
 
         @initialize(i=st.integers(min_value=0, max_value=len(initial) - 1))
         def start(self, i: int) -> None:
             self.state = initial[i]
             self.history = ["Init"]
+            self.trace = [Step(None, self.state)]
 
         @precondition(lambda self: self.state is not None and (max_steps is None or self.steps < max_steps))
         @rule(data=st.data())
@@ -54,8 +62,10 @@ def machine_for(ts: TransitionSystem[Any], max_steps: int | None = None) -> type
             self.history.append(repr(action))
             for p in step_props:
                 if not p.holds(self.state, action, nxt):
-                    raise PropertyViolated(p.id, f"{p.description} (step {action!r})")
+                    raise PropertyViolated(p.id, f"{p.description} (step {action!r})",
+                                           [*self.trace, Step(action, nxt)])
             self.state = nxt
+            self.trace.append(Step(action, nxt))
             self.steps += 1
 
         @invariant()
@@ -64,7 +74,8 @@ def machine_for(ts: TransitionSystem[Any], max_steps: int | None = None) -> type
                 return
             for p in inv:
                 if not p.holds(self.state):
-                    raise PropertyViolated(p.id, f"{p.description} after {' -> '.join(self.history)}")
+                    raise PropertyViolated(p.id, f"{p.description} after {' -> '.join(self.history)}",
+                                           self.trace)
 
     ProtocolMachine.__name__ = f"{ts.name.title().replace('_', '')}Machine"
     ProtocolMachine.__qualname__ = ProtocolMachine.__name__

@@ -17,7 +17,8 @@ def add_protocol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, metavar="NAME|FILE",
                    help="named config (small, default, large) or a .toml file (default: default)")
     p.add_argument("--profile", choices=PROFILES, default=None,
-                   help="semantics profile: the KIP as written or Apache Kafka's code (default: the config's)")
+                   help="semantics profile: the KIP as written or Apache Kafka's code "
+                   "(default: the config's)")
     p.add_argument("--variant", default=None, metavar="ID",
                    help="explore a deliberately broken variant (mutant) instead of the reference")
 

@@ -1,0 +1,1 @@
+"""Z3 encodings: symbolic transition relations, BMC, k-induction, differential checks."""

@@ -1,0 +1,202 @@
+"""Checkers as the gate sees them: one adapter per checker, one report shape for all.
+
+An adapter takes a protocol entry, a config (label and value) and a :class:`CheckContext`, runs its
+checker, and returns a :class:`CheckerReport`: a verdict per property id, counts that other exhaustive
+checkers must reproduce, and counterexample traces. The gate compares reports; adapters never do.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.traces import Trace, format_trace, write_itf
+from rollcheck.transition import ProtocolEntry, TransitionSystem
+
+# Verdicts a checker can give a property.
+HOLDS = "holds"            # exhaustively checked on the bounded config (or to the stated depth)
+PROVED = "proved"          # proved for every depth (induction)
+VIOLATED = "violated"      # a counterexample exists (trace attached)
+NOT_CHECKED = "not checked"
+UNKNOWN = "unknown"
+
+
+@dataclass
+class PropertyVerdict:
+    id: str
+    status: str
+    message: str = ""
+    trace: Trace | None = None
+    trace_path: str | None = None
+    trace_text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "message": self.message,
+                "trace": self.trace_path}
+
+
+@dataclass
+class CheckerReport:
+    checker: str
+    protocol: str
+    config: str
+    profile: str
+    status: str = "ok"  # ok, violated, error, skipped
+    exhaustive: bool = False  # its "holds" means: no violation in the whole bounded state space
+    properties: dict[str, PropertyVerdict] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # compared across exhaustive checkers
+    stats: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    elapsed: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.protocol, self.config, self.profile)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checker": self.checker, "protocol": self.protocol, "config": self.config,
+            "profile": self.profile, "status": self.status, "exhaustive": self.exhaustive,
+            "message": self.message, "elapsed_seconds": round(self.elapsed, 3),
+            "counts": self.counts, "stats": self.stats,
+            "properties": [v.to_json() for v in self.properties.values()],
+        }
+
+
+@dataclass
+class CheckContext:
+    out_dir: Path
+    spark_master: str = "local[*]"
+    spark_partitions: int | None = None
+    hypothesis_examples: int = 100
+    hypothesis_steps: int = 30
+    seed: int = 0
+    z3_depth: int = 8
+    timeout_seconds: float = 600.0
+    options: dict[str, Any] = field(default_factory=dict)
+    progress: Callable[[str], None] | None = None
+
+    def trace_dir(self, report: CheckerReport) -> Path:
+        name = f"{report.protocol}-{report.config}-{report.profile}-{report.checker}"
+        return self.out_dir / "traces" / name
+
+
+Adapter = Callable[[ProtocolEntry, str, Any, CheckContext], CheckerReport]
+
+
+def save_traces(report: CheckerReport, ts: TransitionSystem[Any], ctx: CheckContext) -> None:
+    """Write every counterexample of ``report`` as ITF under the output directory."""
+    for verdict in report.properties.values():
+        if verdict.trace is None:
+            continue
+        path = ctx.trace_dir(report) / f"{verdict.id}.itf.json"
+        write_itf(path, verdict.trace, ts)
+        verdict.trace_path = str(path)
+        verdict.trace_text = format_trace(verdict.trace, ts)
+
+
+def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any,
+                     result: ExplorationResult) -> CheckerReport:
+    report = CheckerReport(checker, entry.name, label, config.profile, exhaustive=result.complete)
+    by_id = {v.property_id: v for v in result.violations}
+    for p in result.properties:
+        v = by_id.get(p.id)
+        status = VIOLATED if v else (HOLDS if p.status == "holds" else NOT_CHECKED)
+        report.properties[p.id] = PropertyVerdict(
+            p.id, status, v.description if v else ("" if status == HOLDS else p.status),
+            v.trace if v else None)
+    report.counts = {"distinct_states": result.distinct_states, "depth": result.depth}
+    report.stats = {"generated_states": result.generated_states, "complete": result.complete,
+                    "levels": [lv.distinct for lv in result.levels],
+                    "states_per_second": round(result.distinct_states / max(result.elapsed, 1e-9), 1)}
+    report.status = VIOLATED if result.violations else "ok"
+    report.elapsed = result.elapsed
+    return report
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """The single-process explorer: exhaustive on the bounded config, all violations collected."""
+    ts = entry.build(config)
+    result = explore(ts, config_name=label, stop_at_first=False)
+    report = from_exploration("explore", entry, label, config, result)
+    save_traces(report, ts, ctx)
+    return report
+
+
+def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """The Spark explorer (embedded local mode by default): must reproduce the local counts exactly."""
+    from rollcheck.spark.explorer import explore_spark
+
+    out = ctx.out_dir / "spark" / f"{entry.name}-{label}-{config.profile}"
+    result = explore_spark(entry.name, config, config_name=label, variant=None, master=ctx.spark_master,
+                           partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
+                           max_states=None, stop_at_first=False, progress=None)
+    report = from_exploration("spark", entry, label, config, result)
+    save_traces(report, entry.build(config), ctx)
+    return report
+
+
+def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """The Hypothesis state machine over the reference implementation (random, so never exhaustive)."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from properties.machine import PropertyViolated, machine_for
+
+    ts = entry.build(config)
+    t0 = time.perf_counter()
+    report = CheckerReport("hypothesis", entry.name, label, config.profile)
+    # The gate must give the same verdict on every run: derandomized, with no example database
+    # (Hypothesis refuses both at once). Fuzzing campaigns use a database and a seed instead.
+    run_settings = settings(max_examples=ctx.hypothesis_examples, stateful_step_count=ctx.hypothesis_steps,
+                            deadline=None, database=None, derandomize=True,
+                            suppress_health_check=list(HealthCheck), print_blob=False)
+    violated: PropertyViolated | None = None
+    try:
+        run_state_machine_as_test(machine_for(ts), settings=run_settings)
+    except PropertyViolated as exc:
+        violated = exc
+    for p in ts.invariants():
+        if p.kind == "graph":
+            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
+        elif violated is not None and violated.property_id == p.id:
+            trace = Trace(violated.steps, protocol=entry.name, config=label, property_id=p.id,
+                          description=p.description) if violated.steps else None
+            report.properties[p.id] = PropertyVerdict(p.id, VIOLATED, str(violated), trace)
+        else:
+            report.properties[p.id] = PropertyVerdict(
+                p.id, HOLDS if violated is None else NOT_CHECKED,
+                f"{ctx.hypothesis_examples} runs of up to {ctx.hypothesis_steps} steps" if violated is None
+                else "the run stopped at another property's violation")
+    report.status = VIOLATED if violated else "ok"
+    report.stats = {"examples": ctx.hypothesis_examples, "steps": ctx.hypothesis_steps}
+    report.elapsed = time.perf_counter() - t0
+    save_traces(report, ts, ctx)
+    return report
+
+
+def _present(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+# name -> (adapter, module whose presence makes the checker available, one-line description)
+CHECKERS: dict[str, tuple[Adapter, str, str]] = {
+    "explore": (check_explore, "rollcheck.explorer", "exhaustive BFS, single process"),
+    "spark": (check_spark, "rollcheck.spark.explorer", "exhaustive BFS on Apache Spark"),
+    "hypothesis": (check_hypothesis, "hypothesis", "Hypothesis RuleBasedStateMachine"),
+}
+
+
+def available_checkers() -> list[str]:
+    return [name for name, (_, module, _) in CHECKERS.items() if _present(module)]

@@ -1,0 +1,69 @@
+"""``rollcheck gate``: the main job. Every protocol and checker on its default config; CI's verdict."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from rollcheck.checkers import CHECKERS
+from rollcheck.console import err_console, print_json
+from rollcheck.gate import load_gate_config, run_gate
+from rollcheck.reports import write_outputs
+from rollcheck.transition import PROFILES
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("gate", help="run every configured protocol and checker (the CI gate)")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="gate config (rollcheck.toml, [gate] table); default: every protocol, both profiles, "
+                   "every available checker, default configs")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="output directory (default: rollcheck-out/gate)")
+    p.add_argument("--protocol", action="append", default=None, metavar="NAME",
+                   help="only this protocol (repeatable)")
+    p.add_argument("--checker", action="append", default=None, choices=list(CHECKERS),
+                   help="only this checker (repeatable)")
+    p.add_argument("--profile", action="append", default=None, choices=PROFILES,
+                   help="only this profile (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = load_gate_config(args.config, args.out)
+    if args.protocol:
+        from rollcheck.registry import get_protocol
+
+        for name in args.protocol:
+            get_protocol(name)
+        cfg.protocols = list(args.protocol)
+        cfg.configs = {p: cfg.configs.get(p, ["default"]) for p in cfg.protocols}
+    if args.checker:
+        cfg.checkers = list(args.checker)
+    if args.profile:
+        cfg.profiles = list(args.profile)
+    console = err_console()
+    say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}"))
+    result = run_gate(cfg, say)
+    paths = write_outputs(result, cfg.out_dir)
+    doc = result.to_json()
+    doc["outputs"] = paths
+    if args.json:
+        print_json(doc)
+    table = Table(title=f"rollcheck gate: {result.exit_code.name} ({result.elapsed:.1f} s)")
+    for col in ("protocol", "config", "profile", "checker", "status", "counts", "seconds"):
+        table.add_column(col)
+    for r in result.reports:
+        style = {"ok": "green", "violated": "bold red", "error": "bold red"}.get(r.status, "yellow")
+        table.add_row(r.protocol, r.config, r.profile, r.checker, f"[{style}]{r.status}[/]",
+                      ", ".join(f"{k}={v:,}" for k, v in r.counts.items()), f"{r.elapsed:.1f}")
+    console.print(table)
+    for s in result.skipped:
+        console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")
+    for f in result.findings:
+        console.print(f"[bold red]{f.kind}[/] {f.protocol}/{f.config}/{f.profile}: {f.message}")
+    console.print(f"outputs: {paths['summary']}, {paths['junit']}, {paths['html']}")
+    return int(result.exit_code)

@@ -1,0 +1,142 @@
+"""Gate outputs: JSON summary, JUnit XML and a self-contained HTML report."""
+
+from __future__ import annotations
+
+import html
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rollcheck.checkers import HOLDS, PROVED, VIOLATED
+from rollcheck.gate import GateResult
+from rollcheck.traces import write_json_atomic
+
+
+def _write_text_atomic(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def junit_xml(result: GateResult) -> str:
+    """One ``testcase`` per property x checker x config; a violation's trace is the failure text."""
+    suites = ET.Element("testsuites", name="rollcheck gate", time=f"{result.elapsed:.3f}")
+    by_suite: dict[str, list[ET.Element]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for r in result.reports:
+        suite_name = f"{r.protocol}.{r.config}.{r.profile}"
+        cases = by_suite.setdefault(suite_name, [])
+        c = counts.setdefault(suite_name, {"tests": 0, "failures": 0, "errors": 0, "skipped": 0})
+        if r.status == "error":
+            case = ET.Element("testcase", classname=suite_name, name=f"[{r.checker}] run",
+                              time=f"{r.elapsed:.3f}")
+            err = ET.SubElement(case, "error", message=r.message)
+            err.text = str(r.stats.get("traceback", r.message))
+            cases.append(case)
+            c["tests"] += 1
+            c["errors"] += 1
+            continue
+        for v in r.properties.values():
+            case = ET.Element("testcase", classname=suite_name, name=f"{v.id} [{r.checker}]",
+                              time=f"{r.elapsed / max(len(r.properties), 1):.3f}")
+            c["tests"] += 1
+            if v.status == VIOLATED:
+                fail = ET.SubElement(case, "failure", message=v.message or f"{v.id} violated")
+                fail.text = (v.trace_text or v.message) + (f"\nITF: {v.trace_path}" if v.trace_path else "")
+                c["failures"] += 1
+            elif v.status not in (HOLDS, PROVED):
+                ET.SubElement(case, "skipped", message=f"{v.status}: {v.message}".strip(": "))
+                c["skipped"] += 1
+            cases.append(case)
+    for f in result.findings:
+        if f.kind != "disagreement":
+            continue
+        suite_name = f"{f.protocol}.{f.config}.{f.profile}"
+        case = ET.Element("testcase", classname=suite_name, name=f"agreement [{f.checker}]")
+        fail = ET.SubElement(case, "failure", message="checkers disagree")
+        fail.text = f.message
+        by_suite.setdefault(suite_name, []).append(case)
+        c = counts.setdefault(suite_name, {"tests": 0, "failures": 0, "errors": 0, "skipped": 0})
+        c["tests"] += 1
+        c["failures"] += 1
+    for name, cases in by_suite.items():
+        suite = ET.SubElement(suites, "testsuite", name=name, **{k: str(v) for k, v in counts[name].items()})
+        suite.extend(cases)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True)
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
+th{background:#f3f3f3}.holds,.proved,.ok{color:#176f2c}.violated,.error{color:#b00020;font-weight:bold}
+.unknown,.not-checked,.skipped{color:#8a6d00}pre{background:#f7f7f7;padding:1em;overflow:auto}
+"""
+
+
+def html_report(result: GateResult) -> str:
+    """A self-contained page (no external assets): verdict, findings, the property x checker matrix."""
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>rollcheck gate</title>"
+             f"<style>{_STYLE}</style></head><body>",
+             f"<h1>rollcheck gate: <span class='{'ok' if result.exit_code == 0 else 'violated'}'>"
+             f"{e(result.exit_code.name)}</span></h1>",
+             f"<p>{len(result.reports)} checker runs in {result.elapsed:.1f} s; protocols "
+             f"{e(', '.join(result.config.protocols))}; profiles {e(', '.join(result.config.profiles))}.</p>"]
+    if result.skipped:
+        parts.append("<p>Not run: " + e("; ".join(f"{s['checker']} ({s['reason']})" for s in result.skipped))
+                     + "</p>")
+    if result.findings:
+        parts.append("<h2>Findings</h2><table><tr><th>kind</th><th>where</th><th>checker</th><th>message</th></tr>")
+        for f in result.findings:
+            parts.append(f"<tr><td class='{e(f.kind)}'>{e(f.kind)}</td><td>{e(f.protocol)}/{e(f.config)}/"
+                         f"{e(f.profile)}</td><td>{e(f.checker)}</td><td>{e(f.message)}</td></tr>")
+        parts.append("</table>")
+    groups: dict[tuple[str, str, str], list] = {}
+    for r in result.reports:
+        groups.setdefault(r.key, []).append(r)
+    for (proto, conf, prof), reports in groups.items():
+        parts.append(f"<h2>{e(proto)} / {e(conf)} / {e(prof)}</h2>")
+        stats = "; ".join(f"{r.checker}: " + ", ".join(f"{k} {v:,}" for k, v in r.counts.items())
+                          + f" ({r.elapsed:.1f} s)" for r in reports)
+        parts.append(f"<p>{e(stats)}</p>")
+        ids: list[str] = []
+        for r in reports:
+            for pid in r.properties:
+                if pid not in ids:
+                    ids.append(pid)
+        parts.append("<table><tr><th>property</th>" + "".join(f"<th>{e(r.checker)}</th>" for r in reports)
+                     + "</tr>")
+        for pid in ids:
+            row = [f"<td>{e(pid)}</td>"]
+            for r in reports:
+                v = r.properties.get(pid)
+                status = "error" if r.status == "error" else (v.status if v else "-")
+                row.append(f"<td class='{e(status.replace(' ', '-'))}' title='{e(v.message if v else '')}'>"
+                           f"{e(status)}</td>")
+            parts.append("<tr>" + "".join(row) + "</tr>")
+        parts.append("</table>")
+        for r in reports:
+            for v in r.properties.values():
+                if v.status == VIOLATED and v.trace_text:
+                    parts.append(f"<h3>{e(v.id)} counterexample ({e(r.checker)})</h3><pre>"
+                                 f"{e(v.trace_text)}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_outputs(result: GateResult, out_dir: Path) -> dict[str, str]:
+    paths = {
+        "summary": write_json_atomic(out_dir / "summary.json", result.to_json()),
+        "junit": _write_text_atomic(out_dir / "junit.xml", junit_xml(result)),
+        "html": _write_text_atomic(out_dir / "report.html", html_report(result)),
+    }
+    return {k: str(v) for k, v in paths.items()}

@@ -1,0 +1,1 @@
+"""TLA+ specifications, config generation, TLC and Apalache runners, trace parsing."""

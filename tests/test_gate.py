@@ -1,0 +1,84 @@
+"""The gate on the toy protocol: outputs, exit codes, and how checker reports are compared."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from rollcheck.checkers import HOLDS, VIOLATED, CheckerReport, PropertyVerdict
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.gate import GateConfig, _findings, load_gate_config, run_gate
+from rollcheck.reports import write_outputs
+from rollcheck.transition import ProtocolEntry
+from tests.toy import PROTOCOL, ToyConfig, ToySystem
+
+
+def _broken_entry() -> ProtocolEntry:
+    return ProtocolEntry("toy", "broken toy", ToyConfig, PROTOCOL.configs,
+                         lambda c: ToySystem(ToyConfig(c.profile, c.bound, True)))
+
+
+def _cfg(out: Path) -> GateConfig:
+    return GateConfig(["toy"], {"toy": ["small"]}, ["kip", "kafka"], ["explore", "hypothesis"], out,
+                      {"hypothesis_examples": 50, "hypothesis_steps": 15})
+
+
+def test_gate_green_writes_all_outputs(tmp_path: Path) -> None:
+    result = run_gate(_cfg(tmp_path), lookup=lambda _n: PROTOCOL)
+    assert result.exit_code == ExitCode.OK, result.findings
+    paths = write_outputs(result, tmp_path)
+    summary = json.loads(Path(paths["summary"]).read_text())
+    assert summary["verdict"] == "OK" and len(summary["reports"]) == 4
+    suites = ET.parse(paths["junit"]).getroot()
+    cases = suites.findall(".//testcase")
+    # 3 properties x 2 checkers x 2 profiles
+    assert len(cases) == 12
+    assert not suites.findall(".//failure")
+    assert "TOY-01" in Path(paths["html"]).read_text()
+
+
+def test_gate_violation_has_trace_in_junit_and_itf(tmp_path: Path) -> None:
+    result = run_gate(_cfg(tmp_path), lookup=lambda _n: _broken_entry())
+    assert result.exit_code == ExitCode.VIOLATION
+    paths = write_outputs(result, tmp_path)
+    failures = ET.parse(paths["junit"]).getroot().findall(".//failure")
+    assert failures and all("IncA" in (f.text or "") for f in failures)
+    itf = sorted((tmp_path / "traces").rglob("TOY-01.itf.json"))
+    assert len(itf) == 4  # explore and hypothesis, both profiles
+    doc = json.loads(itf[0].read_text())
+    assert doc["#meta"]["property"] == "TOY-01"
+
+
+def _report(checker: str, status: str, exhaustive: bool, distinct: int) -> CheckerReport:
+    r = CheckerReport(checker, "toy", "small", "kip", exhaustive=exhaustive)
+    r.properties["TOY-01"] = PropertyVerdict("TOY-01", status)
+    r.counts = {"distinct_states": distinct}
+    return r
+
+
+def test_disagreements_are_found() -> None:
+    # counts differ between exhaustive checkers
+    kinds = {f.kind for f in _findings([_report("explore", HOLDS, True, 10), _report("spark", HOLDS, True, 11)])}
+    assert kinds == {"disagreement"}
+    # a violation where an exhaustive checker says it holds
+    fs = _findings([_report("explore", HOLDS, True, 10), _report("hypothesis", VIOLATED, False, 0)])
+    assert {f.kind for f in fs} == {"violation", "disagreement"}
+    # a violation an incomplete checker missed is not a disagreement
+    fs = _findings([_report("explore", VIOLATED, True, 10), _report("hypothesis", HOLDS, False, 0)])
+    assert {f.kind for f in fs} == {"violation"}
+
+
+def test_gate_config_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "g.toml"
+    for text, msg in [("[gate]\nprofiles = ['zk']\n", "unknown profile"),
+                      ("[gate]\ncheckers = ['nope']\n", "unknown checker"),
+                      ("[gate]\nbogus = 1\n", "unknown \\[gate\\] keys"),
+                      ("[gate\n", "malformed gate config")]:
+        bad.write_text(text)
+        with pytest.raises(UserError, match=msg):
+            load_gate_config(bad, tmp_path)
+    with pytest.raises(UserError, match="not found"):
+        load_gate_config(tmp_path / "missing.toml", tmp_path)
