@@ -220,7 +220,7 @@ def explore(
                     check_state(j)
                 for p in step_props:
                     if p.id not in violated and not p.holds(s, a, t):
-                        steps = path_to(states, parent, act, i) + [Step(a, t)]
+                        steps = [*path_to(states, parent, act, i), Step(a, t)]
                         record(p.id, "step", p.description, steps)
                 if out is not None:
                     out.append((a, j))
