@@ -80,9 +80,16 @@ class CheckContext:
     timeout_seconds: float = 600.0
     options: dict[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
+    variant: str | None = None  # check this broken variant instead of the reference (mutation runs)
+
+    def build(self, entry: ProtocolEntry, config: Any) -> TransitionSystem[Any]:
+        """The system every adapter checks: the reference, or the variant under test."""
+        return entry.build(config) if self.variant is None else entry.variant(self.variant).build(config)
 
     def trace_dir(self, report: CheckerReport) -> Path:
         name = f"{report.protocol}-{report.config}-{report.profile}-{report.checker}"
+        if self.variant:
+            name = f"{self.variant}/{name}"
         return self.out_dir / "traces" / name
 
 
@@ -124,8 +131,8 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
 
 def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """The single-process explorer: exhaustive on the bounded config, all violations collected."""
-    ts = entry.build(config)
-    result = explore(ts, config_name=label, stop_at_first=False)
+    ts = ctx.build(entry, config)
+    result = explore(ts, config_name=label, stop_at_first=False, variant=ctx.variant)
     report = from_exploration("explore", entry, label, config, result)
     save_traces(report, ts, ctx)
     return report
@@ -135,12 +142,14 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
     """The Spark explorer (embedded local mode by default): must reproduce the local counts exactly."""
     from rollcheck.spark.explorer import explore_spark
 
-    out = ctx.out_dir / "spark" / f"{entry.name}-{label}-{config.profile}"
-    result = explore_spark(entry.name, config, config_name=label, variant=None, master=ctx.spark_master,
+    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    out = ctx.out_dir / "spark" / name
+    result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
+                           master=ctx.spark_master,
                            partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
                            max_states=None, stop_at_first=False, progress=None)
     report = from_exploration("spark", entry, label, config, result)
-    save_traces(report, entry.build(config), ctx)
+    save_traces(report, ctx.build(entry, config), ctx)
     return report
 
 
@@ -151,7 +160,7 @@ def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCo
 
     from properties.machine import PropertyViolated, machine_for
 
-    ts = entry.build(config)
+    ts = ctx.build(entry, config)
     t0 = time.perf_counter()
     report = CheckerReport("hypothesis", entry.name, label, config.profile)
     # The gate must give the same verdict on every run: derandomized, with no example database

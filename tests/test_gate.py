@@ -61,7 +61,8 @@ def _report(checker: str, status: str, exhaustive: bool, distinct: int) -> Check
 
 def test_disagreements_are_found() -> None:
     # counts differ between exhaustive checkers
-    kinds = {f.kind for f in _findings([_report("explore", HOLDS, True, 10), _report("spark", HOLDS, True, 11)])}
+    pair = [_report("explore", HOLDS, True, 10), _report("spark", HOLDS, True, 11)]
+    kinds = {f.kind for f in _findings(pair)}
     assert kinds == {"disagreement"}
     # a violation where an exhaustive checker says it holds
     fs = _findings([_report("explore", HOLDS, True, 10), _report("hypothesis", VIOLATED, False, 0)])
@@ -82,3 +83,16 @@ def test_gate_config_errors(tmp_path: Path) -> None:
             load_gate_config(bad, tmp_path)
     with pytest.raises(UserError, match="not found"):
         load_gate_config(tmp_path / "missing.toml", tmp_path)
+
+
+def test_mutants_are_killed_and_scored(tmp_path: Path) -> None:
+    from rollcheck.checkers import CheckContext
+    from rollcheck.mutants import run_mutants, scores
+
+    ctx = CheckContext(out_dir=tmp_path, hypothesis_examples=100, hypothesis_steps=15)
+    outcomes = run_mutants(["toy"], ["explore", "hypothesis"], ctx, lookup=lambda _n: PROTOCOL)
+    assert [o.variant for o in outcomes] == ["TOY-M1"]
+    assert outcomes[0].killed and outcomes[0].first_killer is not None
+    s = scores(outcomes)
+    assert s["score"] == 1.0 and s["per_checker"]["explore"] == {"run": 1, "killed": 1, "score": 1.0}
+    assert {k.checker: k.properties for k in outcomes[0].kills}["explore"] == ["TOY-01"]

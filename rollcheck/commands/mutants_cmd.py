@@ -1,0 +1,61 @@
+"""``rollcheck mutants``: run the gate's checkers against every broken variant; every one must die."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
+from rollcheck.console import err_console, print_json
+from rollcheck.errors import ExitCode
+from rollcheck.mutants import run_mutants, scores
+from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.traces import write_json_atomic
+
+# Checkers that can kill a mutant on their own, in the order they are run (cheap first).
+DEFAULT = ("explore", "hypothesis", "z3", "tlc", "spark")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("mutants", help="mutation score: every broken variant against the checkers")
+    p.add_argument("--protocol", action="append", default=None, metavar="NAME",
+                   help="only this protocol (repeatable)")
+    p.add_argument("--checker", action="append", default=None, choices=list(CHECKERS),
+                   help="only this checker (repeatable; default: explore, hypothesis, z3, tlc, spark)")
+    p.add_argument("--out", type=Path, default=Path("rollcheck-out/mutants"), metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    protocols = args.protocol or protocol_names()
+    for name in protocols:
+        get_protocol(name)
+    checkers = args.checker or [c for c in DEFAULT if c in available_checkers()]
+    console = err_console()
+    say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
+    outcomes = run_mutants(protocols, checkers, CheckContext(out_dir=args.out), say)
+    doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
+    write_json_atomic(args.out / "mutants.json", doc)
+    if args.json:
+        print_json(doc)
+    table = Table(title="mutation matrix (seconds to kill; - survived)")
+    table.add_column("mutant")
+    table.add_column("story")
+    for c in checkers:
+        table.add_column(c, justify="right")
+    table.add_column("first killer")
+    for o in outcomes:
+        cells = {k.checker: (f"{k.elapsed:.1f}" if k.killed else ("err" if k.status == "error" else "-"))
+                 for k in o.kills}
+        first = o.first_killer
+        table.add_row(f"{o.protocol}:{o.variant}", o.story, *[cells.get(c, "") for c in checkers],
+                      first.checker if first else "[bold red]SURVIVED[/]")
+    console.print(table)
+    s = doc["scores"]
+    console.print(f"killed {s['killed']}/{s['mutants']}; per checker: " + ", ".join(
+        f"{c} {v['killed']}/{v['run']}" for c, v in s["per_checker"].items()))
+    return int(ExitCode.OK if not s["survivors"] else ExitCode.VIOLATION)
