@@ -96,3 +96,21 @@ def test_mutants_are_killed_and_scored(tmp_path: Path) -> None:
     s = scores(outcomes)
     assert s["score"] == 1.0 and s["per_checker"]["explore"] == {"run": 1, "killed": 1, "score": 1.0}
     assert {k.checker: k.properties for k in outcomes[0].kills}["explore"] == ["TOY-01"]
+
+
+def test_fuzz_finds_shrinks_and_replays_from_its_database(tmp_path: Path) -> None:
+    from rollcheck.fuzz import fuzz_hypothesis
+
+    broken = PROTOCOL.variant("TOY-M1").build(ToyConfig(bound=3))
+    r = fuzz_hypothesis(broken, out_dir=tmp_path, minutes=0.5, seed=7, examples_per_round=100, steps=15)
+    assert r.violation is not None and r.violation["property"] == "TOY-01"
+    assert r.violation["length"] == 2  # shrunk to the shortest run: IncB, IncA
+    assert json.loads((tmp_path / "counterexample.itf.json").read_text())["#meta"]["property"] == "TOY-01"
+    assert (tmp_path / "hypothesis-db").is_dir()
+    # A second campaign on the same directory replays the saved failure in its first round.
+    again = fuzz_hypothesis(broken, out_dir=tmp_path, minutes=0.5, seed=8, examples_per_round=1, steps=15)
+    assert again.violation is not None and again.rounds == 1
+    ok = fuzz_hypothesis(ToySystem(ToyConfig(bound=3)), out_dir=tmp_path / "ok", minutes=0.01, seed=1,
+                         examples_per_round=20, steps=10)
+    assert ok.violation is None and ok.rounds >= 1
+    assert json.loads((tmp_path / "ok" / "fuzz-summary.json").read_text())["violation"] is None

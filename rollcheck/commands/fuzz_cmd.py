@@ -1,0 +1,62 @@
+"""``rollcheck fuzz PROTOCOL --minutes M [--seed S]``: a fuzzing campaign that resumes and replays."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rollcheck.commands.common import add_protocol_args, positive_int, resolve
+from rollcheck.console import err_console, print_json
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.fuzz import FuzzResult, fuzz_hypothesis
+
+
+def _minutes(text: str) -> float:
+    try:
+        m = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
+    if m <= 0:
+        raise argparse.ArgumentTypeError("minutes must be positive")
+    return m
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("fuzz", help="fuzzing campaign until a violation or the time budget")
+    add_protocol_args(p)
+    p.add_argument("--minutes", type=_minutes, required=True, help="time budget")
+    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--examples", type=positive_int, default=200, help="examples per round (default 200)")
+    p.add_argument("--steps", type=positive_int, default=50, help="steps per example (default 50)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="campaign directory; the example database lives here (default rollcheck-out/fuzz/P)")
+    p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    entry, label, _config, ts = resolve(args)
+    out: Path = args.out or Path("rollcheck-out/fuzz") / f"{entry.name}-{Path(label).stem}"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {out}: {exc.strerror}") from None
+    console = err_console()
+
+    def show(r: FuzzResult) -> None:
+        if not args.quiet:
+            console.print(f"[dim]fuzz[/] {entry.name}: round {r.rounds}, {r.examples:,} examples")
+
+    result = fuzz_hypothesis(ts, out_dir=out, minutes=args.minutes, seed=args.seed, config_name=label,
+                             examples_per_round=args.examples, steps=args.steps, progress=show)
+    if args.json:
+        print_json(result.to_json())
+    if result.violation:
+        console.print(f"[bold red]{result.violation['property']} violated[/] after {result.rounds} rounds; "
+                      f"shrunk trace of {result.violation['length']} steps in {out / 'counterexample.txt'}")
+        return int(ExitCode.VIOLATION)
+    state = "interrupted" if result.interrupted else "time budget used"
+    console.print(f"no violation ({state}): {result.rounds} rounds, {result.examples:,} examples, "
+                  f"{result.elapsed:.0f} s; summary in {out / 'fuzz-summary.json'}")
+    return int(ExitCode.OK)
