@@ -1,0 +1,95 @@
+"""Registry entry of the ``features`` protocol: named configs and broken variants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from reference_impl.features.config import FeaturesConfig, Release
+from reference_impl.features.system import FeaturesSystem
+from rollcheck.transition import ProtocolEntry, Variant
+
+# The KIP's group_coordinator story: old brokers speak v1, new brokers v1-v2 (section "Use case").
+SMALL = FeaturesConfig()
+
+# Two features, a release that deprecates group_coordinator v1 (raises its supported minimum), and
+# both IBP scenarios of "Feature ZK node status" (new cluster; upgrade from an old IBP).
+DEFAULT = FeaturesConfig(
+    brokers=2,
+    releases=(
+        Release("old", (("group_coordinator", 1, 1), ("transaction_coordinator", 1, 2))),
+        Release("new", (("group_coordinator", 1, 2), ("transaction_coordinator", 1, 3))),
+        Release("next", (("group_coordinator", 2, 3), ("transaction_coordinator", 1, 3))),
+    ),
+    initial_ibp=(True, False),
+    max_epoch=3,
+    max_restarts=1,
+    max_ibp_changes=1,
+    levels=(0, 1, 2, 3),
+)
+
+# Big enough for the Spark engine: three brokers, rolling upgrades through all three releases.
+LARGE = replace(DEFAULT, brokers=3, max_restarts=3, max_epoch=5, multi_update=True)
+
+# Two features and requests with two updates: where "partial" and "atomic" differ.
+ATOMIC = FeaturesConfig(
+    semantics="atomic",
+    releases=(
+        Release("old", (("group_coordinator", 1, 1), ("transaction_coordinator", 1, 1))),
+        Release("new", (("group_coordinator", 1, 2), ("transaction_coordinator", 1, 2))),
+    ),
+    levels=(1, 2),
+    multi_update=True,
+    dry_run=False,
+    max_restarts=1,
+    max_epoch=2,
+    client=False,
+)
+
+
+def _build(config: FeaturesConfig) -> FeaturesSystem:
+    return FeaturesSystem(config)
+
+
+def _mutant(mutation: str, **changes: Any) -> Any:
+    def build(config: FeaturesConfig) -> FeaturesSystem:
+        return FeaturesSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
+
+    return build
+
+
+VARIANTS = (
+    Variant("FEAT-M1", "the controller skips the range check against live brokers' supported versions",
+            _mutant("skip_range_check"), expect=("FEAT-01", "FEAT-08"), source="KIP-584 Validations"),
+    Variant("FEAT-M2", "a downgrade or deletion is applied without allowDowngrade",
+            _mutant("allow_downgrade_unchecked"), expect=("FEAT-05",), source="KIP-584 Validations point 2"),
+    Variant("FEAT-M3", "under the all-or-nothing revision, the valid half of a failed request is applied",
+            _mutant("apply_partially_when_atomic", semantics="atomic", multi_update=True),
+            expect=("FEAT-06",), source="KIP-584 revision: if one update fails, none is applied",
+            config="atomic"),
+    Variant("FEAT-M4", "a request that changes nothing still rewrites /features and bumps its epoch",
+            _mutant("bump_epoch_on_noop"), expect=("FEAT-06",), source="KIP-584 Guarantees"),
+    Variant("FEAT-M5", "the controller admits a registering broker without checking its features "
+            "(the incompatible broker lifetime race left open)",
+            _mutant("register_incompatible"), expect=("FEAT-01",),
+            source="KIP-584 Incompatible broker lifetime race condition"),
+    Variant("FEAT-M6", "a client adopts whatever epoch the broker it asked happens to serve",
+            _mutant("client_adopts_stale"), expect=("FEAT-04",),
+            source="KIP-584 Client discovery (highest epoch wins)"),
+    Variant("FEAT-M7", "a broker keeps running after a watch shows /features is incompatible with it",
+            _mutant("ignore_incompatible_notification"),
+            expect=("FEAT-08",), source="KIP-584 Broker protections, point 2"),
+)
+
+
+PROTOCOL = ProtocolEntry(
+    name="features",
+    summary="KIP-584 feature versions: /features, UpdateFeatures, broker protections (ZooKeeper era)",
+    config_type=FeaturesConfig,
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "atomic": ATOMIC},
+    build=_build,
+    variants=VARIANTS,
+    sources=("KIP-584 (shared/seeds/001_c2d576b2a56443a1.txt)",
+             "KIP-584 revision (shared/seeds/003_8b887593d8df6495.txt)",
+             "Apache Kafka 2.8 core/src/main/scala/kafka/controller/KafkaController.scala"),
+)
