@@ -246,7 +246,36 @@ def _find_action(ts: TransitionSystem[Any], before: Any, after: Any, label: str 
     raise ValueError(f"no enabled action leads to the recorded state (label {label})")
 
 
-def format_trace(trace: Trace, ts: TransitionSystem[Any], width: int = 100) -> str:
+def tla_text(value: Any) -> str:
+    """A view value in TLA+ notation (records ``[a |-> 1]``, sets ``{1, 2}``, sequences ``<<1, 2>>``,
+    functions ``(k :> v @@ ...)``), which is how the people reading counterexamples think of them."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, enum.Enum):
+        return f'"{value.name}"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if value is None:
+        return "None"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(f"{f.name} |-> {tla_text(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        return f"[{inner}]"
+    if isinstance(value, Record):
+        return "[" + ", ".join(f"{k} |-> {tla_text(v)}" for k, v in value.items()) + "]"
+    if isinstance(value, Mapping):
+        if not value:
+            return "<<>>"
+        return "(" + " @@ ".join(f"{tla_text(k)} :> {tla_text(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(tla_text(v) for v in value)) + "}"
+    if isinstance(value, (tuple, list)):
+        return "<<" + ", ".join(tla_text(v) for v in value) + ">>"
+    return repr(value)
+
+
+def format_trace(trace: Trace, ts: TransitionSystem[Any], width: int = 240) -> str:
     """A human-readable rendering: one block per step, only the view variables that changed."""
     lines: list[str] = []
     prev: Mapping[str, object] | None = None
@@ -256,7 +285,7 @@ def format_trace(trace: Trace, ts: TransitionSystem[Any], width: int = 100) -> s
         lines.append(f"{i:>3}  {head}")
         for k, v in view.items():
             if prev is None or prev.get(k) != v:
-                text = _dump(canonical_itf(to_itf(v)))
+                text = tla_text(v)
                 if len(text) > width:
                     text = text[: width - 3] + "..."
                 lines.append(f"       {k} = {text}")

@@ -95,4 +95,4 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
     for v in result.violations:
         console.print(f"[bold red]{v.property_id} violated[/] ({v.description}); "
                       f"shortest counterexample, {v.depth} steps:")
-        console.print(format_trace(v.trace, ts), markup=False, highlight=False)
+        console.print(format_trace(v.trace, ts), markup=False, highlight=False, soft_wrap=True)
