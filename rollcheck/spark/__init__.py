@@ -1,0 +1,1 @@
+"""The Spark engine: distributed breadth-first exploration and random-walk simulation."""

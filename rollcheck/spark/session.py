@@ -1,0 +1,112 @@
+"""Getting a SparkSession that is quiet, UI-less and fails clearly when Java is missing.
+
+PySpark 4 runs on Java 17 or 21. The JVM's own stderr (log4j, "incubator modules" warnings) goes to a
+log file under the system temp folder, never to the user's terminal: the gateway JVM inherits the file
+descriptor 2 that is in place when it starts, so it is pointed at the log file for that moment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rollcheck.errors import UserError
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = STDERR
+appender.console.type = Console
+appender.console.name = STDERR
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def java_executable() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        return str(candidate) if candidate.exists() else None
+    return shutil.which("java")
+
+
+def java_major_version(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def require_java() -> None:
+    """One clear line (exit code 2 through :class:`UserError`) when Spark cannot start for want of Java."""
+    java = java_executable()
+    if java is None:
+        raise UserError("Java is not installed (no JAVA_HOME, no java on PATH): the Spark engine needs Java 17 "
+                        "or 21")
+    major = java_major_version(java)
+    if major is None:
+        raise UserError(f"cannot run {java} -version: the Spark engine needs Java 17 or 21")
+    if major < 17:
+        raise UserError(f"Java {major} found at {java}: the Spark engine (PySpark 4) needs Java 17 or 21")
+
+
+def spark_log_path() -> Path:
+    return Path(tempfile.gettempdir()) / "rollcheck-spark.log"
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as fh:
+        os.dup2(fh.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dict[str, str] | None = None) -> Any:
+    """The active session if there is one (spark-submit, or a test's), else a new quiet one on ``master``."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    require_java()
+    log4j = Path(tempfile.gettempdir()) / "rollcheck-log4j2.properties"
+    log4j.write_text(_LOG4J, encoding="utf-8")
+    # Executors' Python workers must import the project's modules (and a test's) as the driver does.
+    paths = [p for p in sys.path if p and Path(p).is_dir()]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*paths, *os.environ.get("PYTHONPATH", "").split(
+        os.pathsep)]).keys()).strip(os.pathsep)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.extraJavaOptions", java_opts)
+               .config("spark.executor.extraJavaOptions", java_opts)
+               .config("spark.sql.shuffle.partitions", "8")
+               .config("spark.python.worker.reuse", "true"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    with _stderr_to(spark_log_path()):
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
