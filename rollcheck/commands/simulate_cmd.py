@@ -1,0 +1,49 @@
+"""``rollcheck simulate PROTOCOL --traces N --depth D --seed S``: random walks on Spark."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
+from rollcheck.console import err_console, print_json
+from rollcheck.errors import ExitCode
+from rollcheck.traces import write_itf
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("simulate", help="random walks on Spark, checked and re-executed against the reference")
+    add_protocol_args(p)
+    p.add_argument("--traces", type=positive_int, default=1000, help="number of walks (default 1000)")
+    p.add_argument("--depth", type=positive_int, default=50, help="steps per walk at most (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same walks")
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
+    add_output_args(p, "rollcheck-out/simulate")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rollcheck.spark.session import get_session
+    from rollcheck.spark.simulate import simulate
+
+    entry, label, _config, ts = resolve(args)
+    out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
+    spark = get_session(args.master)
+    result = simulate(ts, spark, traces=args.traces, depth=args.depth, seed=args.seed, out_dir=out,
+                      config_name=label, partitions=args.partitions)
+    paths = []
+    for trace in result.violation_traces[:20]:
+        paths.append(str(write_itf(out / "counterexamples" / f"{trace.property_id}-{trace.description.split()[1]}"
+                                   ".itf.json", trace, ts)))
+    doc = {**result.to_json(), "counterexamples": paths, "parquet": str(out / "walks.parquet")}
+    if args.json:
+        print_json(doc)
+    else:
+        err_console().print(
+            f"{result.traces:,} walks, {result.steps:,} steps, {result.distinct_states:,} distinct states; "
+            f"{len(result.violations)} violating walks, {len(result.divergences)} divergences "
+            f"({result.elapsed:.1f} s); results in {out}")
+    if result.divergences:
+        return int(ExitCode.DISAGREEMENT)
+    return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)
