@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     for r in result.reports:
         style = {"ok": "green", "violated": "bold red", "error": "bold red"}.get(r.status, "yellow")
         table.add_row(r.protocol, r.config, r.profile, r.checker, f"[{style}]{r.status}[/]",
-                      ", ".join(f"{k}={v:,}" for k, v in r.counts.items()), f"{r.elapsed:.1f}")
+                      ", ".join(f"{v:,} {k.replace('distinct_states', 'states')}" for k, v in r.counts.items()),
+                      f"{r.elapsed:.1f}")
     console.print(table)
     for s in result.skipped:
         console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")
