@@ -1,4 +1,8 @@
 import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 # Hypothesis: deterministic, no example database in the working tree during tests.
 from hypothesis import HealthCheck, settings
@@ -8,3 +12,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rollcheck-tests"))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One Spark session for the whole test run (start-up costs seconds). local[2,2]: two cores, and a
+    failed task is tried again once, which the fault test relies on."""
+    from rollcheck.spark.session import get_session
+
+    session = get_session("local[2,2]")
+    yield session
+    session.stop()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,6 @@ from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToySystem
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from rollcheck.spark.session import get_session
-
-    # local[2,2]: two cores, and a failed task is tried again once (the fault test relies on it).
-    session = get_session("local[2,2]")
-    yield session
-    session.stop()
 
 
 def _same(ts: Any, spark: Any, out: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,6 @@ from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToySystem
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from rollcheck.spark.session import get_session
-
-    session = get_session("local[2,2]")
-    yield session
-    session.stop()
 
 
 def test_walks_are_deterministic_and_written(spark: Any, tmp_path: Path) -> None:
