@@ -57,6 +57,17 @@ def machine_for(ts: TransitionSystem[Any], max_steps: int | None = None) -> type
             succ = list(ts.successors(self.state))
             if not succ:
                 return  # a terminal state: nothing is enabled
+            # Steps that leave the state as it is (a refused request, a dry run) are checked here, all of
+            # them, and not spent as steps: the walk then moves through the state space instead of
+            # stuttering, which is what lets a run of bounded length reach deep bugs.
+            moving = [(a, t) for a, t in succ if t != self.state]
+            for action, nxt in succ:
+                if nxt == self.state:
+                    for p in step_props:
+                        if not p.holds(self.state, action, nxt):
+                            raise PropertyViolated(p.id, f"{p.description} (step {action!r})",
+                                                   [*self.trace, Step(action, nxt)])
+            succ = moving or succ
             k = data.draw(st.integers(min_value=0, max_value=len(succ) - 1), label="choice")
             action, nxt = succ[k]
             self.history.append(repr(action))

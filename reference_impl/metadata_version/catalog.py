@@ -179,6 +179,11 @@ class Catalog:
 
     name: str
     entries: tuple[tuple[int, str, bool], ...]  # (feature level, label, did the metadata format change)
+    # The lowest level an update may set under the kafka profile (MINIMUM_BOOTSTRAP_VERSION).
+    bootstrap_floor: int = 1
+    # The first level with controller registrations (IBP_3_7_IV0, KIP-919): from it on, Kafka checks
+    # every voter's supported range before a change; below it, only its own.
+    controller_registration_level: int = 1
 
     def __post_init__(self) -> None:
         levels = [level for level, _, _ in self.entries]
@@ -220,6 +225,9 @@ class Catalog:
     def did_metadata_change(self, level: int) -> bool:
         return self._entry(level)[2]
 
+    def controller_registration_supported(self, level: int) -> bool:
+        return level >= self.controller_registration_level
+
     def is_lossless(self, source: int, target: int) -> bool:
         """KIP-778 "Downgrades": lossless iff no version in (target, source] changed the format."""
         self._entry(source)
@@ -231,6 +239,8 @@ class Catalog:
 KAFKA_CATALOG = Catalog(
     "kafka",
     tuple((mv.feature_level, mv.version_string, mv.did_metadata_change) for mv in MetadataVersion),
+    bootstrap_floor=MINIMUM_BOOTSTRAP_VERSION.feature_level,
+    controller_registration_level=MetadataVersion.IBP_3_7_IV0.feature_level,
 )
 
 # KIP-778 "Downgrades": V1..V5 with isBackwardsCompatible = true except V4 ("New metadata record type
@@ -244,6 +254,10 @@ EXAMPLE_CATALOG = Catalog(
         (4, "V4", True),  # new record type Bar
         (5, "V5", False),  # new optional field on Bar
     ),
+    # The KIP's example has no bootstrap floor and no controller registration history: the kafka profile
+    # treats V1 as the floor and assumes controller registration (so it checks every voter).
+    bootstrap_floor=1,
+    controller_registration_level=1,
 )
 
 CATALOGS: dict[str, Catalog] = {c.name: c for c in (KAFKA_CATALOG, EXAMPLE_CATALOG)}

@@ -1,0 +1,548 @@
+"""KIP-778 at the API level: ``UpdateFeatures`` on a KRaft ``QuorumController``, broker registration, format.
+
+Two semantics profiles:
+
+* ``kip``: KIP-778 as written, on top of KIP-584 and its all-or-nothing revision: ``DowngradeType``
+  NONE / SAFE / UNSAFE, the error ``UNSAFE_FEATURE_DOWNGRADE`` for a lossy SAFE downgrade, a lossy
+  UNSAFE downgrade allowed, a version supported by a majority of the controller quorum and by every
+  registered broker.
+* ``kafka``: Apache Kafka's ``FeatureControlManager.updateFeature`` / ``updateMetadataVersion``,
+  ``QuorumFeatures.reasonNotSupported`` and ``ClusterControlManager.processRegistrationFeature``
+  (``metadata/src/main/java/org/apache/kafka/controller/``) in 3.9 and in 4.0: ``UpgradeType``, every
+  failure as ``INVALID_UPDATE_VERSION`` with Kafka's exact message, Kafka's order of checks, the bootstrap
+  floor, no change during a ZK migration, lossy downgrades refused even when UNSAFE, per-feature results in
+  3.9 and one top-level error for the whole request in 4.0.
+
+Everything is immutable: the controller answers with a :class:`ControllerResult` (response + records)
+and ``replay`` returns the next controller, as Kafka's controller replays its own records.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from reference_impl.metadata_version.catalog import FEATURE_NAME, Catalog
+
+PROFILES = ("kip", "kafka")
+KAFKA_RELEASES = ("3.9", "4.0")
+
+
+class Errors(enum.IntEnum):
+    """Error codes (Kafka's ``Errors.java``), plus the KIP's ``UNSAFE_FEATURE_DOWNGRADE``."""
+
+    NONE = 0
+    UNSUPPORTED_VERSION = 35
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    INVALID_UPDATE_VERSION = 95
+    FEATURE_UPDATE_FAILED = 96
+    # KIP-778 "Public Interfaces" names this code but gives no number, and Kafka never added it (3.9 and
+    # 4.0 refuse every lossy downgrade with INVALID_UPDATE_VERSION). The number is ours, outside Kafka's.
+    UNSAFE_FEATURE_DOWNGRADE = 10_000
+
+
+class DowngradeType(enum.IntEnum):
+    """KIP-778's ``DowngradeType`` field of ``UpdateFeaturesRequest`` (0 NONE, 1 SAFE, 2 UNSAFE)."""
+
+    NONE = 0
+    SAFE = 1
+    UNSAFE = 2
+
+    @staticmethod
+    def from_allow_downgrade(allow_downgrade: bool) -> DowngradeType:
+        # KIP-778 "AdminClient changes": the deprecated boolean maps to SAFE.
+        return DowngradeType.SAFE if allow_downgrade else DowngradeType.NONE
+
+
+class UpgradeType(enum.IntEnum):
+    """Kafka's ``FeatureUpdate.UpgradeType`` (the field shipped in UpdateFeaturesRequest v1)."""
+
+    UNKNOWN = 0
+    UPGRADE = 1
+    SAFE_DOWNGRADE = 2
+    UNSAFE_DOWNGRADE = 3
+
+    @staticmethod
+    def from_code(code: int) -> UpgradeType:
+        # UpgradeType.fromCode: every other code is UNKNOWN, which updateFeature then refuses.
+        return UpgradeType(code) if code in (1, 2, 3) else UpgradeType.UNKNOWN
+
+    @staticmethod
+    def of(downgrade: DowngradeType) -> UpgradeType:
+        return {DowngradeType.NONE: UpgradeType.UPGRADE, DowngradeType.SAFE: UpgradeType.SAFE_DOWNGRADE,
+                DowngradeType.UNSAFE: UpgradeType.UNSAFE_DOWNGRADE}[downgrade]
+
+
+@dataclass(frozen=True, order=True)
+class VersionRange:
+    """Kafka's ``org.apache.kafka.metadata.VersionRange``: an inclusive ``[min, max]``; ``DISABLED`` is 0-0."""
+
+    min: int
+    max: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min <= self.max:
+            raise ValueError(f"invalid version range {self.min}-{self.max}: need 0 <= min <= max")
+
+    def contains(self, version: int) -> bool:
+        return self.min <= version <= self.max
+
+    def __str__(self) -> str:
+        # VersionRange.toString: "7" when min == max, "1-7" otherwise.
+        return str(self.min) if self.min == self.max else f"{self.min}-{self.max}"
+
+
+DISABLED = VersionRange(0, 0)  # QuorumFeatures.DISABLED: what a node that does not know a feature supports
+
+
+@dataclass(frozen=True)
+class FeatureUpdate:
+    """One ``FeatureUpdateKey``; ``downgrade_type`` is KIP-778's field (Kafka ships it as UpgradeType)."""
+
+    feature: str
+    max_version_level: int
+    downgrade_type: DowngradeType = DowngradeType.NONE
+
+    @staticmethod
+    def legacy(feature: str, max_version_level: int, allow_downgrade: bool) -> FeatureUpdate:
+        """The v0 form with ``AllowDowngrade``, mapped as KIP-778 and ``UpdateFeaturesRequest`` v0 do."""
+        return FeatureUpdate(feature, max_version_level, DowngradeType.from_allow_downgrade(allow_downgrade))
+
+    @property
+    def upgrade_type(self) -> UpgradeType:
+        return UpgradeType.of(self.downgrade_type)
+
+
+@dataclass(frozen=True)
+class UpdateFeaturesRequest:
+    feature_updates: tuple[FeatureUpdate, ...]
+    dry_run: bool = False  # KIP-778 "DryRun" (Kafka: ValidateOnly)
+    timeout_ms: int = 60000
+
+
+@dataclass(frozen=True)
+class UpdatableFeatureResult:
+    feature: str
+    error: Errors
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class UpdateFeaturesResponse:
+    error: Errors
+    message: str | None
+    results: tuple[UpdatableFeatureResult, ...] = ()
+
+    def result(self, feature: str) -> UpdatableFeatureResult:
+        for r in self.results:
+            if r.feature == feature:
+                return r
+        raise KeyError(feature)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is Errors.NONE and all(r.error is Errors.NONE for r in self.results)
+
+    def first_error(self) -> tuple[Errors, str | None]:
+        if self.error is not Errors.NONE:
+            return self.error, self.message
+        for r in self.results:
+            if r.error is not Errors.NONE:
+                return r.error, r.message
+        return Errors.NONE, None
+
+
+@dataclass(frozen=True)
+class FeatureLevelRecord:
+    """The metadata record that sets a finalized level (KIP-778: no MinFeatureLevel)."""
+
+    name: str
+    feature_level: int
+
+
+@dataclass(frozen=True)
+class ControllerResult:
+    """Kafka's ``ControllerResult``: the response and the records to append (atomically)."""
+
+    response: UpdateFeaturesResponse
+    records: tuple[FeatureLevelRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """A broker's registration as the controller keeps it: its supported ranges and whether it is fenced."""
+
+    broker_id: int
+    features: tuple[tuple[str, VersionRange], ...]
+    fenced: bool = True
+
+    def supported(self, feature: str) -> VersionRange:
+        return dict(self.features).get(feature, DISABLED)
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    """``BrokerRegistrationRequest``: ``features`` None models a pre-KIP-778 broker that sends no
+    metadata.version range (Kafka then assumes it supports only ``MINIMUM_KRAFT_VERSION``)."""
+
+    broker_id: int
+    features: tuple[tuple[str, VersionRange], ...] | None
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationReply:
+    error: Errors
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is Errors.NONE
+
+
+@dataclass(frozen=True)
+class QuorumController:
+    """The active controller's view of the cluster, as far as feature levels go.
+
+    ``voters`` maps each quorum voter id to the metadata.version range the controller knows for it (the
+    voter's controller registration; None when it has not registered). ``local_supported`` is this
+    controller's own binary, per feature.
+    """
+
+    catalog: Catalog
+    node_id: int
+    local_supported: tuple[tuple[str, VersionRange], ...]
+    voters: tuple[tuple[int, VersionRange | None], ...]
+    brokers: tuple[BrokerRegistration, ...] = ()
+    finalized: tuple[tuple[str, int], ...] = ()
+    profile: str = "kip"
+    kafka_release: str = "3.9"
+    zk_migration_in_progress: bool = False
+    is_active: bool = True
+    mutations: frozenset[str] = field(default_factory=frozenset)  # named bugs, for broken variants
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES}, got {self.profile!r}")
+        if self.kafka_release not in KAFKA_RELEASES:
+            raise ValueError(f"kafka_release must be one of {KAFKA_RELEASES}, got {self.kafka_release!r}")
+
+    # ------------------------------------------------------------------ reads
+    @property
+    def metadata_version(self) -> int:
+        return dict(self.finalized).get(FEATURE_NAME, 0)
+
+    def finalized_level(self, feature: str) -> int:
+        return dict(self.finalized).get(feature, 0)
+
+    def local_range(self, feature: str) -> VersionRange:
+        return dict(self.local_supported).get(feature, DISABLED)
+
+    @property
+    def floor(self) -> int:
+        """The lowest metadata.version an update may set: the catalog's minimum under ``kip``, Kafka's
+        ``MINIMUM_BOOTSTRAP_VERSION`` (3.3-IV0, the first with FeatureLevelRecord) under ``kafka``."""
+        return self.catalog.bootstrap_floor if self.profile == "kafka" else self.catalog.minimum
+
+    # ------------------------------------------------------------------ UpdateFeatures
+    def update_features(self, request: UpdateFeaturesRequest, principal_can_alter: bool = True
+                        ) -> ControllerResult:
+        # ControllerApis.handleUpdateFeatures authorizes first; a follower answers NOT_CONTROLLER.
+        if not principal_can_alter:
+            return _top(Errors.CLUSTER_AUTHORIZATION_FAILED, "UpdateFeatures requires ALTER on the CLUSTER resource.")
+        if not self.is_active:
+            return _top(Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
+        names = [u.feature for u in request.feature_updates]
+        if len(names) != len(set(names)):
+            # FeatureUpdates is keyed by name (mapKey in the schema): one update per feature.
+            return _top(Errors.INVALID_REQUEST, "A feature may appear only once in a request.")
+        if self.profile == "kafka":
+            return self._update_kafka(request)
+        return self._update_kip(request)
+
+    def replay(self, record: FeatureLevelRecord) -> QuorumController:
+        """Apply a record (FeatureControlManager.replay): level 0 removes a feature."""
+        fin = dict(self.finalized)
+        if record.feature_level == 0:
+            fin.pop(record.name, None)
+        else:
+            fin[record.name] = record.feature_level
+        return replace(self, finalized=tuple(sorted(fin.items())))
+
+    def apply(self, result: ControllerResult) -> QuorumController:
+        out = self
+        for r in result.records:
+            out = out.replay(r)
+        return out
+
+    # ---- kafka profile
+    def _update_kafka(self, request: UpdateFeaturesRequest) -> ControllerResult:
+        records: list[FeatureLevelRecord] = []
+        results: list[UpdatableFeatureResult] = []
+        for update in request.feature_updates:
+            error = self._kafka_update_feature(update.feature, update.max_version_level, update.upgrade_type, records)
+            if self.kafka_release == "4.0" and error is not None:
+                # 4.0: FeatureControlManager.updateFeatures returns the first error for the whole request,
+                # writes nothing, and UpdateFeaturesResponse.createWithErrors leaves the results empty.
+                # (Kafka iterates a HashMap; we use the request's order.)
+                return _top(Errors.INVALID_UPDATE_VERSION, error)
+            results.append(UpdatableFeatureResult(update.feature, Errors.NONE if error is None else
+                                                  Errors.INVALID_UPDATE_VERSION, error))
+        response = UpdateFeaturesResponse(Errors.NONE, None, tuple(sorted(results, key=lambda r: r.feature)))
+        if request.dry_run and "dry_run_writes" not in self.mutations:
+            return ControllerResult(response)
+        # 3.9: ControllerResult.atomicOf(records, results): the records of the updates that passed are
+        # written even when another update of the same request failed.
+        return ControllerResult(response, tuple(records))
+
+    def _kafka_update_feature(self, feature: str, new: int, upgrade: UpgradeType,
+                              records: list[FeatureLevelRecord]) -> str | None:
+        """FeatureControlManager.updateFeature (3.9 / 4.0), in Kafka's order; the error message or None."""
+
+        def invalid(message: str) -> str:
+            return f"Invalid update version {new} for feature {feature}. {message}"
+
+        if upgrade is UpgradeType.UNKNOWN:
+            return invalid("The controller does not support the given upgrade type.")
+        current = self.metadata_version if feature == FEATURE_NAME else self.finalized_level(feature)
+        if new < 0:
+            return invalid("A feature version cannot be less than 0.")
+        reason = self._kafka_reason_not_supported(feature, new)
+        if reason is not None:
+            return invalid(reason)
+        if new < current:
+            if upgrade is UpgradeType.UPGRADE and "allow_downgrade_unchecked" not in self.mutations:
+                return invalid("Can't downgrade the version of this feature without setting the "
+                               "upgrade type to either safe or unsafe downgrade.")
+        elif new > current and upgrade is not UpgradeType.UPGRADE:
+            return invalid("Can't downgrade to a newer version.")
+        if feature == FEATURE_NAME:
+            return self._kafka_update_metadata_version(new, current, upgrade, records)
+        records.append(FeatureLevelRecord(feature, new))
+        return None
+
+    def _kafka_reason_not_supported(self, feature: str, new: int) -> str | None:
+        # QuorumFeatures.reasonNotLocallySupported, then every registered broker (fenced or not), then,
+        # once controller registration exists (3.7-IV0), every registered controller and every voter.
+        reason = _reason_not_supported(new, f"Local controller {self.node_id}", self.local_range(feature))
+        if reason is not None:
+            return reason
+        if "skip_broker_check" not in self.mutations:
+            for b in sorted(self.brokers, key=lambda b: b.broker_id):
+                reason = _reason_not_supported(new, f"Broker {b.broker_id}", b.supported(feature))
+                if reason is not None:
+                    return reason
+        if self.catalog.controller_registration_supported(self.metadata_version) \
+                and "skip_quorum_check" not in self.mutations:
+            for voter, rng in self.voters:
+                if voter == self.node_id:
+                    continue  # already checked as the local controller
+                if rng is None:
+                    return f"controller {voter} has not registered, and may not support this feature"
+                reason = _reason_not_supported(new, f"Controller {voter}", rng if feature == FEATURE_NAME
+                                               else DISABLED)
+                if reason is not None:
+                    return reason
+        # Below 3.7-IV0 Kafka cannot see the other controllers' ranges and logs "unable to verify
+        # controller support in the current MetadataVersion": only the local controller is checked.
+        return None
+
+    def _kafka_update_metadata_version(self, new: int, current: int, upgrade: UpgradeType,
+                                       records: list[FeatureLevelRecord]) -> str | None:
+        def invalid(message: str) -> str:
+            return f"Invalid metadata.version {new}. {message}"
+
+        if new not in self.catalog.levels:
+            return invalid("Unknown metadata.version.")
+        if self.zk_migration_in_progress:
+            return invalid("Unable to modify metadata.version while a ZK migration is in progress.")
+        if new < self.floor and "skip_floor_check" not in self.mutations:
+            return invalid(f"Unable to set a metadata.version less than {self.catalog.label(self.floor)}")
+        if new < current:
+            lossless = self.catalog.is_lossless(current, new)
+            if not lossless and "allow_lossy_safe_downgrade" not in self.mutations:
+                if upgrade is UpgradeType.UNSAFE_DOWNGRADE:
+                    return invalid("Unsafe metadata downgrade is not supported in this version.")
+                return invalid("Refusing to perform the requested downgrade because it might delete "
+                               "metadata information.")
+        records.append(FeatureLevelRecord(FEATURE_NAME, new))
+        return None
+
+    # ---- kip profile
+    def _update_kip(self, request: UpdateFeaturesRequest) -> ControllerResult:
+        records: list[FeatureLevelRecord] = []
+        results: list[UpdatableFeatureResult] = []
+        for update in request.feature_updates:
+            failure = self._kip_validate(update)
+            if failure is not None:
+                results.append(UpdatableFeatureResult(update.feature, failure[0], failure[1]))
+                continue
+            results.append(UpdatableFeatureResult(update.feature, Errors.NONE))
+            if update.max_version_level != self.finalized_level(update.feature):
+                records.append(FeatureLevelRecord(update.feature, max(update.max_version_level, 0)))
+        if any(r.error is not Errors.NONE for r in results):
+            # KIP-584's revision: if one update cannot be applied, none is. The valid ones say so.
+            results = [r if r.error is not Errors.NONE else UpdatableFeatureResult(
+                r.feature, Errors.FEATURE_UPDATE_FAILED, "Not applied: another update in the same request failed.")
+                for r in results]
+            records = []
+        response = UpdateFeaturesResponse(Errors.NONE, None, tuple(results))
+        if request.dry_run and "dry_run_writes" not in self.mutations:
+            return ControllerResult(response)
+        return ControllerResult(response, tuple(records))
+
+    def _kip_validate(self, update: FeatureUpdate) -> tuple[Errors, str] | None:
+        y = update.max_version_level
+        x = self.finalized_level(update.feature)
+        downgrade = update.downgrade_type
+        is_mv = update.feature == FEATURE_NAME
+        if not update.feature:
+            return Errors.INVALID_REQUEST, "Feature name can not be empty."
+        if is_mv and y < self.floor and "skip_floor_check" not in self.mutations:
+            # KIP-778: KRaft requires metadata.version ("simply require that KRaft requires a
+            # metadata.version to be set"); it cannot be deleted or set below the first version.
+            return Errors.INVALID_REQUEST, (f"metadata.version can not be deleted or set below "
+                                            f"{self.catalog.label(self.floor)}; asked for level {y}.")
+        if is_mv and y not in self.catalog.levels and y >= 1:
+            return Errors.INVALID_REQUEST, f"Unknown metadata.version level {y}."
+        if y == x:
+            return Errors.INVALID_REQUEST, (f"Can not {'upgrade' if downgrade is DowngradeType.NONE else 'downgrade'} "
+                                            f"{update.feature} from existing level {x} to the same value.")
+        if y < x and downgrade is DowngradeType.NONE and "allow_downgrade_unchecked" not in self.mutations:
+            return Errors.INVALID_REQUEST, (f"Can not downgrade {update.feature} from {x} to {y} without "
+                                            "DowngradeType SAFE or UNSAFE.")
+        if y > x and downgrade is not DowngradeType.NONE:
+            # KIP-584: "The downgrade request will fail if the new maximum version level is a value that's
+            # not lower than the existing maximum finalized version level."
+            return Errors.INVALID_REQUEST, (f"A downgrade of {update.feature} must lower its level: "
+                                            f"{y} is not lower than {x}.")
+        if y < 1:
+            return None  # deletion of a non-MV feature: KIP-584 applies no range checks
+        if "skip_broker_check" not in self.mutations:
+            for b in sorted(self.brokers, key=lambda b: b.broker_id):
+                if not b.supported(update.feature).contains(y):
+                    return Errors.FEATURE_UPDATE_FAILED, (
+                        f"Broker {b.broker_id} only supports {update.feature} versions "
+                        f"{b.supported(update.feature)}, not {y}.")
+        if is_mv:
+            if not self.local_range(FEATURE_NAME).contains(y):
+                # The active controller must itself read the version it commits (KIP-778 Compatibility:
+                # an active controller that meets an unsupported version resigns and terminates).
+                return Errors.FEATURE_UPDATE_FAILED, (
+                    f"Local controller {self.node_id} only supports {FEATURE_NAME} versions "
+                    f"{self.local_range(FEATURE_NAME)}, not {y}.")
+            if "skip_quorum_check" not in self.mutations:
+                supporting = sum(1 for _, rng in self.voters if rng is not None and rng.contains(y))
+                # KIP-778 Compatibility: "compatible with at least a majority of the quorum".
+                if supporting <= len(self.voters) // 2:
+                    return Errors.FEATURE_UPDATE_FAILED, (
+                        f"Only {supporting} of {len(self.voters)} controller quorum voters support "
+                        f"{FEATURE_NAME} {y}; a majority is required.")
+            if y < x and not self.catalog.is_lossless(x, y) and downgrade is not DowngradeType.UNSAFE \
+                    and "allow_lossy_safe_downgrade" not in self.mutations:
+                return Errors.UNSAFE_FEATURE_DOWNGRADE, (
+                    f"Downgrading {FEATURE_NAME} from {self.catalog.label(x)} to {self.catalog.label(y)} "
+                    "would lose metadata; retry with DowngradeType UNSAFE to force it.")
+        elif not self.local_range(update.feature).contains(y):
+            return Errors.FEATURE_UPDATE_FAILED, (
+                f"Local controller {self.node_id} only supports {update.feature} versions "
+                f"{self.local_range(update.feature)}, not {y}.")
+        return None
+
+    # ------------------------------------------------------------------ broker registration
+    def register_broker(self, request: BrokerRegistrationRequest) -> tuple[BrokerRegistrationReply, QuorumController]:
+        """ClusterControlManager.registerBroker's feature check (both profiles: KIP-778 Compatibility
+        says registration is refused when the broker cannot support the finalized features; Kafka's
+        processRegistrationFeature is that rule). A refused broker stays fenced."""
+        features = request.features
+        if features is None:
+            # Brokers that send no metadata.version range "are assumed to only support the original
+            # metadata.version" (ClusterControlManager, 3.9).
+            features = ((FEATURE_NAME, VersionRange(self.catalog.minimum, self.catalog.minimum)),)
+        offered = dict(features)
+        if FEATURE_NAME not in offered:
+            offered[FEATURE_NAME] = VersionRange(self.catalog.minimum, self.catalog.minimum)
+        if "register_incompatible" not in self.mutations:
+            # Every finalized feature must be in the broker's range; one it does not list counts as 0-0.
+            names = sorted(set(offered) | {n for n, lvl in self.finalized if lvl != 0})
+            for name in names:
+                rng = offered.get(name, DISABLED)
+                # processRegistrationFeature: metadata.version defaults to 1, other features to 0.
+                default = 1 if name == FEATURE_NAME else 0
+                fin = dict(self.finalized).get(name, default)
+                if not rng.contains(fin):
+                    return BrokerRegistrationReply(
+                        Errors.UNSUPPORTED_VERSION,
+                        f"Unable to register because the broker does not support finalized version {fin} "
+                        f"of {name}. The broker wants a version between {rng.min} and {rng.max}, inclusive.",
+                    ), self
+        reg = BrokerRegistration(request.broker_id, tuple(sorted(offered.items())), fenced=True)
+        brokers = (*(b for b in self.brokers if b.broker_id != request.broker_id), reg)
+        return BrokerRegistrationReply(Errors.NONE), replace(self, brokers=tuple(sorted(brokers, key=_bid)))
+
+
+def _bid(b: BrokerRegistration) -> int:
+    return b.broker_id
+
+
+def _top(error: Errors, message: str) -> ControllerResult:
+    return ControllerResult(UpdateFeaturesResponse(error, message, ()))
+
+
+def _reason_not_supported(version: int, what: str, rng: VersionRange) -> str | None:
+    """QuorumFeatures.reasonNotSupported, with Kafka's wording."""
+    if not rng.contains(version):
+        if rng.max == 0:
+            return f"{what} does not support this feature."
+        return f"{what} only supports versions {rng}"
+    return None
+
+
+def request(feature: str, level: int, downgrade: DowngradeType = DowngradeType.NONE, *,
+            dry_run: bool = False) -> UpdateFeaturesRequest:
+    return UpdateFeaturesRequest((FeatureUpdate(feature, level, downgrade),), dry_run=dry_run)
+
+
+# ---------------------------------------------------------------------- storage formatting / bootstrap
+@dataclass(frozen=True)
+class MetaProperties:
+    """What ``kafka-storage format`` leaves on disk: the cluster id and, since KIP-778, the initial
+    metadata.version (None for a pre-KIP-778 "preview" cluster)."""
+
+    cluster_id: str
+    metadata_version: int | None
+
+
+def format_storage(cluster_id: str, catalog: Catalog, binary_default: int,
+                   metadata_version: str | int | None = None, profile: str = "kip") -> MetaProperties:
+    """``kafka-storage format --metadata-version``: None takes the binary's default (KIP-778 "New
+    kafka-storage argument"). Under ``kafka`` the level must be at least the bootstrap floor
+    (``MINIMUM_BOOTSTRAP_VERSION``, 3.3-IV0)."""
+    if not cluster_id:
+        raise ValueError("format needs a cluster id")
+    level = binary_default if metadata_version is None else (
+        catalog.parse(metadata_version) if isinstance(metadata_version, str) else metadata_version)
+    if level not in catalog.levels:
+        raise ValueError(f"metadata.version level {level} is not in catalog {catalog.name}")
+    floor = catalog.bootstrap_floor if profile == "kafka" else catalog.minimum
+    if level < floor:
+        raise ValueError(f"metadata.version {catalog.label(level)} is below the minimum bootstrap version "
+                         f"{catalog.label(floor)}")
+    return MetaProperties(cluster_id, level)
+
+
+def bootstrap_metadata_version(meta: MetaProperties, catalog: Catalog,
+                               log_levels: Iterable[int] = ()) -> FeatureLevelRecord | None:
+    """What the first active controller writes (KIP-778 "Initialization"): nothing if the log already
+    holds a FeatureLevelRecord; else the level from meta.properties; a preview cluster without one
+    bootstraps at level 1 (the catalog's minimum)."""
+    if any(True for _ in log_levels):
+        return None
+    level = meta.metadata_version if meta.metadata_version is not None else catalog.minimum
+    return FeatureLevelRecord(FEATURE_NAME, level)
+
+
+def supported_map(pairs: Mapping[str, tuple[int, int]]) -> tuple[tuple[str, VersionRange], ...]:
+    return tuple(sorted((n, VersionRange(lo, hi)) for n, (lo, hi) in pairs.items()))

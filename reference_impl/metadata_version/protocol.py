@@ -1,0 +1,85 @@
+"""Registry entry of the ``metadata_version`` protocol (KIP-778): named configs and broken variants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from reference_impl.metadata_version.system import MetadataVersionSystem
+from rollcheck.transition import ProtocolEntry, Variant
+
+# The KIP's V1..V5 example: the old software reads V1..V3, the new one V1..V5 (V4 changed the format).
+# One broker, no crashes: the smallest cluster where every rule of the KIP can matter.
+SMALL = MetadataVersionConfig(voters=3, brokers=1, crashes=False, failover=False, max_log=2, record_levels=(4, 5))
+
+# The issue's default: 3 voters, 2 brokers, two software versions, the example catalog (about 222,000
+# states per profile). Crashes multiply it by more than ten: they are in ``large``, for the Spark engine.
+DEFAULT = MetadataVersionConfig(voters=3, brokers=2, crashes=False, max_log=2, record_levels=(4, 5))
+
+# Kafka's own catalog between 3.6 and 3.7 (levels 12..19 matter), where controller registration
+# (3.7-IV0) starts: below it Kafka checks only the active controller's own range.
+KAFKA_CATALOG = MetadataVersionConfig(
+    catalog="kafka", profile="kafka", voters=3, brokers=1, crashes=False, max_log=2,
+    softwares=(Software("3.6", 1, 14), Software("3.7", 1, 19)), initial_software="3.6",
+    levels=(11, 13, 14, 15, 17, 19),
+    record_levels=(13, 15, 16),  # metadata transactions (3.6-IV1), controller registration, a 3.7 reserved level
+)
+
+LARGE = replace(DEFAULT, crashes=True, record_levels=(3, 4, 5))
+
+
+def _build(config: MetadataVersionConfig) -> MetadataVersionSystem:
+    return MetadataVersionSystem(config)
+
+
+def _mutant(mutation: str, **changes: Any) -> Any:
+    def build(config: MetadataVersionConfig) -> MetadataVersionSystem:
+        return MetadataVersionSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
+
+    return build
+
+
+VARIANTS = (
+    Variant("MV-M1", "the controller skips the majority check of the quorum's supported versions",
+            _mutant("skip_quorum_check"), expect=("MV-02",), source="KIP-778 Compatibility (majority of the quorum)"),
+    Variant("MV-M2", "a lossy downgrade is performed as a SAFE downgrade",
+            _mutant("allow_lossy_safe_downgrade"), expect=("MV-04",), source="KIP-778 Downgrades"),
+    Variant("MV-M3", "a broker with an old binary registers although it cannot read the finalized version",
+            _mutant("register_incompatible"), expect=("MV-11",), source="KIP-778 Compatibility (registration)"),
+    Variant("MV-M4", "the controller skips the registered brokers' supported ranges",
+            _mutant("skip_broker_check"), expect=("MV-02", "MV-11"),
+            source="KIP-584 Validations; KIP-778 Compatibility"),
+    Variant("MV-M5", "a broker keeps running on a metadata.version it cannot read",
+            _mutant("broker_ignores_unsupported"), expect=("MV-01",),
+            source="KIP-778 Compatibility: a broker ... should unregister itself and terminate"),
+    Variant("MV-M6", "a lossless downgrade writes its snapshot as if it were lossy",
+            _mutant("lossless_drops_records"), expect=("MV-03",), source="KIP-778 Downgrades (lossless)"),
+    Variant("MV-M7", "a dry run writes its FeatureLevelRecord", _mutant("dry_run_writes"), expect=("MV-06",),
+            source="KIP-778 DryRun"),
+    Variant("MV-M8", "a broker uses the RPCs of its binary, not of the finalized version (the static IBP)",
+            _mutant("rpc_from_binary"), expect=("MV-05",), source="KIP-778 Upgrades / ApiVersions"),
+    Variant("MV-M9", "metadata.version can be set below the minimum or deleted",
+            _mutant("skip_floor_check", levels=(0, 1, 2, 3, 4, 5)), expect=("MV-08", "MV-02", "MV-11"),
+            source="KIP-778 Rejected Alternatives (KRaft requires a metadata.version)"),
+    Variant("MV-M10", "a node restarted on an older binary reads its log without checking the version",
+            _mutant("restart_skips_version_check"), expect=("MV-01", "MV-07"),
+            source="KIP-778 Compatibility"),
+    Variant("MV-M11", "a downgrade goes through with DowngradeType NONE",
+            _mutant("allow_downgrade_unchecked"), expect=("MV-09",), source="KIP-584 Validations"),
+    Variant("MV-M12", "the controller writes a new record type before the version enables it",
+            _mutant("write_record_above_version"), expect=("MV-05", "MV-10"), source="KIP-778 Motivation"),
+)
+
+
+PROTOCOL = ProtocolEntry(
+    name="metadata_version",
+    summary="KIP-778 metadata.version in KRaft: upgrades, lossless/lossy downgrades, quorum and broker checks",
+    config_type=MetadataVersionConfig,
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG},
+    build=_build,
+    variants=VARIANTS,
+    sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",
+             "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/FeatureControlManager.java",
+             "Apache Kafka 3.9 server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java"),
+)

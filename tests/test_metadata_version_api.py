@@ -1,0 +1,236 @@
+"""KIP-778 API level: every UpdateFeatures rule with its error under the kip and kafka profiles (Kafka
+3.9 and 4.0 messages), broker registration, storage formatting and the kafka-features functions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from reference_impl.metadata_version import tool
+from reference_impl.metadata_version.api import (
+    BrokerRegistration,
+    BrokerRegistrationRequest,
+    DowngradeType,
+    Errors,
+    FeatureLevelRecord,
+    FeatureUpdate,
+    MetaProperties,
+    QuorumController,
+    UpdateFeaturesRequest,
+    UpgradeType,
+    VersionRange,
+    bootstrap_metadata_version,
+    format_storage,
+    request,
+)
+from reference_impl.metadata_version.catalog import EXAMPLE_CATALOG, FEATURE_NAME, KAFKA_CATALOG
+
+MV = FEATURE_NAME
+NEW = VersionRange(1, 5)
+OLD = VersionRange(1, 3)
+
+
+def ctl(profile: str = "kip", level: int = 3, voters: tuple[VersionRange | None, ...] = (NEW, NEW, NEW),
+        brokers: tuple[VersionRange, ...] = (NEW,), **kw: object) -> QuorumController:
+    return QuorumController(
+        catalog=kw.pop("catalog", EXAMPLE_CATALOG),  # type: ignore[arg-type]
+        node_id=0, local_supported=kw.pop("local_supported", ((MV, voters[0] or NEW),)),  # type: ignore[arg-type]
+        voters=tuple(enumerate(voters)),
+        brokers=tuple(BrokerRegistration(10 + i, ((MV, r),), fenced=False) for i, r in enumerate(brokers)),
+        finalized=((MV, level),), profile=profile, **kw)  # type: ignore[arg-type]
+
+
+def first(c: QuorumController, req: UpdateFeaturesRequest) -> tuple[Errors, str | None, tuple[FeatureLevelRecord, ...]]:
+    result = c.update_features(req)
+    error, message = result.response.first_error()
+    return error, message, result.records
+
+
+# ---------------------------------------------------------------- request shapes
+def test_downgrade_type_and_legacy_allow_downgrade() -> None:
+    assert FeatureUpdate.legacy(MV, 2, True).downgrade_type is DowngradeType.SAFE
+    assert FeatureUpdate.legacy(MV, 4, False).downgrade_type is DowngradeType.NONE
+    assert [UpgradeType.of(d) for d in DowngradeType] == [UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE,
+                                                          UpgradeType.UNSAFE_DOWNGRADE]
+    assert UpgradeType.from_code(7) is UpgradeType.UNKNOWN and UpgradeType.from_code(3) is UpgradeType.UNSAFE_DOWNGRADE
+    assert str(VersionRange(1, 5)) == "1-5" and str(VersionRange(4, 4)) == "4"
+    with pytest.raises(ValueError, match="invalid version range"):
+        VersionRange(3, 1)
+    with pytest.raises(ValueError, match="profile"):
+        ctl(profile="zk")
+
+
+# ---------------------------------------------------------------- kip profile
+def test_kip_upgrade_writes_a_feature_level_record() -> None:
+    c = ctl()
+    result = c.update_features(request(MV, 5))
+    assert result.response.ok and result.records == (FeatureLevelRecord(MV, 5),)
+    assert c.apply(result).metadata_version == 5
+
+
+@pytest.mark.parametrize(("kw", "req", "error", "fragment"), [
+    ({}, request(MV, 2), Errors.INVALID_REQUEST, "without DowngradeType SAFE or UNSAFE"),
+    ({}, request(MV, 4, DowngradeType.SAFE), Errors.INVALID_REQUEST, "must lower its level"),
+    ({}, request(MV, 3), Errors.INVALID_REQUEST, "to the same value"),
+    ({}, request(MV, 0, DowngradeType.UNSAFE), Errors.INVALID_REQUEST, "can not be deleted"),
+    ({}, request(MV, 9), Errors.INVALID_REQUEST, "Unknown metadata.version level 9"),
+    ({"brokers": (OLD,)}, request(MV, 4), Errors.FEATURE_UPDATE_FAILED, "Broker 10 only supports"),
+    ({"voters": (NEW, OLD, OLD)}, request(MV, 4), Errors.FEATURE_UPDATE_FAILED, "a majority is required"),
+    ({"voters": (NEW, None, OLD)}, request(MV, 4), Errors.FEATURE_UPDATE_FAILED, "Only 1 of 3"),
+    ({"voters": (OLD, NEW, NEW)}, request(MV, 4), Errors.FEATURE_UPDATE_FAILED, "Local controller 0"),
+    ({"level": 4}, request(MV, 3, DowngradeType.SAFE), Errors.UNSAFE_FEATURE_DOWNGRADE, "would lose metadata"),
+])
+def test_kip_rules(kw: dict[str, object], req: UpdateFeaturesRequest, error: Errors, fragment: str) -> None:
+    got, message, records = first(ctl(**kw), req)  # type: ignore[arg-type]
+    assert got is error and message is not None and fragment in message
+    assert records == ()
+
+
+def test_kip_majority_is_enough_and_lossy_unsafe_is_allowed() -> None:
+    assert ctl(voters=(NEW, NEW, OLD)).update_features(request(MV, 5)).response.ok
+    lossy = ctl(level=5).update_features(request(MV, 2, DowngradeType.UNSAFE))
+    assert lossy.response.ok and lossy.records == (FeatureLevelRecord(MV, 2),)
+    # KIP example: 5 -> 4 lossless, 3 -> anything lossless (SAFE suffices), >= 4 -> <= 3 lossy.
+    assert ctl(level=5).update_features(request(MV, 4, DowngradeType.SAFE)).response.ok
+    assert ctl(level=3).update_features(request(MV, 1, DowngradeType.SAFE)).response.ok
+    for source in (4, 5):
+        for target in (1, 2, 3):
+            err, _, _ = first(ctl(level=source), request(MV, target, DowngradeType.SAFE))
+            assert err is Errors.UNSAFE_FEATURE_DOWNGRADE
+
+
+def test_kip_dry_run_and_all_or_nothing() -> None:
+    c = ctl(local_supported=((MV, NEW), ("group.version", VersionRange(0, 1))))  # type: ignore[arg-type]
+    dry = c.update_features(request(MV, 5, dry_run=True))
+    assert dry.response.ok and dry.records == ()
+    both = UpdateFeaturesRequest((FeatureUpdate(MV, 5), FeatureUpdate("group.version", 7)))
+    result = c.update_features(both)
+    assert result.records == ()  # the revision: one failure, nothing applied
+    assert result.response.result(MV).error is Errors.FEATURE_UPDATE_FAILED
+    assert "another update" in (result.response.result(MV).message or "")
+
+
+def test_top_level_errors() -> None:
+    c = ctl()
+    assert c.update_features(request(MV, 4), principal_can_alter=False).response.error \
+        is Errors.CLUSTER_AUTHORIZATION_FAILED
+    assert replace(c, is_active=False).update_features(request(MV, 4)).response.error is Errors.NOT_CONTROLLER
+    dup = UpdateFeaturesRequest((FeatureUpdate(MV, 4), FeatureUpdate(MV, 5)))
+    assert c.update_features(dup).response.error is Errors.INVALID_REQUEST
+
+
+# ---------------------------------------------------------------- kafka profile (3.9 messages)
+@pytest.mark.parametrize(("kw", "req", "message"), [
+    ({}, request(MV, 2), "Invalid update version 2 for feature metadata.version. Can't downgrade the version of "
+     "this feature without setting the upgrade type to either safe or unsafe downgrade."),
+    ({}, request(MV, 4, DowngradeType.SAFE), "Invalid update version 4 for feature metadata.version. "
+     "Can't downgrade to a newer version."),
+    ({}, request(MV, -1, DowngradeType.SAFE), "Invalid update version -1 for feature metadata.version. "
+     "A feature version cannot be less than 0."),
+    ({}, request(MV, 0, DowngradeType.SAFE), "Invalid update version 0 for feature metadata.version. "
+     "Local controller 0 only supports versions 1-5"),
+    ({"brokers": (OLD,)}, request(MV, 4), "Invalid update version 4 for feature metadata.version. "
+     "Broker 10 only supports versions 1-3"),
+    ({"voters": (NEW, NEW, OLD)}, request(MV, 4), "Invalid update version 4 for feature metadata.version. "
+     "Controller 2 only supports versions 1-3"),
+    ({"voters": (NEW, None, NEW)}, request(MV, 4), "Invalid update version 4 for feature metadata.version. "
+     "controller 1 has not registered, and may not support this feature"),
+    ({"level": 5}, request(MV, 3, DowngradeType.SAFE), "Invalid metadata.version 3. Refusing to perform the "
+     "requested downgrade because it might delete metadata information."),
+    ({"level": 5}, request(MV, 3, DowngradeType.UNSAFE), "Invalid metadata.version 3. Unsafe metadata downgrade "
+     "is not supported in this version."),
+    ({"zk_migration_in_progress": True}, request(MV, 4), "Invalid metadata.version 4. Unable to modify "
+     "metadata.version while a ZK migration is in progress."),
+    ({"catalog": KAFKA_CATALOG, "level": 7, "voters": (VersionRange(1, 21),) * 3,
+      "brokers": (VersionRange(1, 21),)}, request(MV, 3, DowngradeType.SAFE),
+     "Invalid metadata.version 3. Unable to set a metadata.version less than 3.3-IV0"),
+])
+def test_kafka_rules_and_messages(kw: dict[str, object], req: UpdateFeaturesRequest, message: str) -> None:
+    got, text, records = first(ctl(profile="kafka", **kw), req)  # type: ignore[arg-type]
+    assert got is Errors.INVALID_UPDATE_VERSION and text == message and records == ()
+
+
+def test_kafka_same_level_writes_a_record_and_unknown_upgrade_type() -> None:
+    c = ctl(profile="kafka")
+    assert c.update_features(request(MV, 3)).records == (FeatureLevelRecord(MV, 3),)
+    assert c.update_features(request(MV, 3, DowngradeType.SAFE)).response.ok
+    lossless = ctl(profile="kafka", level=5).update_features(request(MV, 4, DowngradeType.SAFE))
+    assert lossless.response.ok and lossless.records == (FeatureLevelRecord(MV, 4),)
+
+
+def test_kafka_below_controller_registration_checks_only_itself() -> None:
+    # 3.6-IV2 (level 14) is below 3.7-IV0: Kafka cannot verify the other controllers.
+    r36, r37 = VersionRange(1, 14), VersionRange(1, 19)
+    c = ctl(profile="kafka", catalog=KAFKA_CATALOG, level=14, voters=(r37, r36, r36), brokers=(r37,))
+    assert c.update_features(request(MV, 15)).response.ok
+    at15 = replace(c, finalized=((MV, 15),))
+    assert "Controller 1 only supports versions 1-14" in (at15.update_features(request(MV, 17)).response
+                                                         .first_error()[1] or "")
+
+
+def test_kafka_39_per_feature_results_against_40_all_or_nothing() -> None:
+    local = ((MV, NEW), ("group.version", VersionRange(0, 1)))
+    req = UpdateFeaturesRequest((FeatureUpdate(MV, 5), FeatureUpdate("group.version", 7)))
+    r39 = ctl(profile="kafka", local_supported=local).update_features(req)  # type: ignore[arg-type]
+    assert r39.response.error is Errors.NONE
+    assert r39.response.result(MV).error is Errors.NONE
+    assert r39.response.result("group.version").error is Errors.INVALID_UPDATE_VERSION
+    assert r39.records == (FeatureLevelRecord(MV, 5),)  # the valid half is written
+    r40 = ctl(profile="kafka", kafka_release="4.0", local_supported=local).update_features(req)  # type: ignore[arg-type]
+    assert r40.response.error is Errors.INVALID_UPDATE_VERSION and r40.response.results == () and r40.records == ()
+    assert r40.response.message == ("Invalid update version 7 for feature group.version. Local controller 0 only "
+                                    "supports versions 0-1")
+    ok40 = ctl(profile="kafka", kafka_release="4.0").update_features(request(MV, 4))
+    assert ok40.response.ok and ok40.response.results[0].error is Errors.NONE
+
+
+# ---------------------------------------------------------------- registration, format, bootstrap
+def test_broker_registration_rule() -> None:
+    c = ctl(level=5)
+    reply, after = c.register_broker(BrokerRegistrationRequest(11, ((MV, OLD),)))
+    assert reply.error is Errors.UNSUPPORTED_VERSION and after is c
+    assert reply.message == ("Unable to register because the broker does not support finalized version 5 of "
+                             "metadata.version. The broker wants a version between 1 and 3, inclusive.")
+    reply, after = c.register_broker(BrokerRegistrationRequest(11, ((MV, NEW),)))
+    assert reply.ok and [b.broker_id for b in after.brokers] == [10, 11] and after.brokers[1].fenced
+    # A broker that sends no metadata.version range is taken to support only the first version.
+    legacy, _ = c.register_broker(BrokerRegistrationRequest(12, None))
+    assert not legacy.ok and "between 1 and 1" in (legacy.message or "")
+    assert ctl(level=1).register_broker(BrokerRegistrationRequest(12, None))[0].ok
+
+
+def test_format_and_bootstrap() -> None:
+    assert format_storage("c1", EXAMPLE_CATALOG, 3).metadata_version == 3  # the binary's default
+    assert format_storage("c1", EXAMPLE_CATALOG, 3, "V2").metadata_version == 2
+    assert format_storage("c1", KAFKA_CATALOG, 21, "3.3-IV3", profile="kafka").metadata_version == 7
+    with pytest.raises(ValueError, match=r"below the minimum bootstrap version 3\.3-IV0"):
+        format_storage("c1", KAFKA_CATALOG, 21, "3.2-IV0", profile="kafka")
+    with pytest.raises(ValueError, match="not valid in catalog"):
+        format_storage("c1", EXAMPLE_CATALOG, 3, "V9")
+    preview = MetaProperties("c1", None)
+    assert bootstrap_metadata_version(preview, EXAMPLE_CATALOG) == FeatureLevelRecord(MV, 1)
+    assert bootstrap_metadata_version(MetaProperties("c1", 3), EXAMPLE_CATALOG) == FeatureLevelRecord(MV, 3)
+    assert bootstrap_metadata_version(preview, EXAMPLE_CATALOG, log_levels=[2]) is None
+
+
+def test_kafka_features_tool_functions() -> None:
+    c = ctl()
+    assert [str(d) for d in tool.describe(c)] == [
+        "Feature: metadata.version\tSupportedMinVersion: 1\tSupportedMaxVersion: 5\tFinalizedVersionLevel: 3"]
+    resp, dry = tool.upgrade(c, metadata="V5", dry_run=True)
+    assert resp.ok and dry.metadata_version == 3
+    resp, up = tool.upgrade(c, features=["metadata.version=V5"])
+    assert resp.ok and up.metadata_version == 5
+    resp, same = tool.downgrade(up, metadata="V2")
+    assert resp.first_error()[0] is Errors.UNSAFE_FEATURE_DOWNGRADE and same.metadata_version == 5
+    resp, down = tool.downgrade(up, metadata="V2", unsafe=True)
+    assert resp.ok and down.metadata_version == 2
+    resp, _ = tool.disable(up, features=[MV], unsafe=True)
+    assert resp.first_error()[0] is Errors.INVALID_REQUEST
+    with pytest.raises(ValueError, match="name=level"):
+        tool.upgrade(c, features=["metadata.version"])
+    with pytest.raises(ValueError, match="give --metadata"):
+        tool.upgrade(c)
+    with pytest.raises(ValueError, match="not valid in catalog example"):
+        tool.upgrade(c, metadata="3.3-IV3")

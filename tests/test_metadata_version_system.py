@@ -1,0 +1,189 @@
+"""KIP-778 system level: exhaustive exploration under both profiles, the liveness checks, the broken
+variants (explorer and Hypothesis), the kafka-profile findings, and the CLI on this protocol."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from properties.machine import PropertyViolated, machine_for
+from properties.metadata_version import metadata_version_properties
+from reference_impl.metadata_version.system import MetadataVersionState, MetadataVersionSystem, NodeStatus
+from rollcheck.cli import main
+from rollcheck.explorer import explore
+from rollcheck.registry import get_protocol
+from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
+
+ENTRY = get_protocol("metadata_version")
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_small_exploration_holds_with_liveness(profile: str) -> None:
+    ts = ENTRY.build(replace(ENTRY.configs["small"], profile=profile))
+    r = explore(ts, stop_at_first=False)
+    assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
+    statuses = {p.id: p.status for p in r.properties}
+    assert statuses["MV-L1"] == "holds" and statuses["MV-L2"] == "holds"
+    assert all(s == "holds" for s in statuses.values())
+
+
+def test_small_config_counts_are_stable() -> None:
+    # The count other engines (Spark, TLC) must reproduce; a change here is a change of the model.
+    kip = explore(ENTRY.build(ENTRY.configs["small"]))
+    kafka = explore(ENTRY.build(replace(ENTRY.configs["small"], profile="kafka")))
+    assert (kip.distinct_states, kip.depth) == (16504, 19)
+    assert (kafka.distinct_states, kafka.depth) == (5488, 19)
+
+
+class _Widened(MetadataVersionSystem):
+    """The kafka profile checked against the KIP's unrestricted downgrade claim (MV-L2 from any cluster)."""
+
+    def invariants(self):  # type: ignore[no-untyped-def]
+        return metadata_version_properties(self.config, downgrade_from_any=True)
+
+
+def test_finding_kafka_cannot_roll_back_after_a_lossy_version() -> None:
+    # KIP-778 allows an UNSAFE lossy downgrade; Kafka 3.9/4.0 refuse it ("Unsafe metadata downgrade is not
+    # supported in this version."), so a cluster at V5 on the new software can never return to the old one.
+    kafka = explore(_Widened(replace(ENTRY.configs["small"], profile="kafka")), stop_at_first=False)
+    assert [v.property_id for v in kafka.violations] == ["MV-L2"]
+    stuck = kafka.violations[0].trace.states[-1]
+    assert stuck.level in (4, 5)
+    kip = explore(_Widened(ENTRY.configs["small"]), stop_at_first=False)
+    assert kip.ok
+
+
+def test_finding_kafka_before_controller_registration_checks_only_itself() -> None:
+    # Below 3.7-IV0 Kafka cannot see the other voters' ranges: it commits a version that only the active
+    # controller supports, and the other voters terminate. The KIP requires a majority.
+    cfg = ENTRY.configs["kafka-catalog"]
+    kafka = explore(ENTRY.build(cfg), stop_at_first=False)
+    assert [v.property_id for v in kafka.violations] == ["MV-02"]
+    trace = kafka.violations[0].trace
+    assert trace.actions[-1].name == "UpdateFeatures"
+    assert trace.states[-2].level <= 14 < trace.states[-1].level  # decided below 3.7-IV0 (level 15)
+    assert explore(ENTRY.build(replace(cfg, profile="kip")), stop_at_first=False).ok
+
+
+@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
+def test_variant_caught_by_explorer_with_shortest_trace(variant: str, tmp_path: Path) -> None:
+    v = ENTRY.variant(variant)
+    ts = v.build(ENTRY.configs[v.config])
+    r = explore(ts, config_name=v.config)
+    assert r.violations, f"{variant} survived the explorer"
+    violation = r.violations[0]
+    assert violation.property_id in v.expect
+    steps = violation.trace.steps
+    for before, after in itertools.pairwise(steps):
+        assert (after.action, after.state) in list(ts.successors(before.state))
+    back = trace_from_itf(read_itf(write_itf(tmp_path / "cex.itf.json", violation.trace, ts)), ts)
+    assert back.states == violation.trace.states
+
+
+@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
+def test_variant_caught_by_hypothesis(variant: str) -> None:
+    v = ENTRY.variant(variant)
+    ts = v.build(ENTRY.configs[v.config])
+    run = settings(max_examples=600, stateful_step_count=30, derandomize=True, database=None, deadline=None,
+                   suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
+    with pytest.raises(PropertyViolated) as caught:
+        run_state_machine_as_test(machine_for(ts), settings=run)
+    assert caught.value.property_id in v.expect
+
+
+def test_reference_holds_under_hypothesis() -> None:
+    ts = ENTRY.build(ENTRY.configs["large"])
+    run_state_machine_as_test(machine_for(ts), settings=settings(
+        max_examples=60, stateful_step_count=30, derandomize=True, database=None, deadline=None,
+        suppress_health_check=list(HealthCheck)))
+
+
+def _do(ts: MetadataVersionSystem, s: MetadataVersionState, label: str) -> MetadataVersionState:
+    for a, t in ts.successors(s):
+        if repr(a) == label:
+            return t
+    raise AssertionError(f"{label} not enabled; enabled: {[repr(a) for a, _ in ts.successors(s)]}")
+
+
+def test_single_roll_then_online_upgrade_and_a_lossy_unsafe_downgrade() -> None:
+    ts = ENTRY.build(replace(ENTRY.configs["small"], max_log=3))
+    s = next(iter(ts.initial_states()))
+    assert s.level == 3  # the old binary's default (format without --metadata-version)
+    refused = _do(ts, s, "UpdateFeatures(level=4, downgrade='NONE', dry_run=False)")
+    assert refused == s  # nobody runs a binary that reads V4 yet
+    for v in range(3):
+        s = _do(ts, s, f"RestartNode(role='voter', node={v}, software='new')")
+    s = _do(ts, s, "ElectLeader(voter=0)")
+    s = _do(ts, s, "RestartNode(role='broker', node=0, software='new')")
+    s = _do(ts, s, "RegisterBroker(broker=0)")
+    assert not s.brokers[0].fenced
+    s = _do(ts, s, "UpdateFeatures(level=5, downgrade='NONE', dry_run=False)")
+    assert s.level == 5 and s.brokers[0].rpc_level == 3  # not replicated yet: still on V3's RPCs
+    s = _do(ts, s, "ReplicateMetadata(broker=0)")
+    assert s.brokers[0].rpc_level == 5 and s.log == (5,)
+    s = _do(ts, s, "WriteRecord(introduced=4)")
+    s = _do(ts, s, "WriteRecord(introduced=5)")
+    # 5 -> 4 is lossless: every record stays (the V5 field is a tagged field V4 skips).
+    s4 = _do(ts, s, "UpdateFeatures(level=4, downgrade='SAFE', dry_run=False)")
+    assert s4.level == 4 and s4.records == frozenset({4, 5})
+    # 4 -> 3 crosses V4, which changed the format: SAFE is refused, UNSAFE drops Bar and its field.
+    assert _do(ts, s4, "UpdateFeatures(level=3, downgrade='SAFE', dry_run=False)") == s4
+    s3 = _do(ts, s4, "UpdateFeatures(level=3, downgrade='UNSAFE', dry_run=False)")
+    assert s3.level == 3 and s3.records == frozenset()
+    # A software downgrade below the finalized version ends in termination, not in a misread log.
+    bad = _do(ts, s, "RestartNode(role='broker', node=0, software='old')")
+    assert bad.brokers[0].status is NodeStatus.TERMINATED
+
+
+def test_kafka_refuses_the_unsafe_lossy_downgrade() -> None:
+    ts = ENTRY.build(replace(ENTRY.configs["small"], profile="kafka", initial_software="new"))
+    s = next(iter(ts.initial_states()))
+    assert s.level == 5
+    for label in ("UpdateFeatures(level=3, downgrade='UNSAFE', dry_run=False)",
+                  "UpdateFeatures(level=3, downgrade='SAFE', dry_run=False)"):
+        assert _do(ts, s, label) == s
+    assert _do(ts, s, "UpdateFeatures(level=4, downgrade='SAFE', dry_run=False)").level == 4
+
+
+def test_preview_cluster_bootstraps_at_level_one() -> None:
+    ts = ENTRY.build(replace(ENTRY.configs["small"], initial_level=0))
+    assert next(iter(ts.initial_states())).level == 1
+
+
+def test_states_encode_canonically_and_views_are_itf() -> None:
+    ts = ENTRY.build(ENTRY.configs["small"])
+    s = next(iter(ts.initial_states()))
+    for _, t in ts.successors(s):
+        assert ts.decode(ts.encode(t)) == t
+        canonical_view(ts.view(t))
+
+
+def test_config_validation_errors() -> None:
+    from rollcheck.configs import override
+    from rollcheck.errors import UserError
+
+    for table, msg in [({"catalog": "nope"}, "unknown metadata.version catalog"),
+                       ({"initial_software": "nope"}, "unknown software"),
+                       ({"voters": 0}, "voters"), ({"levels": [99]}, "outside"),
+                       ({"initial_level": 5}, "not supported by initial software"),
+                       ({"mutations": ["no_such_bug"]}, "unknown mutations")]:
+        with pytest.raises(UserError, match=msg):
+            override(ENTRY.configs["small"], table)
+
+
+def test_cli_explore_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "metadata_version", "--config", "small", "--profile", "kafka", "--json", "--quiet",
+                 "--out", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["distinct_states"] == 5488 and doc["violations"] == [] and doc["complete"]
+    liveness = {p["id"]: p["status"] for p in doc["properties"] if p["id"].startswith("MV-L")}
+    assert liveness == {"MV-L1": "holds", "MV-L2": "holds"}
+    assert main(["explore", "metadata_version", "--config", "small", "--variant", "MV-M2", "--quiet",
+                 "--out", str(tmp_path)]) == 1
+    assert list(tmp_path.rglob("MV-04.itf.json"))
