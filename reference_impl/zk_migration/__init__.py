@@ -1,0 +1,1 @@
+"""KIP-866: the ZooKeeper to KRaft migration."""

@@ -1,0 +1,78 @@
+"""Registry entry of the ``zk_migration`` protocol (KIP-866): named configs and broken variants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from reference_impl.zk_migration.config import ZkMigrationConfig
+from reference_impl.zk_migration.system import ZkMigrationSystem
+from rollcheck.transition import ProtocolEntry, Variant
+
+# One ZK broker, one voter: every phase, rollback and finalization, no faults but ZooKeeper outages.
+SMALL = ZkMigrationConfig(zk_brokers=1, voters=1, failover=False, misconfigured_controller=False, max_updates=1)
+
+# The issue's default: 2 ZK brokers, 3 voters, faults on, bounded (about 508,000 states, ~30 s).
+DEFAULT = ZkMigrationConfig(max_epoch=2, max_updates=1)
+
+# With failover on a single voter too small to matter: the faults config used by most broken variants.
+FAULTS = ZkMigrationConfig(zk_brokers=1, voters=3, max_updates=1, max_epoch=2, unclean_shutdown=False,
+                           misconfigured_controller=False)
+
+LARGE = replace(DEFAULT, incompatible_broker=True, max_updates=2, max_epoch=3)
+
+
+def _build(config: ZkMigrationConfig) -> ZkMigrationSystem:
+    return ZkMigrationSystem(config)
+
+
+def _mutant(mutation: str, **changes: Any) -> Any:
+    def build(config: ZkMigrationConfig) -> ZkMigrationSystem:
+        return ZkMigrationSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
+
+    return build
+
+
+VARIANTS = (
+    Variant("MIG-M1", "dual writes to ZooKeeper without the /migration version check (a stale controller "
+            "keeps writing after a failover)", _mutant("unconditional_zk_writes", rollback=False, zk_outage=False),
+            expect=("MIG-02", "MIG-03"),
+            source="KIP-866 Dual metadata writes", config="faults"),
+    Variant("MIG-M2", "the KRaft controller claims /controller_epoch with its Raft epoch, not above ZooKeeper's",
+            _mutant("kraft_epoch_not_above_zk"), expect=("MIG-01",), source="KIP-866 Controller leadership"),
+    Variant("MIG-M3", "the initial copy is committed record by record instead of in one transaction",
+            _mutant("non_transactional_copy"), expect=("MIG-05", "MIG-06"),
+            source="KIP-866 Initial data migration"),
+    Variant("MIG-M4", "the migration is finalized when the first voter turns migration off",
+            _mutant("finalize_without_every_voter"), expect=("MIG-12",), source="KIP-866 Finalizing",
+            config="faults"),
+    # One broker, one voter and no other faults: the walks of Hypothesis and Spark then reach an outage in
+    # the middle of the dual-write phase in a few steps instead of by luck.
+    Variant("MIG-M5", "a dual write that fails because ZooKeeper is unavailable is counted as written",
+            _mutant("dual_write_ignores_zk_failure", max_updates=2, rollback=False, failover=False,
+                    misconfigured_controller=False, zk_brokers=1, voters=1, finalize=False),
+            expect=("MIG-03", "MIG-04", "MIG-11"),
+            source="KIP-866 ZooKeeper unavailable"),
+    Variant("MIG-M6", "the KRaft controller serves metadata changes before the copy",
+            _mutant("serve_before_copy"), expect=("MIG-09", "MIG-06"), source="KIP-866 KRaft controller soft start"),
+    Variant("MIG-M7", "UpdateMetadata and LeaderAndIsr go to a broker that did not register",
+            _mutant("rpcs_to_incompatible_broker", incompatible_broker=True, rollback=False), expect=("MIG-10",),
+            source="KIP-866 Incompatible broker"),
+    Variant("MIG-M8", "the migration starts before every ZK broker registered with the quorum",
+            _mutant("start_without_all_brokers", zk_brokers=2), expect=("MIG-07",),
+            source="KIP-866 Migration triggers"),
+)
+
+
+PROTOCOL = ProtocolEntry(
+    name="zk_migration",
+    summary="KIP-866 ZooKeeper to KRaft migration: triggers, copy, take-over, dual writes, rollback, faults",
+    config_type=ZkMigrationConfig,
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "faults": FAULTS},
+    build=_build,
+    variants=VARIANTS,
+    sources=("KIP-866 (shared/seeds/002_8863564d04f41aee.txt)",
+             "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/metadata/migration/KRaftMigrationDriver.java",
+             "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/ActivationRecordsGenerator.java",
+             "Apache Kafka 3.9 core/src/main/scala/kafka/zk/KafkaZkClient.scala"),
+)

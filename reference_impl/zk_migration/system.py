@@ -1,0 +1,466 @@
+"""KIP-866 at the system level: ZooKeeper, ZK brokers and a KRaft quorum migrating with faults.
+
+The model, and why it is shaped so:
+
+* ZooKeeper holds ``/controller`` (a ZK broker, or a KRaft voter with its Raft epoch), ``/controller_epoch``
+  with its znode version (ZK-mode controller writes are conditional on it), ``/migration`` with its
+  version (KRaft writes are conditional on it) and the cluster metadata as a sequence of record ids.
+* Metadata records are ids 0, 1, 2...: id 0 exists before the migration; each metadata change, in ZK
+  mode or in KRaft, creates the next id (``max_updates`` bounds them). The KRaft log holds the ids it
+  committed, so "ZooKeeper's copy is a prefix of the KRaft log" is a plain sequence comparison.
+* Each voter runs its own ``KRaftMigrationDriver`` state: a driver learns that it lost leadership only
+  by a separate step, which is the window in which a stale controller tries to write to ZooKeeper.
+* Faults are actions (voter crash and recovery, ZooKeeper outage, a misconfigured voter, an
+  incompatible broker, an unclean quorum shutdown during rollback), each switched on in the config.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from reference_impl.zk_migration.api import (
+    ActivationError,
+    MigrationDriverState,
+    ZkBrokerRegistration,
+    ZkMigrationState,
+    activate,
+    bootstrap_migration_state,
+    claim_controller_epoch,
+    is_valid_state_change,
+    zk_broker_registration_error,
+)
+from reference_impl.zk_migration.config import ZkMigrationConfig
+from rollcheck.system import DataclassSystem
+from rollcheck.transition import Action, AnyProperty
+
+KRAFT_ID = 100  # /controller names a KRaft voter v as 100 + v (Kafka: the voter's node id, e.g. 3000)
+
+D = MigrationDriverState
+T = TypeVar("T")
+
+
+class BrokerMode(enum.Enum):
+    ZK = 0
+    KRAFT = 1
+
+
+class Shutdown(enum.Enum):
+    NONE = 0
+    CLEAN = 1
+    UNCLEAN = 2
+
+
+@dataclass(frozen=True)
+class ZooKeeper:
+    available: bool
+    controller: int  # /controller: a ZK broker id, KRAFT_ID + voter, or -1 when absent
+    kraft_epoch: int  # the Raft epoch recorded in /controller by a KRaft controller, -1 otherwise
+    controller_epoch: int  # /controller_epoch, -1 when absent
+    epoch_version: int  # its znode version, -1 when absent
+    migration_version: int  # /migration znode version, -1 when absent
+    migrated: bool  # /migration says the initial copy finished
+    data: tuple[int, ...]  # the metadata ZooKeeper holds
+    epoch_high: int  # the highest /controller_epoch ever written (history, for the epoch properties)
+
+
+@dataclass(frozen=True)
+class ZkBroker:
+    mode: BrokerMode
+    migration: bool  # zookeeper.metadata.migration.enable and the quorum connection settings
+    ibp: int  # inter.broker.protocol.version as a metadata.version level
+    registered: bool  # with the KRaft quorum (BrokerRegistration with ZkMigrationReady)
+    kraft_rpcs: bool  # has received UpdateMetadata / LeaderAndIsr from the KRaft controller
+
+
+@dataclass(frozen=True)
+class Voter:
+    running: bool
+    migration: bool  # zookeeper.metadata.migration.enable on this controller
+    driver: MigrationDriverState
+    zk_version: int  # the /migration version its driver holds (-1 unknown)
+    zk_epoch: int  # the ZK controller epoch its driver claimed (-1 none)
+    synced: int  # how many KRaft records its driver believes ZooKeeper holds
+
+
+@dataclass(frozen=True)
+class ZkMigrationSystemState:
+    zk: ZooKeeper
+    brokers: tuple[ZkBroker, ...]
+    voters: tuple[Voter, ...]
+    leader: int  # the active KRaft controller, -1 when none
+    raft_epoch: int
+    migration: ZkMigrationState  # persisted in the metadata log
+    log: tuple[int, ...]  # committed KRaft metadata records
+    txn: bool  # the migration transaction is open (copy begun, not committed)
+    zk_controller_epoch: int  # the epoch the ZK-mode controller was elected with, -1 when none
+    next_id: int  # the id of the next metadata change
+    shutdown: Shutdown  # rollback: how the quorum was shut down
+
+
+class ZkMigrationSystem(DataclassSystem):
+    name = "zk_migration"
+    state_type = ZkMigrationSystemState
+
+    def __init__(self, config: ZkMigrationConfig) -> None:
+        config.validate()
+        super().__init__(config)
+        self.muts = config.mutations
+
+    # ------------------------------------------------------------------ interface
+    def initial_states(self) -> Iterable[ZkMigrationSystemState]:
+        """A ZK cluster (broker 0 its controller) holding record 0, beside a new KRaft quorum started with
+        migration enabled: its first leader bootstrapped the empty log into PRE_MIGRATION."""
+        c = self.config
+        try:
+            state = bootstrap_migration_state(c.quorum_level, True, c.profile)
+        except ActivationError as exc:
+            raise ValueError(str(exc)) from None
+        zk = ZooKeeper(True, 0, -1, c.zk_epoch, 0, -1, False, (0,), c.zk_epoch)
+        brokers = tuple(ZkBroker(BrokerMode.ZK, False, c.broker_ibp, False, False) for _ in range(c.zk_brokers))
+        voters = tuple(Voter(True, True, D.INACTIVE, -1, -1, 0) for _ in range(c.voters))
+        return [ZkMigrationSystemState(zk, brokers, voters, 0, 1, state, (), False, c.zk_epoch, 1, Shutdown.NONE)]
+
+    def invariants(self) -> Sequence[AnyProperty]:
+        from properties.zk_migration import zk_migration_properties
+
+        return zk_migration_properties(self.config)
+
+    def view(self, s: ZkMigrationSystemState) -> dict[str, object]:
+        z = s.zk
+        return {
+            "zk": {"available": z.available, "controller": z.controller, "kraft_epoch": z.kraft_epoch,
+                   "controller_epoch": z.controller_epoch, "epoch_version": z.epoch_version,
+                   "migration_version": z.migration_version, "migrated": z.migrated, "data": z.data,
+                   "epoch_high": z.epoch_high},
+            "brokers": tuple({"mode": b.mode.name, "migration": b.migration, "ibp": b.ibp,
+                              "registered": b.registered, "kraft_rpcs": b.kraft_rpcs} for b in s.brokers),
+            "voters": tuple({"running": v.running, "migration": v.migration, "driver": v.driver.name,
+                             "zk_version": v.zk_version, "zk_epoch": v.zk_epoch, "synced": v.synced}
+                            for v in s.voters),
+            "leader": s.leader, "raft_epoch": s.raft_epoch, "migration": s.migration.name, "log": s.log,
+            "txn": s.txn, "zk_controller_epoch": s.zk_controller_epoch, "next_id": s.next_id,
+            "shutdown": s.shutdown.name,
+        }
+
+    def successors(self, s: ZkMigrationSystemState) -> list[tuple[Action, ZkMigrationSystemState]]:
+        c = self.config
+        out: list[tuple[Action, ZkMigrationSystemState]] = []
+        quorum_up = s.shutdown is Shutdown.NONE
+        # ---- ZooKeeper mode
+        if s.zk.available and s.zk.controller == -1:
+            for b, br in enumerate(s.brokers):
+                if br.mode is BrokerMode.ZK:
+                    out.append((Action.of("ElectZkController", broker=b), self.elect_zk_controller(s, b)))
+        if self._zk_controller_can_write(s):
+            out.append((Action.of("ZkMetadataChange"), self.zk_metadata_change(s)))
+        # ---- brokers
+        pre = s.migration in (ZkMigrationState.PRE_MIGRATION, ZkMigrationState.MIGRATION)
+        for b, br in enumerate(s.brokers):
+            if br.mode is BrokerMode.ZK and not br.migration and pre and quorum_up:
+                out.append((Action.of("EnableMigrationOnBroker", broker=b),
+                            self.restart_zk_broker(s, b, True, c.broker_ibp)))
+            if c.incompatible_broker and br.mode is BrokerMode.ZK and br.ibp == c.broker_ibp and pre and quorum_up:
+                out.append((Action.of("IncompatibleBrokerJoins", broker=b),
+                            self.restart_zk_broker(s, b, True, c.broker_ibp - 1)))
+            if (br.mode is BrokerMode.ZK and br.migration and not br.registered and self._leader_ok(s)
+                    and zk_broker_registration_error(ZkBrokerRegistration(b, br.ibp, True), c.quorum_level,
+                                                     s.voters[s.leader].migration) is None):
+                out.append((Action.of("RegisterZkBroker", broker=b), self._put_broker(s, b, registered=True)))
+            if s.migration is ZkMigrationState.MIGRATION and br.mode is BrokerMode.ZK and br.registered \
+                    and quorum_up:
+                out.append((Action.of("RestartBrokerAsKRaft", broker=b),
+                            self._put_broker(s, b, mode=BrokerMode.KRAFT, kraft_rpcs=False)))
+            if c.rollback and br.mode is BrokerMode.KRAFT and s.migration is ZkMigrationState.MIGRATION:
+                out.append((Action.of("RollbackBrokerToZk", broker=b), self._put_broker(s, b, mode=BrokerMode.ZK)))
+        # ---- the KRaft quorum
+        if quorum_up:
+            self._quorum_successors(s, out)
+        # ---- ZooKeeper faults
+        if c.zk_outage:
+            out.append((Action.of("ZkUnavailable" if s.zk.available else "ZkAvailable"),
+                        replace(s, zk=replace(s.zk, available=not s.zk.available))))
+        # ---- rollback to ZooKeeper
+        if c.rollback:
+            self._rollback_successors(s, out)
+        return out
+
+    # ------------------------------------------------------------------ ZooKeeper mode
+    def _zk_controller_can_write(self, s: ZkMigrationSystemState) -> bool:
+        z = s.zk
+        if not (z.available and 0 <= z.controller < KRAFT_ID and s.next_id <= self.config.max_updates):
+            return False
+        # A ZK controller's writes are multi-ops conditional on /controller_epoch's version: once KRaft (or
+        # a newer ZK controller) rewrote it, they fail. Here: its epoch must still be the current one.
+        return s.zk_controller_epoch == z.controller_epoch and s.brokers[z.controller].mode is BrokerMode.ZK
+
+    def elect_zk_controller(self, s: ZkMigrationSystemState, b: int) -> ZkMigrationSystemState:
+        z = s.zk
+        # KafkaController: a missing /controller_epoch is created at 0 and then incremented.
+        epoch = (z.controller_epoch if z.controller_epoch >= 0 else 0) + 1
+        zk = replace(z, controller=b, kraft_epoch=-1, controller_epoch=epoch, epoch_version=z.epoch_version + 1,
+                     epoch_high=max(z.epoch_high, epoch))
+        return replace(s, zk=zk, zk_controller_epoch=epoch)
+
+    def zk_metadata_change(self, s: ZkMigrationSystemState) -> ZkMigrationSystemState:
+        return replace(s, zk=replace(s.zk, data=(*s.zk.data, s.next_id)), next_id=s.next_id + 1)
+
+    def restart_zk_broker(self, s: ZkMigrationSystemState, b: int, migration: bool, ibp: int
+                          ) -> ZkMigrationSystemState:
+        """A rolling restart of a ZK broker with new configs: it registers with the quorum again, and if it
+        was the ZK controller its ephemeral /controller goes away."""
+        z = s.zk
+        if z.controller == b:
+            z = replace(z, controller=-1)
+        br = replace(s.brokers[b], migration=migration, ibp=ibp, registered=False, kraft_rpcs=False)
+        return replace(s, zk=z, brokers=_put(s.brokers, b, br))
+
+    # ------------------------------------------------------------------ the KRaft quorum
+    def _leader_ok(self, s: ZkMigrationSystemState) -> bool:
+        return s.shutdown is Shutdown.NONE and s.leader >= 0 and s.voters[s.leader].running
+
+    def _quorum_successors(self, s: ZkMigrationSystemState, out: list[tuple[Action, ZkMigrationSystemState]]
+                           ) -> None:
+        c = self.config
+        running = sum(1 for v in s.voters if v.running)
+        if s.leader < 0 and running * 2 > len(s.voters):
+            for v, voter in enumerate(s.voters):
+                if voter.running:
+                    # Electing a voter that will resign (misconfigured) is a fault: bounded by the epoch.
+                    nxt = self.elect_leader(s, v)
+                    if nxt.leader >= 0 or s.raft_epoch < c.max_epoch:
+                        out.append((Action.of("ElectLeader", voter=v), nxt))
+        faults_left = s.raft_epoch < c.max_epoch
+        if c.failover and faults_left:
+            down = sum(1 for v in s.voters if not v.running)
+            for v, voter in enumerate(s.voters):
+                if voter.running and down == 0 and len(s.voters) > 1:
+                    out.append((Action.of("CrashVoter", voter=v), self.crash_voter(s, v)))
+            if s.leader >= 0:
+                # Raft moves leadership while the old leader keeps running (a partition, a slow fetch): its
+                # driver learns of it only later, the window in which a stale controller may write.
+                for v, voter in enumerate(s.voters):
+                    if voter.running and v != s.leader:
+                        out.append((Action.of("LeaderFailover", voter=v), self.elect_leader(s, v)))
+        for v, voter in enumerate(s.voters):
+            if not voter.running:
+                out.append((Action.of("RecoverVoter", voter=v), self.restart_voter(s, v, voter.migration)))
+        # Restarts that change the migration config: finalization (every broker already in KRaft mode), a
+        # misconfigured voter mid-migration, and migration turned back on after it finished.
+        all_kraft = all(b.mode is BrokerMode.KRAFT for b in s.brokers)
+        for v, voter in enumerate(s.voters):
+            if not voter.running:
+                continue
+            if voter.migration and s.migration is ZkMigrationState.MIGRATION and (
+                    (c.finalize and all_kraft) or (c.misconfigured_controller and faults_left)):
+                out.append((Action.of("RestartVoter", voter=v, migration=False), self.restart_voter(s, v, False)))
+            if not voter.migration and s.migration is ZkMigrationState.POST_MIGRATION and c.misconfigured_controller \
+                    and faults_left:
+                out.append((Action.of("RestartVoter", voter=v, migration=True), self.restart_voter(s, v, True)))
+        for v, voter in enumerate(s.voters):
+            if voter.running and voter.migration:
+                for label, nxt in self.driver_steps(s, v):
+                    out.append((Action.of(label, voter=v), nxt))
+        if self._leader_ok(s) and s.next_id <= c.max_updates and self._serves_metadata(s):
+            out.append((Action.of("KRaftMetadataChange"),
+                        replace(s, log=(*s.log, s.next_id), next_id=s.next_id + 1)))
+
+    def _serves_metadata(self, s: ZkMigrationSystemState) -> bool:
+        # KIP-866 "KRaft controller soft start": before the copy only Raft, BrokerRegistration and
+        # BrokerHeartbeat are served; the rest gets NOT_CONTROLLER (Kafka: RUNS_IN_PREMIGRATION).
+        if s.migration is ZkMigrationState.PRE_MIGRATION:
+            return "serve_before_copy" in self.muts
+        if s.migration is ZkMigrationState.MIGRATION and self.config.profile == "kip":
+            # KIP-866 "ZooKeeper unavailable" / write-behind limit: metadata updates stop while ZooKeeper is
+            # unavailable or lags by the limit. Kafka 3.9 has neither (no such check or config).
+            # The controller knows the lag only through its driver (ZooKeeperWriteBehindLag).
+            driver = s.voters[s.leader]
+            synced = driver.synced if driver.driver is D.DUAL_WRITE else 0
+            return s.zk.available and len(s.log) - synced < self.config.lag_limit
+        return True
+
+    def elect_leader(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState:
+        """Raft elects ``v``; it replays the log and activates (ActivationRecordsGenerator / KIP-866 wrong
+        settings): an open migration transaction is aborted, a misconfigured controller resigns."""
+        voter = s.voters[v]
+        all_off = all(not x.migration for x in s.voters)
+        if "finalize_without_every_voter" in self.muts:
+            all_off = True
+        act = activate(s.migration, voter.migration, all_off, s.txn, self.config.profile)
+        nxt = replace(s, leader=v, raft_epoch=s.raft_epoch + 1, txn=False if act.abort_transaction else s.txn)
+        if act.write is not None:
+            nxt = replace(nxt, migration=act.write)
+        if act.resign is not None:
+            nxt = replace(nxt, leader=-1)
+        return nxt
+
+    def crash_voter(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState:
+        voter = replace(s.voters[v], running=False)
+        return replace(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
+
+    def restart_voter(self, s: ZkMigrationSystemState, v: int, migration: bool) -> ZkMigrationSystemState:
+        # The driver starts UNINITIALIZED and reads /migration (RecoverMigrationStateFromZK) before it goes
+        # INACTIVE; nothing it learns there is used before it claims leadership again, so the model starts
+        # it INACTIVE.
+        voter = Voter(True, migration, D.INACTIVE, -1, -1, 0)
+        return replace(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
+
+    # ------------------------------------------------------------------ KRaftMigrationDriver
+    def driver_steps(self, s: ZkMigrationSystemState, v: int) -> list[tuple[str, ZkMigrationSystemState]]:
+        voter = s.voters[v]
+        z = s.zk
+        d = voter.driver
+        is_leader = s.leader == v
+        steps: list[tuple[str, ZkMigrationSystemState]] = []
+
+        def to(new: MigrationDriverState, st: ZkMigrationSystemState | None = None, **changes: object
+               ) -> ZkMigrationSystemState:
+            assert is_valid_state_change(d, new), (d, new)  # Kafka throws IllegalStateException
+            base = st if st is not None else s
+            return replace(base, voters=_put(base.voters, v, replace(base.voters[v], driver=new, **changes)))
+
+        if not is_leader:
+            if d is not D.INACTIVE:
+                # KRaftLeaderEvent: another voter leads; until this step the driver still acts as before.
+                # What it held of ZooKeeper is stale from now on; it claims afresh when it leads again.
+                steps.append(("DriverDeactivate", to(D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)))
+            if d is D.DUAL_WRITE:
+                steps.extend(self._dual_write(s, v))  # a stale driver may still try
+            return steps
+        if d is D.INACTIVE:
+            steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM)))
+        elif d is D.WAIT_FOR_CONTROLLER_QUORUM:
+            m = s.migration
+            if m in (ZkMigrationState.NONE, ZkMigrationState.POST_MIGRATION):
+                steps.append(("DriverWaitForQuorum", to(D.INACTIVE)))
+            elif m is ZkMigrationState.PRE_MIGRATION:
+                if all(x.running and x.migration for x in s.voters):  # every voter's ZkMigrationReady
+                    steps.append(("DriverWaitForQuorum", to(D.WAIT_FOR_BROKERS)))
+            elif m is ZkMigrationState.MIGRATION:
+                steps.append(("DriverWaitForQuorum", to(D.BECOME_CONTROLLER if z.migrated else D.INACTIVE)))
+        elif d is D.WAIT_FOR_BROKERS:
+            if self.brokers_ready(s):
+                steps.append(("DriverWaitForBrokers", to(D.BECOME_CONTROLLER)))
+        elif d is D.BECOME_CONTROLLER:
+            if z.available:
+                claimed = self.claim(s, v)
+                if claimed is not None:
+                    nxt_state = D.SYNC_KRAFT_TO_ZK if z.migrated else D.ZK_MIGRATION
+                    steps.append(("BecomeZkController", to(nxt_state, claimed)))
+        elif d is D.ZK_MIGRATION:
+            if not s.txn:
+                steps.append(("BeginMigration", self.begin_migration(s)))
+            elif z.available and (voter.zk_version == z.migration_version):
+                # Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration (a
+                # conditional write) that the copy finished.
+                zk = replace(z, migrated=True, migration_version=z.migration_version + 1)
+                done = replace(s, zk=zk, log=z.data, txn=False, migration=ZkMigrationState.MIGRATION)
+                steps.append(("CompleteMigration", to(D.SYNC_KRAFT_TO_ZK, done, zk_version=zk.migration_version,
+                                                      synced=len(z.data))))
+        elif d is D.SYNC_KRAFT_TO_ZK:
+            if z.available and self._version_ok(voter, z):
+                # KAFKA-15010: a full KRaft -> ZooKeeper sync after every take-over.
+                zk = replace(z, data=s.log, migration_version=z.migration_version + 1)
+                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, replace(s, zk=zk),
+                                                  zk_version=zk.migration_version, synced=len(s.log))))
+        elif d is D.KRAFT_CONTROLLER_TO_BROKER_COMM:
+            brokers = tuple(replace(b, kraft_rpcs=True) if self._gets_rpcs(b) else b for b in s.brokers)
+            steps.append(("SendRpcsToBrokers", to(D.DUAL_WRITE, replace(s, brokers=brokers))))
+        elif d is D.DUAL_WRITE:
+            steps.extend(self._dual_write(s, v))
+        return steps
+
+    def brokers_ready(self, s: ZkMigrationSystemState) -> bool:
+        """KIP-866 triggers 1-4: every broker at the migration version, configured, registered, online."""
+        zk_brokers = [b for b in s.brokers if b.mode is BrokerMode.ZK]
+        if "start_without_all_brokers" in self.muts:
+            return any(b.registered for b in zk_brokers)
+        return bool(zk_brokers) and all(b.migration and b.registered and b.ibp == self.config.quorum_level
+                                        for b in zk_brokers)
+
+    def _gets_rpcs(self, b: ZkBroker) -> bool:
+        # KIP-866 "Incompatible broker": it is isolated, no UpdateMetadata or LeaderAndIsr is sent to it.
+        if "rpcs_to_incompatible_broker" in self.muts:
+            return b.mode is BrokerMode.ZK
+        return b.mode is BrokerMode.ZK and b.registered and b.ibp == self.config.quorum_level
+
+    def claim(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState | None:
+        """Take over /controller and /controller_epoch, then write /migration unconditionally to learn its
+        latest version (KAFKA-16171 / KAFKA-16667)."""
+        z = s.zk
+        current = z.controller_epoch if z.controller_epoch >= 0 else 0
+        epoch = claim_controller_epoch(current, z.kraft_epoch, s.raft_epoch)
+        if epoch is None:
+            return None
+        if "kraft_epoch_not_above_zk" in self.muts:
+            epoch = s.raft_epoch
+        version = z.migration_version + 1
+        zk = replace(z, controller=KRAFT_ID + v, kraft_epoch=s.raft_epoch, controller_epoch=epoch,
+                     epoch_version=z.epoch_version + 1, migration_version=version,
+                     epoch_high=max(z.epoch_high, epoch))
+        voter = replace(s.voters[v], zk_version=version, zk_epoch=epoch)
+        return replace(s, zk=zk, voters=_put(s.voters, v, voter))
+
+    def begin_migration(self, s: ZkMigrationSystemState) -> ZkMigrationSystemState:
+        if "non_transactional_copy" in self.muts:
+            # Records committed as they are read: a crash now leaves a partial copy in the log.
+            return replace(s, log=s.zk.data[:1], txn=True)
+        return replace(s, txn=True)
+
+    def _version_ok(self, voter: Voter, z: ZooKeeper) -> bool:
+        return "unconditional_zk_writes" in self.muts or voter.zk_version == z.migration_version
+
+    def _dual_write(self, s: ZkMigrationSystemState, v: int) -> list[tuple[str, ZkMigrationSystemState]]:
+        """Write the next committed record to ZooKeeper in a multi-op conditional on /migration's version."""
+        voter = s.voters[v]
+        z = s.zk
+        if voter.synced >= len(s.log):
+            return []
+        if not z.available:
+            if "dual_write_ignores_zk_failure" in self.muts:
+                skipped = replace(voter, synced=voter.synced + 1)
+                return [("DualWrite", replace(s, voters=_put(s.voters, v, skipped)))]
+            return []
+        if not self._version_ok(voter, z):
+            return []  # BADVERSION: another controller wrote since; this driver's writes are fenced
+        zk = replace(z, data=(*z.data, s.log[voter.synced]), migration_version=z.migration_version + 1)
+        nv = replace(voter, synced=voter.synced + 1, zk_version=zk.migration_version)
+        return [("DualWrite", replace(s, zk=zk, voters=_put(s.voters, v, nv)))]
+
+    # ------------------------------------------------------------------ rollback
+    def _rollback_successors(self, s: ZkMigrationSystemState, out: list[tuple[Action, ZkMigrationSystemState]]
+                             ) -> None:
+        c = self.config
+        in_progress = s.migration in (ZkMigrationState.PRE_MIGRATION, ZkMigrationState.MIGRATION)
+        if s.shutdown is Shutdown.NONE and in_progress and all(b.mode is BrokerMode.ZK for b in s.brokers):
+            # The operator can see only ZooKeeperWriteBehindLag, which the active driver reports.
+            drained = not s.log or (self._leader_ok(s) and s.voters[s.leader].driver is D.DUAL_WRITE
+                                    and s.voters[s.leader].synced == len(s.log))
+            down = tuple(replace(v, running=False) for v in s.voters)
+            if drained:
+                # The operator waits for ZooKeeperWriteBehindLag = 0 and shuts the quorum down cleanly.
+                out.append((Action.of("ShutdownQuorum", clean=True),
+                            replace(s, voters=down, leader=-1, shutdown=Shutdown.CLEAN)))
+            elif c.unclean_shutdown:
+                out.append((Action.of("ShutdownQuorum", clean=False),
+                            replace(s, voters=down, leader=-1, shutdown=Shutdown.UNCLEAN)))
+        if s.shutdown is not Shutdown.NONE and s.zk.available and s.zk.controller >= KRAFT_ID:
+            z = s.zk
+            if c.profile == "kip":
+                # KIP-866 "Rollback to ZK": remove /controller and /controller_epoch.
+                z = replace(z, controller=-1, kraft_epoch=-1, controller_epoch=-1, epoch_version=-1)
+            else:
+                # Kafka 3.9 docs ("Reverting to ZooKeeper mode"): remove /controller and /migration; the
+                # epoch node stays, so the next ZK controller's epoch continues from it.
+                z = replace(z, controller=-1, kraft_epoch=-1, migration_version=-1, migrated=False)
+            out.append((Action.of("DeleteControllerZNodes"), replace(s, zk=z)))
+
+    # ------------------------------------------------------------------ helpers
+    def _put_broker(self, s: ZkMigrationSystemState, b: int, **changes: object) -> ZkMigrationSystemState:
+        return replace(s, brokers=_put(s.brokers, b, replace(s.brokers[b], **changes)))
+
+
+def _put(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
+    return (*items[:i], item, *items[i + 1:])
