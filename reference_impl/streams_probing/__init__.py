@@ -1,0 +1,1 @@
+"""KIP-268: Kafka Streams rebalance metadata upgrade with version probing."""

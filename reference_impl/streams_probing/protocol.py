@@ -1,0 +1,73 @@
+"""Registry entry of the ``streams_probing`` protocol (KIP-268): named configs and broken variants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.system import StreamsProbingSystem
+from rollcheck.transition import ProtocolEntry, Variant
+
+# Version probing in its simplest group: two 2.0 instances, one rolling bounce to a release speaking 4.
+SMALL = StreamsProbingConfig(instances=2)
+
+# The issue's default: three instances, 2.0 -> post-2.0 (version probing), one crash and restart.
+DEFAULT = StreamsProbingConfig(max_crashes=1)
+
+# Pre-2.0 upgrades: two bounces with upgrade.from set, then removed.
+PRE20 = StreamsProbingConfig(from_release="1.1", to_release="2.0", max_crashes=1)
+FROM_0100 = StreamsProbingConfig(from_release="0.10.0", to_release="post-2.0")
+
+# KIP-268's counterexample: a pre-2.0 group bounced once to 2.0 without upgrade.from (a finding by design).
+NO_UPGRADE_FROM = StreamsProbingConfig(from_release="1.1", to_release="2.0", procedure="single-bounce")
+
+# Kafka today: from 2.0 (version 3) to 3.9 (version 11) in one bounce (kafka profile only).
+KAFKA_LATEST = StreamsProbingConfig(profile="kafka", from_release="2.0", to_release="3.9", max_crashes=1)
+
+LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
+
+
+def _build(config: StreamsProbingConfig) -> StreamsProbingSystem:
+    return StreamsProbingSystem(config)
+
+
+def _mutant(mutation: str, **changes: Any) -> Any:
+    def build(config: StreamsProbingConfig) -> StreamsProbingSystem:
+        return StreamsProbingSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
+
+    return build
+
+
+VARIANTS = (
+    Variant("STR-M1", "the 2.0+ leader fails on a subscription newer than it understands (pre-KIP behaviour)",
+            _mutant("leader_fails_on_future"), expect=("STR-01", "STR-06"),
+            source="KIP-268 Future upgrades with version probing"),
+    Variant("STR-M2", "the leader assigns at its own version while an older member remains",
+            _mutant("assign_at_leader_version"), expect=("STR-03", "STR-02", "STR-06"),
+            source="KIP-268 Detailed upgrade protocol", config="pre20"),
+    Variant("STR-M3", "a member never returns to the higher version after probing down",
+            _mutant("member_never_upgrades"), expect=("STR-07", "STR-08"),
+            source="KIP-268 Detailed upgrade protocol: update its downgraded used-version"),
+    Variant("STR-M4", "KAFKA-8649: a member adopts the leader's supported version even above its own (Kafka 2.0's "
+            "onAssignment; the 2.0 instance then cannot encode its subscription)", _mutant("uncapped_adopt"),
+            expect=("STR-05", "STR-06"), source="KAFKA-8649, apache/kafka PR #7423"),
+)
+
+
+PROTOCOL = ProtocolEntry(
+    name="streams_probing",
+    summary="KIP-268 Kafka Streams rebalance metadata upgrade: upgrade.from, version probing, rolling bounces",
+    config_type=StreamsProbingConfig,
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
+             "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST},
+    build=_build,
+    variants=VARIANTS,
+    sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
+             "Apache Kafka 2.0 streams/.../internals/StreamsPartitionAssignor.java, SubscriptionInfo.java, "
+             "AssignmentInfo.java",
+             "Apache Kafka 2.1 streams/.../internals/assignment/AssignmentInfo.java (version 4, error code)",
+             "Apache Kafka trunk (2024) StreamsPartitionAssignor.java, AssignorConfiguration.java, "
+             "StreamsAssignmentProtocolVersions.java",
+             "Apache Kafka 2.0 streams/src/test/.../tests/StreamsUpgradeTest.java (simulated version 4)"),
+)

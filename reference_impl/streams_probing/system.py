@@ -1,0 +1,224 @@
+"""KIP-268 at the system level: a group of Kafka Streams instances going through a rolling upgrade.
+
+The model, and why it is shaped so:
+
+* A rebalance is one step (JoinGroup and SyncGroup as a barrier): every running instance sends its
+  subscription, a leader elected by the coordinator (any member: a superset of the coordinator's choice)
+  runs :func:`~reference_impl.streams_probing.api.assign`, and each member finds its assignment in its
+  inbox. Each member then processes it in its own step (:func:`~reference_impl.streams_probing.api.on_assignment`):
+  probing down, adopting the supported version, failing, or nothing.
+* Rebalances happen only when something asks for one: a member joining or leaving (bounce, crash,
+  restart), a member that probed, or the leader's follow-up request. So "converged" and "stable" have a
+  meaning, and a group that never settles (a rebalance storm) is caught by the liveness property.
+* The operator bounces one instance at a time, only when the group is stable (the rolling-bounce
+  procedure: wait until the bounced instance is running again), round after round.
+* A failed instance (an exception in the assignor, or an error assignment) stays failed: the properties
+  report it; nothing restarts it behind the checker's back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from reference_impl.streams_probing.api import (
+    AssignmentInfo,
+    AssignorError,
+    IllegalStateException,
+    MemberOutcome,
+    SubscriptionInfo,
+    TaskAssignmentException,
+    assign,
+    on_assignment,
+)
+from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.releases import configured_metadata_version, release
+from rollcheck.system import DataclassSystem
+from rollcheck.transition import Action, AnyProperty
+
+REBALANCE_CAP = 3  # rebalances since the last join are counted up to this (the properties look at <= 2)
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """An assignment a member received and has not processed yet (the fields version probing reads)."""
+
+    version: int
+    supported: int
+    error: int  # an AssignorError code
+    probing_reply: bool  # the empty assignment a kip leader sends to a future member
+
+
+@dataclass(frozen=True)
+class StreamsInstance:
+    release: str
+    upgrade_from: str | None
+    used_version: int  # usedSubscriptionMetadataVersion (in memory: a restart resets it)
+    running: bool
+    bounces: int  # rolling bounces done on this instance
+    inbox: Delivered | None
+    last_version: int  # version of the last assignment it processed (0: none yet)
+    failure: str  # "" or what killed it (an exception message or the error code)
+
+
+@dataclass(frozen=True)
+class StreamsGroupState:
+    instances: tuple[StreamsInstance, ...]
+    rebalance_pending: bool
+    follow_up: int  # the leader (index) that still has to trigger its follow-up rebalance, or -1
+    rebalances: int  # completed rebalances since the last member joined or left (capped)
+    leader: int  # the leader of the last rebalance, or -1
+    crashes: int
+
+
+def _set(xs: tuple[StreamsInstance, ...], i: int, x: StreamsInstance) -> tuple[StreamsInstance, ...]:
+    return (*xs[:i], x, *xs[i + 1:])
+
+
+class StreamsProbingSystem(DataclassSystem):
+    name = "streams_probing"
+    state_type = StreamsGroupState
+
+    def __init__(self, config: StreamsProbingConfig) -> None:
+        config.validate()
+        super().__init__(config)
+        self.old = config.old
+        self.new = config.new
+
+    # ---- helpers shared with the properties
+    def target_version(self, s: StreamsGroupState) -> int:
+        """The highest version every instance supports (what the group should converge on)."""
+        return min(release(x.release).latest_supported for x in s.instances)
+
+    @staticmethod
+    def stable(s: StreamsGroupState) -> bool:
+        return (not s.rebalance_pending and s.follow_up < 0
+                and all(x.running and x.inbox is None and not x.failure for x in s.instances))
+
+    def bounces_done(self, s: StreamsGroupState) -> bool:
+        return all(x.bounces >= self.config.rounds for x in s.instances)
+
+    def converged(self, s: StreamsGroupState) -> bool:
+        target = self.target_version(s)
+        return all(x.used_version == target and x.last_version == target for x in s.instances)
+
+    # ---- the transition system
+    def initial_states(self) -> Iterable[StreamsGroupState]:
+        v = self.old.latest_supported
+        inst = StreamsInstance(self.old.name, None, v, True, 0, None, 0, "")
+        yield StreamsGroupState((inst,) * self.config.instances, True, -1, 0, -1, 0)
+
+    def invariants(self) -> Sequence[AnyProperty]:
+        from properties.streams_probing import streams_probing_properties
+
+        return streams_probing_properties(self)
+
+    def successors(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
+        cfg = self.config
+        members = [i for i, x in enumerate(s.instances) if x.running and not x.failure]
+        inboxes_empty = all(x.inbox is None for x in s.instances)
+        if self.stable(s):
+            yield from self._bounces(s)
+        if s.rebalance_pending and inboxes_empty and s.follow_up < 0 and members:
+            for leader in members:
+                yield self._rebalance(s, leader, members)
+        for i, x in enumerate(s.instances):
+            if x.inbox is not None:
+                yield self._on_assignment(s, i)
+        if s.crashes < cfg.max_crashes:
+            for i in members:
+                x = s.instances[i]
+                down = replace(x, running=False, inbox=None)
+                others = any(j != i for j in members)
+                yield Action.of("Crash", instance=i), replace(
+                    s, instances=_set(s.instances, i, down), rebalance_pending=others or s.rebalance_pending,
+                    follow_up=-1 if s.follow_up == i else s.follow_up, rebalances=0, crashes=s.crashes + 1)
+        for i, x in enumerate(s.instances):
+            if not x.running and not x.failure:
+                rel = release(x.release)
+                used = configured_metadata_version(rel, x.upgrade_from, cfg.profile)
+                up = replace(x, running=True, used_version=used, inbox=None)
+                yield Action.of("Restart", instance=i), replace(
+                    s, instances=_set(s.instances, i, up), rebalance_pending=True, rebalances=0)
+
+    def _bounces(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
+        cfg = self.config
+        for i, x in enumerate(s.instances):
+            if x.bounces >= cfg.rounds or any(y.bounces < x.bounces for y in s.instances):
+                continue  # round r+1 starts once every instance finished round r
+            last_round = x.bounces + 1 == cfg.rounds
+            upgrade_from = None if last_round else cfg.upgrade_from
+            used = configured_metadata_version(self.new, upgrade_from, cfg.profile)
+            bounced = StreamsInstance(self.new.name, upgrade_from, used, True, x.bounces + 1, None,
+                                      x.last_version, "")
+            action = Action.of("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
+            yield action, replace(s, instances=_set(s.instances, i, bounced), rebalance_pending=True, rebalances=0)
+
+    def _rebalance(self, s: StreamsGroupState, leader: int,
+                   members: list[int]) -> tuple[Action, StreamsGroupState]:
+        cfg = self.config
+        subs: dict[str, SubscriptionInfo] = {}
+        instances = s.instances
+        for i in members:
+            x = instances[i]
+            rel = release(x.release)
+            try:
+                subs[str(i)] = SubscriptionInfo.of(x.used_version, rel.latest_supported)
+            except IllegalStateException as exc:
+                # The member cannot even build its subscription (a version above what it speaks).
+                failed = replace(x, running=False, failure=f"subscription: {exc}")
+                return Action.of("Rebalance", leader=leader), replace(
+                    s, instances=_set(instances, i, failed), rebalances=0)
+        action = Action.of("Rebalance", leader=leader)
+        lrel = release(instances[leader].release)
+        try:
+            result = assign(lrel, cfg.profile, subs, mutations=cfg.mutations)
+        except (TaskAssignmentException, IllegalStateException) as exc:
+            failed = replace(instances[leader], running=False, failure=f"leader: {exc}")
+            # The leader's thread dies; the others rejoin without it.
+            return action, replace(s, instances=_set(instances, leader, failed), rebalance_pending=True,
+                                   rebalances=0, leader=leader)
+        new = list(instances)
+        for i in members:
+            info: AssignmentInfo = result.assignments[str(i)]
+            probing_reply = info.is_empty and subs[str(i)].version > lrel.latest_supported and cfg.profile == "kip"
+            new[i] = replace(new[i], inbox=Delivered(info.version, info.latest_supported, int(info.error),
+                                                     probing_reply))
+        return action, replace(s, instances=tuple(new), rebalance_pending=False,
+                               follow_up=leader if result.follow_up_rebalance else -1,
+                               rebalances=min(s.rebalances + 1, REBALANCE_CAP), leader=leader)
+
+    def _on_assignment(self, s: StreamsGroupState, i: int) -> tuple[Action, StreamsGroupState]:
+        cfg = self.config
+        x = s.instances[i]
+        d = x.inbox
+        assert d is not None
+        info = AssignmentInfo(d.version, d.supported, error=AssignorError(d.error))
+        follow_up = s.follow_up
+        leader_trigger = follow_up == i
+        if leader_trigger:
+            follow_up = -1
+        try:
+            upd = on_assignment(release(x.release), cfg.profile, x.used_version, info, cfg.mutations)
+        except (TaskAssignmentException, IllegalStateException) as exc:
+            failed = replace(x, running=False, inbox=None, failure=f"member: {exc}")
+            return Action.of("AssignmentFailure", instance=i, version=d.version), replace(
+                s, instances=_set(s.instances, i, failed), follow_up=follow_up, rebalances=0,
+                rebalance_pending=True)
+        if upd.outcome is MemberOutcome.ERROR_SHUTDOWN:
+            failed = replace(x, running=False, inbox=None, failure=f"shutdown: {AssignorError(upd.error).name}")
+            return Action.of("ErrorShutdown", instance=i, error=AssignorError(upd.error).name), replace(
+                s, instances=_set(s.instances, i, failed), follow_up=follow_up, rebalances=0,
+                rebalance_pending=True)
+        done = replace(x, used_version=upd.used_version, inbox=None, last_version=d.version)
+        pending = s.rebalance_pending or upd.rebalance or leader_trigger
+        if upd.outcome is MemberOutcome.PROBE_DOWNGRADE:
+            action = Action.of("ProbeDowngrade", instance=i, version=upd.used_version)
+        elif upd.outcome is MemberOutcome.ADOPT_SUPPORTED:
+            action = Action.of("AdoptSupportedVersion", instance=i, version=upd.used_version)
+        elif leader_trigger:
+            action = Action.of("LeaderFollowUpRebalance", instance=i)
+        else:
+            action = Action.of("OnAssignment", instance=i, version=d.version)
+        return action, replace(s, instances=_set(s.instances, i, done), rebalance_pending=pending,
+                               follow_up=follow_up)
