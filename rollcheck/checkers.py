@@ -207,5 +207,17 @@ CHECKERS: dict[str, tuple[Adapter, str, str]] = {
 }
 
 
+def _register_tla_checkers() -> None:
+    # Imported here: rollcheck.checkers_tla imports this module's report types.
+    from rollcheck.checkers_tla import check_apalache, check_conform, check_tlc
+
+    CHECKERS["tlc"] = (check_tlc, "specs.tlc", "TLC on the TLA+ spec (exhaustive)")
+    CHECKERS["conform"] = (check_conform, "rollcheck.conformance", "spec <-> reference trace conformance")
+    CHECKERS["apalache"] = (check_apalache, "specs.apalache", "Apalache bounded model checking (when installed)")
+
+
+_register_tla_checkers()
+
+
 def available_checkers() -> list[str]:
     return [name for name, (_, module, _) in CHECKERS.items() if _present(module)]

@@ -34,6 +34,7 @@ from reference_impl.streams_probing.api import (
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import configured_metadata_version, release
 from rollcheck.system import DataclassSystem
+from rollcheck.traces import Record
 from rollcheck.transition import Action, AnyProperty
 
 REBALANCE_CAP = 3  # rebalances since the last join are counted up to this (the properties look at <= 2)
@@ -101,6 +102,25 @@ class StreamsProbingSystem(DataclassSystem):
     def converged(self, s: StreamsGroupState) -> bool:
         target = self.target_version(s)
         return all(x.used_version == target and x.last_version == target for x in s.instances)
+
+    # ---- the TLA+ variables of specs/StreamsProbing.tla
+    def view(self, s: StreamsGroupState) -> dict[str, object]:
+        """The state as the spec's variables: an absent inbox is the empty set (an option as a set), and a
+        failure is its kind ("subscription", "leader", "member", "shutdown"), not the exception text."""
+        return {
+            "instances": tuple(Record(
+                release=x.release, upgrade_from=x.upgrade_from or "", used_version=x.used_version,
+                running=x.running, bounces=x.bounces,
+                inbox=frozenset() if x.inbox is None else frozenset({Record(
+                    version=x.inbox.version, supported=x.inbox.supported, error=x.inbox.error,
+                    probing_reply=x.inbox.probing_reply)}),
+                last_version=x.last_version, failure=x.failure.split(":", 1)[0]) for x in s.instances),
+            "rebalance_pending": s.rebalance_pending,
+            "follow_up": s.follow_up,
+            "rebalances": s.rebalances,
+            "leader": s.leader,
+            "crashes": s.crashes,
+        }
 
     # ---- the transition system
     def initial_states(self) -> Iterable[StreamsGroupState]:

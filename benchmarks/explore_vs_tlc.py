@@ -1,0 +1,99 @@
+"""Benchmark: TLC (2 workers) against rollcheck's explorers on the same configs (not a test).
+
+    python benchmarks/explore_vs_tlc.py                               # every protocol with a spec
+    python benchmarks/explore_vs_tlc.py streams_probing:large --profile kafka --json out.json
+
+For each protocol:config (default: the largest config that both finish in a few minutes, per protocol
+below) it prints distinct states, wall time and distinct states per second for TLC, the local explorer
+and the Spark explorer, with the ratios to TLC. TLC counts the spec's states (the reference's views);
+the explorers count reference states: the counts must be equal (a mismatch exits 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rollcheck.explorer import explore
+from rollcheck.registry import get_protocol
+from specs.binding import binding_for, spec_protocols, write_model
+from specs.tlc import run_tlc
+
+# The largest named config of each protocol that TLC and both explorers finish in a few minutes here.
+LARGEST = {"streams_probing": "large", "features": "small", "metadata_version": "small", "zk_migration": "faults"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("targets", nargs="*", help="protocol:config (default: each protocol with a spec)")
+    parser.add_argument("--profile", choices=("kip", "kafka"), default="kip")
+    parser.add_argument("--master", default="local[2]", help="Spark master (default: local[2])")
+    parser.add_argument("--no-spark", action="store_true", help="skip the Spark engine")
+    parser.add_argument("--json", type=Path, default=None, help="write the rows as JSON here")
+    args = parser.parse_args()
+    targets = args.targets or [f"{p}:{LARGEST.get(p, 'small')}" for p in spec_protocols()]
+    spark = None
+    if not args.no_spark:
+        from rollcheck.spark.session import get_session
+
+        spark = get_session(args.master)
+    rows = []
+    ok = True
+    print(f"{'target':30} {'states':>10} {'TLC s':>8} {'TLC st/s':>10} {'local s':>8} {'local st/s':>10} "
+          f"{'spark s':>8} {'spark st/s':>10} {'TLC/local':>9} {'TLC/spark':>9}  counts")
+    for target in targets:
+        proto, _, conf = target.partition(":")
+        entry = get_protocol(proto)
+        ts = entry.build(replace(entry.configs[conf or "default"], profile=args.profile))
+        with tempfile.TemporaryDirectory() as tmp:
+            model = write_model(binding_for(proto), ts, Path(tmp) / "tlc", check_properties=False)
+            t0 = time.perf_counter()
+            tlc = run_tlc(model.directory, model.module, model.cfg, workers=2, timeout=3600)
+            t_tlc = time.perf_counter() - t0
+        if tlc.error:
+            print(f"{target}: TLC failed: {tlc.error}")
+            ok = False
+            continue
+        t0 = time.perf_counter()
+        local = explore(ts, stop_at_first=False, check_graph=False)
+        t_local = time.perf_counter() - t0
+        t_spark = None
+        spark_states = None
+        if spark is not None:
+            from rollcheck.spark.explorer import explore_system_spark
+
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                dist = explore_system_spark(ts, spark, out_dir=Path(tmp), run_key={"bench": target},
+                                            stop_at_first=False)
+                t_spark = time.perf_counter() - t0
+                spark_states = dist.distinct_states
+        same = tlc.distinct_states == local.distinct_states and spark_states in (None, local.distinct_states)
+        ok &= same
+        row = {"target": target, "profile": args.profile, "distinct_states": local.distinct_states,
+               "tlc_states": tlc.distinct_states, "spark_states": spark_states,
+               "tlc_seconds": round(t_tlc, 2), "tlc_states_per_s": round((tlc.distinct_states or 0) / t_tlc),
+               "local_seconds": round(t_local, 2), "local_states_per_s": round(local.distinct_states / t_local),
+               "spark_seconds": None if t_spark is None else round(t_spark, 2),
+               "spark_states_per_s": None if t_spark is None else round(local.distinct_states / t_spark),
+               "tlc_over_local": round(t_tlc / t_local, 2),
+               "tlc_over_spark": None if t_spark is None else round(t_tlc / t_spark, 2), "same_counts": same}
+        rows.append(row)
+        spark_cols = (f"{row['spark_seconds']:>8} {row['spark_states_per_s']:>10,}" if t_spark is not None
+                      else f"{'-':>8} {'-':>10}")
+        print(f"{target:30} {row['distinct_states']:>10,} {row['tlc_seconds']:>8} {row['tlc_states_per_s']:>10,} "
+              f"{row['local_seconds']:>8} {row['local_states_per_s']:>10,} {spark_cols} "
+              f"{row['tlc_over_local']:>9} {row['tlc_over_spark'] if row['tlc_over_spark'] is not None else '-':>9}"
+              f"  {'equal' if same else 'MISMATCH'}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"profile": args.profile, "rows": rows}, indent=2) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The gate's TLA+ checkers: TLC on the spec, Apalache when installed, and spec/reference conformance.
+
+Each adapter checks the protocol's spec (``specs/``) on the same config the other checkers use. A
+protocol without a spec yet, an absent Apalache, or a config too large for a conformance run gives a
+"skipped" report with the reason: the gate shows it and does not count it as a failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rollcheck.checkers import (
+    HOLDS,
+    NOT_CHECKED,
+    VIOLATED,
+    CheckContext,
+    CheckerReport,
+    PropertyVerdict,
+    save_traces,
+)
+from rollcheck.errors import ToolUnavailable, UserError
+from rollcheck.transition import ProtocolEntry
+
+CONFORM_MAX_STATES = 100_000  # conformance dumps and compares every state: larger configs are skipped
+
+
+def _binding(entry: ProtocolEntry, report: CheckerReport) -> Any:
+    from specs.binding import binding_for
+
+    try:
+        return binding_for(entry.name)
+    except UserError as exc:
+        report.status = "skipped"
+        report.message = str(exc)
+        return None
+
+
+def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """TLC model-checks the spec exhaustively; its counterexample is replayed on the reference."""
+    from rollcheck.conformance import replay_spec_trace
+    from specs.binding import operator_name, write_model
+    from specs.tlc import run_tlc
+
+    report = CheckerReport("tlc", entry.name, label, config.profile)
+    binding = _binding(entry, report)
+    if binding is None:
+        return report
+    ts = ctx.build(entry, config)
+    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    model = write_model(binding, ts, ctx.out_dir / "tlc" / name)
+    res = run_tlc(model.directory, model.module, model.cfg, timeout=ctx.timeout_seconds)
+    report.elapsed = res.elapsed
+    if res.error:
+        report.status = "error"
+        report.message = res.error
+        return report
+    violated = res.violated
+    for pid in (*model.invariants, *model.properties):
+        if violated == operator_name(pid):
+            trace, div = replay_spec_trace(ts, res.trace, "counterexample", binding.actions)
+            if trace is not None:
+                trace.property_id = pid
+                report.properties[pid] = PropertyVerdict(pid, VIOLATED, "TLC counterexample", trace)
+            else:
+                report.properties[pid] = PropertyVerdict(pid, VIOLATED, f"TLC counterexample (does not replay on "
+                                                         f"the reference: {div})")
+        else:
+            report.properties[pid] = PropertyVerdict(
+                pid, NOT_CHECKED if violated else HOLDS, "TLC stopped at another violation" if violated else "")
+    for pid in model.unchecked:
+        report.properties[pid] = PropertyVerdict(pid, NOT_CHECKED, "graph property: explorers only")
+    # TLC stops at the first violation: only a complete run is exhaustive and has comparable counts.
+    report.exhaustive = violated is None
+    if violated is None and res.distinct_states is not None:
+        report.counts = {"distinct_states": res.distinct_states}
+        if res.depth is not None:
+            report.counts["depth"] = res.depth - 1  # TLC counts the initial state as depth 1
+    report.stats = {"generated_states": res.generated_states, "spec": f"specs/{binding.module}.tla"}
+    report.status = VIOLATED if violated else "ok"
+    save_traces(report, ts, ctx)
+    return report
+
+
+def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """Spec traces on the reference, reference traces in TLC, and equal reachable sets."""
+    from rollcheck.conformance import conform
+    from rollcheck.explorer import explore
+
+    report = CheckerReport("conform", entry.name, label, config.profile)
+    binding = _binding(entry, report)
+    if binding is None:
+        return report
+    ts = ctx.build(entry, config)
+    limit = int(ctx.options.get("conform_max_states", CONFORM_MAX_STATES))
+    size = explore(ts, max_states=limit + 1, stop_at_first=False).distinct_states
+    if size > limit:
+        report.status = "skipped"
+        report.message = (f"more than {limit} states: run `rollcheck conform {entry.name} --config small` "
+                          "(or raise conform_max_states)")
+        return report
+    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    rep = conform(binding, ts, ts, ctx.out_dir / "conform" / name, config_name=label,
+                  traces=int(ctx.options.get("conform_traces", 30)), depth=int(ctx.options.get("conform_depth", 25)),
+                  seed=ctx.seed, timeout=ctx.timeout_seconds)
+    report.elapsed = rep.elapsed
+    report.stats = rep.to_json()
+    if rep.error:
+        report.status = "error"
+        report.message = rep.error
+    elif rep.divergences:
+        # The spec and the reference disagree: the gate reports it as a disagreement between checkers.
+        report.status = "error"
+        report.message = "spec and reference diverge: " + "; ".join(str(d) for d in rep.divergences[:3])
+    return report
+
+
+def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """Apalache bounded model checking of every invariant to ``ctx.z3_depth`` steps, when installed."""
+    from rollcheck.conformance import replay_spec_trace
+    from specs.apalache import find_apalache, run_apalache
+    from specs.binding import operator_name, write_model
+
+    report = CheckerReport("apalache", entry.name, label, config.profile)
+    try:
+        find_apalache()
+    except ToolUnavailable as exc:
+        report.status = "skipped"
+        report.message = str(exc)
+        return report
+    binding = _binding(entry, report)
+    if binding is None:
+        return report
+    ts = ctx.build(entry, config)
+    model = write_model(binding, ts, ctx.out_dir / "apalache" / f"{entry.name}-{label}-{config.profile}",
+                        check_properties=False)
+    results = run_apalache(model.directory, model.module, model.cfg,
+                           invariants=[operator_name(i) for i in model.invariants], length=ctx.z3_depth,
+                           timeout=ctx.timeout_seconds)
+    for pid, res in zip(model.invariants, results, strict=True):
+        report.elapsed += res.elapsed
+        if res.error:
+            report.status = "error"
+            report.message = res.error
+            report.properties[pid] = PropertyVerdict(pid, NOT_CHECKED, res.error)
+        elif res.violated:
+            trace, _div = replay_spec_trace(ts, res.trace, f"apalache {pid}", binding.actions)
+            if trace is not None:
+                trace.property_id = pid
+            report.properties[pid] = PropertyVerdict(pid, VIOLATED, "Apalache counterexample", trace)
+            report.status = VIOLATED if report.status != "error" else report.status
+        else:
+            report.properties[pid] = PropertyVerdict(pid, HOLDS, f"no violation in {ctx.z3_depth} steps")
+    save_traces(report, ts, ctx)
+    return report

@@ -1,0 +1,73 @@
+"""``rollcheck tlc PROTOCOL``: model-check the protocol's TLA+ spec with TLC on the same config."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
+from rollcheck.conformance import replay_spec_trace
+from rollcheck.console import err_console, print_json
+from rollcheck.errors import ExitCode
+from rollcheck.traces import format_trace, write_itf, write_json_atomic
+from specs.binding import binding_for, write_model
+from specs.tlc import run_tlc, spec_trace_to_itf
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("tlc", help="model-check the protocol's TLA+ spec with TLC (same config, same property ids)")
+    add_protocol_args(p)
+    p.add_argument("--workers", type=positive_int, default=2, help="TLC worker threads (default: 2)")
+    p.add_argument("--timeout", type=positive_int, default=1800, help="seconds before TLC is stopped")
+    add_output_args(p, "rollcheck-out/tlc")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    entry, label, _config, ts = resolve(args)
+    binding = binding_for(entry.name)
+    name = f"{entry.name}-{Path(label).stem}-{ts.config.profile}" + (f"-{args.variant}" if args.variant else "")
+    out: Path = args.out / name
+    console = err_console()
+    model = write_model(binding, ts, out / "model")
+    if not args.quiet:
+        console.print(f"TLC: {binding.module}.tla on {label} (profile {ts.config.profile}), "
+                      f"{len(model.invariants)} invariants, {len(model.properties)} action properties; "
+                      f"{', '.join(model.unchecked) or 'no'} graph properties left to the explorer")
+    res = run_tlc(model.directory, model.module, model.cfg, workers=args.workers, timeout=args.timeout)
+    doc = {"protocol": entry.name, "config": label, "profile": ts.config.profile, "variant": args.variant,
+           "spec": f"specs/{binding.module}.tla", **res.to_json(),
+           "violated_property": res.violated.replace("_", "-") if res.violated else None,
+           "unchecked": list(model.unchecked), "counterexample": None, "replays_on_reference": None}
+    if res.violated and res.trace:
+        path = out / "counterexamples" / f"{res.violated.replace('_', '-')}.itf.json"
+        trace, div = replay_spec_trace(ts, res.trace, "counterexample", binding.actions)
+        if trace is not None:
+            trace.property_id = res.violated.replace("_", "-")
+            write_itf(path, trace, ts)  # with the reference encodings: replays exactly
+            doc["replays_on_reference"] = True
+            text = format_trace(trace, ts)
+        else:
+            write_json_atomic(path, spec_trace_to_itf(res.trace, module=binding.module))
+            doc["replays_on_reference"] = False
+            doc["divergence"] = str(div)
+            text = str(div)
+        doc["counterexample"] = str(path)
+    write_json_atomic(out / "summary.json", doc)
+    if args.json:
+        print_json(doc)
+    elif not args.quiet:
+        if res.error:
+            console.print(f"[red]TLC failed[/red]: {res.error}")
+        elif res.violated:
+            console.print(f"[red]{doc['violated_property']} violated[/red] after {res.distinct_states} states; "
+                          f"counterexample ({len(res.trace)} states) in {doc['counterexample']}")
+            console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            console.print(f"[green]no violation[/green]: {res.distinct_states} distinct states, depth {res.depth}, "
+                          f"{res.elapsed:.1f} s")
+    if res.error:
+        return int(ExitCode.RUN_FAILED)
+    if res.violated:
+        return int(ExitCode.DISAGREEMENT if doc["replays_on_reference"] is False else ExitCode.VIOLATION)
+    return int(ExitCode.OK)

@@ -1,0 +1,34 @@
+"""Binding of ``specs/StreamsProbing.tla`` to ``reference_impl/streams_probing``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.releases import RELEASES, configured_metadata_version
+from specs.binding import SpecBinding
+
+
+def constants(config: StreamsProbingConfig) -> dict[str, Any]:
+    first = config.upgrade_from
+    return {
+        "Profile": config.profile,
+        "N": config.instances,
+        "OldRelease": config.old.name,
+        "NewRelease": config.new.name,
+        "Latest": {r.name: r.latest_supported for r in RELEASES},
+        "Rounds": config.rounds,
+        "FirstUpgradeFrom": first or "",
+        "FirstUsedVersion": configured_metadata_version(config.new, first, config.profile),
+        "MaxCrashes": config.max_crashes,
+        "Mutations": frozenset(config.mutations),
+    }
+
+
+BINDING = SpecBinding(
+    protocol="streams_probing",
+    module="StreamsProbing",
+    constants=constants,
+    actions=("RollingBounce", "Rebalance", "OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion",
+             "LeaderFollowUpRebalance", "AssignmentFailure", "ErrorShutdown", "Crash", "Restart"),
+)
