@@ -58,6 +58,7 @@ REBALANCE_CAP == 3
 Idx == 1..N
 
 SetMin(S) == CHOOSE x \in S : \A y \in S : x <= y
+SetMax(S) == CHOOSE x \in S : \A y \in S : x >= y
 Min2(a, b) == IF a <= b THEN a ELSE b
 Probing(rel) == Latest[rel] >= EARLIEST_PROBEABLE_VERSION
 CanDecode(rel, v) == 1 <= v /\ v <= Latest[rel]
@@ -112,7 +113,10 @@ Rebalance(l) ==
         latest == Latest[lrel]
         future == {m \in M : Sent(m) > latest}
         minReceived == SetMin({latest} \cup {Sent(m) : m \in M})
-        minSupported == SetMin({latest} \cup {Supp(m) : m \in M})
+        \* KAFKA-8649's fix: the minimum over every subscription (the broken variant takes the maximum)
+        minSupported == IF "commonly_supported_is_max" \in Mutations
+                        THEN SetMax({latest} \cup {Supp(m) : m \in M})
+                        ELSE SetMin({latest} \cup {Supp(m) : m \in M})
         leaderFails == \/ (future # {} /\ ~Probing(lrel))
                        \/ (future # {} /\ "leader_fails_on_future" \in Mutations)
                        \/ (future # {} /\ minReceived < EARLIEST_PROBEABLE_VERSION
@@ -132,7 +136,8 @@ Rebalance(l) ==
                  THEN [version |-> latest, supported |-> latest, error |-> 0, probing_reply |-> Profile = "kip"]
             ELSE IF kipRules
                  THEN [version |-> used,
-                       supported |-> IF used >= EARLIEST_PROBEABLE_VERSION THEN latest ELSE UNKNOWN,
+                       supported |-> IF used < EARLIEST_PROBEABLE_VERSION THEN UNKNOWN
+                                     ELSE IF "leader_supported_is_used" \in Mutations THEN used ELSE latest,
                        error |-> 0, probing_reply |-> FALSE]
             ELSE [version |-> used,
                   supported |-> IF used >= EARLIEST_PROBEABLE_VERSION THEN minSupported ELSE UNKNOWN,
@@ -231,7 +236,10 @@ Restart(i) ==
     LET x == instances[i] IN
     /\ ~x.running /\ x.failure = ""
     /\ instances' = [instances EXCEPT ![i] = [x EXCEPT !.running = TRUE,
-                                                     !.used_version = Configured(x.release, x.upgrade_from),
+                                                     !.used_version =
+                                                        IF "restart_ignores_upgrade_from" \in Mutations
+                                                        THEN Latest[x.release]
+                                                        ELSE Configured(x.release, x.upgrade_from),
                                                      !.inbox = {}]]
     /\ rebalance_pending' = TRUE
     /\ rebalances' = 0

@@ -19,7 +19,10 @@ def constants(config: StreamsProbingConfig) -> dict[str, Any]:
         "Latest": {r.name: r.latest_supported for r in RELEASES},
         "Rounds": config.rounds,
         "FirstUpgradeFrom": first or "",
-        "FirstUsedVersion": configured_metadata_version(config.new, first, config.profile),
+        # KAFKA-6054's variant: a pre-2.0 release without the back-port has no upgrade.from at all.
+        "FirstUsedVersion": (config.new.latest_supported
+                             if "no_kafka_6054_backport" in config.mutations and not config.new.probing
+                             else configured_metadata_version(config.new, first, config.profile)),
         "MaxCrashes": config.max_crashes,
         "Mutations": frozenset(config.mutations),
     }

@@ -99,16 +99,23 @@ def test_bad_configs_are_clear() -> None:
             bad.validate()
 
 
+# Rules that exist only in the KIP's assignor: under kafka the broken rule is never reached.
+KIP_ONLY = {
+    # Today's member refuses a commonly supported version above its own before it could adopt it
+    # ("Can't upgrade to metadata version greater than we support"): KAFKA-8649 cannot happen there.
+    "STR-M4": "KAFKA-8649 is fixed by the member-side check",
+    "STR-M6": "a kafka leader encodes the commonly supported version, not its own",
+}
+
+
 @pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
 @pytest.mark.parametrize("profile", PROFILES)
 def test_variant_caught_by_explorer(variant: str, profile: str, tmp_path: Path) -> None:
     v = ENTRY.variant(variant)
     ts = v.build(replace(ENTRY.configs[v.config], profile=profile))
     r = explore(ts, config_name=v.config)
-    if variant == "STR-M4" and profile == "kafka":
-        # Today's member refuses a commonly supported version above its own before it could adopt it
-        # ("Can't upgrade to metadata version greater than we support"): KAFKA-8649 cannot happen there.
-        assert not r.violations
+    if variant in KIP_ONLY and profile == "kafka":
+        assert not r.violations, KIP_ONLY[variant]
         return
     assert r.violations and r.violations[0].property_id in v.expect
     steps = r.violations[0].trace.steps

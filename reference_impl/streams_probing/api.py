@@ -335,6 +335,10 @@ MUTATIONS = frozenset({
     "member_never_upgrades",  # a member never returns to a higher version after probing down
     "uncapped_adopt",  # KAFKA-8649: a member adopts the leader's supported version even above its own
     "no_leader_follow_up",  # kip: the leader bounced last does not trigger the final rebalance
+    "no_kafka_6054_backport",  # KAFKA-6054: a pre-2.0 release without upgrade.from="0.10.0" (system level)
+    "leader_supported_is_used",  # kip: the leader encodes the version it uses as its supported version
+    "restart_ignores_upgrade_from",  # a restarted instance starts at its latest version despite upgrade.from
+    "commonly_supported_is_max",  # kafka: the "commonly supported" version is the maximum, not the minimum
 })
 
 
@@ -377,6 +381,8 @@ def assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Sub
     current = [m for m in members if m not in future]
     min_received = min([latest, *(subscriptions[m].version for m in members)])
     min_supported = min([latest, *(subscriptions[m].latest_supported for m in members)])
+    if "commonly_supported_is_max" in mutations:
+        min_supported = max([latest, *(subscriptions[m].latest_supported for m in members)])
     version_probing = bool(future)
     if future and "leader_fails_on_future" in mutations:
         raise IllegalStateException(f"Received a future subscription (version: {subscriptions[future[0]].version})")
@@ -395,6 +401,8 @@ def assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Sub
     if profile == "kip" or not leader.probing:
         # The leader encodes its own supported version ("X before the leader is upgraded and Y after").
         supported = latest if used >= EARLIEST_PROBEABLE_VERSION else UNKNOWN
+        if "leader_supported_is_used" in mutations and supported != UNKNOWN:
+            supported = used
         share = _round_robin(current or members, tasks)
         for m in current:
             assignments[m] = AssignmentInfo(used, supported, share.get(m, ()))

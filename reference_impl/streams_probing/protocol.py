@@ -52,6 +52,21 @@ VARIANTS = (
     Variant("STR-M4", "KAFKA-8649: a member adopts the leader's supported version even above its own (Kafka 2.0's "
             "onAssignment; the 2.0 instance then cannot encode its subscription)", _mutant("uncapped_adopt"),
             expect=("STR-05", "STR-06"), source="KAFKA-8649, apache/kafka PR #7423"),
+    Variant("STR-M5", "KAFKA-6054: a 0.10.1 ... 1.1 release without the upgrade.from=\"0.10.0\" back-port: the "
+            "first bounce from 0.10.0 sends version 2 and the 0.10.0 leader cannot decode it",
+            _mutant("no_kafka_6054_backport", from_release="0.10.0", to_release="1.1"), expect=("STR-06",),
+            source="KAFKA-6054 (KIP-268: requires back porting of KAFKA-6054 to older branches)"),
+    Variant("STR-M6", "the leader encodes the version it uses as its supported version: members never learn "
+            "that they can go back up", _mutant("leader_supported_is_used"), expect=("STR-07", "STR-08"),
+            source="KIP-268 Detailed upgrade protocol: the leader encodes its supported version"),
+    Variant("STR-M7", "an instance restarted during the first bounce ignores upgrade.from and subscribes with "
+            "its latest version while a pre-2.0 leader remains", _mutant("restart_ignores_upgrade_from"),
+            expect=("STR-06", "STR-01"), source="KIP-268 Upgrading to 2.0 (failure during the upgrade)",
+            config="pre20"),
+    Variant("STR-M8", "the leader takes the maximum of the members' supported versions as the commonly "
+            "supported one: a 2.0 member is told to upgrade beyond what it speaks",
+            _mutant("commonly_supported_is_max", profile="kafka"), expect=("STR-06", "STR-05"),
+            source="Kafka StreamsPartitionAssignor (KAFKA-8649 fix): minimum over all subscriptions"),
 )
 
 

@@ -103,6 +103,16 @@ class StreamsProbingSystem(DataclassSystem):
         target = self.target_version(s)
         return all(x.used_version == target and x.last_version == target for x in s.instances)
 
+    def configured(self, rel_name: str, upgrade_from: str | None, restart: bool = False) -> int:
+        """The version an instance starts with (``configured_metadata_version``), with the variants that
+        get it wrong."""
+        rel = release(rel_name)
+        if "no_kafka_6054_backport" in self.config.mutations and not rel.probing:
+            upgrade_from = None  # before KAFKA-6054's back-port, 0.10.1 ... 1.1 had no upgrade.from
+        if restart and "restart_ignores_upgrade_from" in self.config.mutations:
+            upgrade_from = None
+        return configured_metadata_version(rel, upgrade_from, self.config.profile)
+
     # ---- the TLA+ variables of specs/StreamsProbing.tla
     def view(self, s: StreamsGroupState) -> dict[str, object]:
         """The state as the spec's variables: an absent inbox is the empty set (an option as a set), and a
@@ -155,8 +165,7 @@ class StreamsProbingSystem(DataclassSystem):
                     follow_up=-1 if s.follow_up == i else s.follow_up, rebalances=0, crashes=s.crashes + 1)
         for i, x in enumerate(s.instances):
             if not x.running and not x.failure:
-                rel = release(x.release)
-                used = configured_metadata_version(rel, x.upgrade_from, cfg.profile)
+                used = self.configured(x.release, x.upgrade_from, restart=True)
                 up = replace(x, running=True, used_version=used, inbox=None)
                 yield Action.of("Restart", instance=i), replace(
                     s, instances=_set(s.instances, i, up), rebalance_pending=True, rebalances=0)
@@ -168,7 +177,7 @@ class StreamsProbingSystem(DataclassSystem):
                 continue  # round r+1 starts once every instance finished round r
             last_round = x.bounces + 1 == cfg.rounds
             upgrade_from = None if last_round else cfg.upgrade_from
-            used = configured_metadata_version(self.new, upgrade_from, cfg.profile)
+            used = self.configured(self.new.name, upgrade_from)
             bounced = StreamsInstance(self.new.name, upgrade_from, used, True, x.bounces + 1, None,
                                       x.last_version, "")
             action = Action.of("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
