@@ -13,6 +13,7 @@ the first in that order wins: a disagreement means some checker is wrong, which 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import tomllib
@@ -47,12 +48,14 @@ class GateConfig:
     checkers: list[str]
     out_dir: Path
     context: dict[str, Any] = field(default_factory=dict)
+    mutants: bool = False  # also run every broken variant (the mutation matrix of the report)
+    mutant_checkers: list[str] = field(default_factory=lambda: ["explore"])
 
 
 def default_gate_config(out_dir: Path) -> GateConfig:
     protocols = protocol_names()
     return GateConfig(protocols, {p: ["default"] for p in protocols}, list(PROFILES),
-                      [c for c in DEFAULT_CHECKERS if c in available_checkers()], out_dir)
+                      [c for c in DEFAULT_CHECKERS if c in available_checkers()], out_dir, mutants=True)
 
 
 def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
@@ -70,7 +73,8 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
     if not isinstance(gate, dict):
         raise UserError(f"{path}: [gate] must be a table")
     known = {"protocols", "configs", "profiles", "checkers", "out", "spark_master", "spark_partitions",
-             "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds"}
+             "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds", "options",
+             "mutants", "mutant_checkers"}
     unknown = set(gate) - known
     if unknown:
         raise UserError(f"{path}: unknown [gate] keys {sorted(unknown)}; known: {', '.join(sorted(known))}")
@@ -93,8 +97,19 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
         if c not in CHECKERS:
             raise UserError(f"{path}: unknown checker '{c}'; known: {', '.join(CHECKERS)}")
     out = out_dir or Path(gate.get("out", str(base.out_dir)))
-    ctx = {k: gate[k] for k in known - {"protocols", "configs", "profiles", "checkers", "out"} if k in gate}
-    return GateConfig(protocols, configs, profiles, checkers, out, ctx)
+    mutants = gate.get("mutants", base.mutants)
+    if not isinstance(mutants, bool):
+        raise UserError(f"{path}: 'mutants' must be true or false")
+    mutant_checkers = _str_list(gate, "mutant_checkers", base.mutant_checkers, path)
+    for c in mutant_checkers:
+        if c not in CHECKERS:
+            raise UserError(f"{path}: unknown checker '{c}' in mutant_checkers; known: {', '.join(CHECKERS)}")
+    options = gate.get("options", {})
+    if not isinstance(options, dict):
+        raise UserError(f"{path}: 'options' must be a table (e.g. conform_max_states = 200000)")
+    ctx = {k: gate[k] for k in known - {"protocols", "configs", "profiles", "checkers", "out", "mutants",
+                                         "mutant_checkers"} if k in gate}
+    return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers)
 
 
 def _str_list(table: dict[str, Any], key: str, default: list[str], path: Path) -> list[str]:
@@ -125,13 +140,14 @@ class GateResult:
     elapsed: float
     config: GateConfig
     skipped: list[dict[str, str]] = field(default_factory=list)
+    mutants: dict[str, Any] | None = None  # the mutation run (scores, checkers, one row per mutant)
 
     @property
     def exit_code(self) -> ExitCode:
         kinds = {f.kind for f in self.findings}
         if "disagreement" in kinds:
             return ExitCode.DISAGREEMENT
-        if "violation" in kinds:
+        if "violation" in kinds or "survivor" in kinds:
             return ExitCode.VIOLATION
         if "error" in kinds:
             return ExitCode.RUN_FAILED
@@ -148,6 +164,7 @@ class GateResult:
             "skipped_checkers": self.skipped,
             "findings": [f.to_json() for f in self.findings],
             "reports": [r.to_json() for r in self.reports],
+            "mutants": self.mutants,
         }
 
 
@@ -189,7 +206,19 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
                         report.elapsed = time.perf_counter() - t1
                     reports.append(report)
     findings.extend(_findings(reports))
-    return GateResult(reports, findings, time.perf_counter() - t0, cfg, skipped)
+    mutants = None
+    if cfg.mutants:
+        from rollcheck.mutants import run_mutants, scores
+
+        names = [c for c in cfg.mutant_checkers if c in present]
+        outcomes = run_mutants(cfg.protocols, names, dataclasses.replace(ctx, out_dir=cfg.out_dir / "mutants"),
+                               lambda m: say(f"mutants {m}"), lookup=lookup)
+        mutants = {"scores": scores(outcomes), "checkers": names, "mutants": [o.to_json() for o in outcomes]}
+        for o in outcomes:
+            if not o.killed:
+                findings.append(Finding("survivor", o.protocol, o.config, "", f"mutant {o.variant} survived "
+                                        f"every checker ({', '.join(names)}): {o.story}", ",".join(names)))
+    return GateResult(reports, findings, time.perf_counter() - t0, cfg, skipped, mutants)
 
 
 def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:

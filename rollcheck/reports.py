@@ -19,6 +19,7 @@ def _write_text_atomic(path: Path, text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; reports are for everyone to read
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -83,11 +84,14 @@ th{background:#f3f3f3}.holds,.proved,.ok{color:#176f2c}.violated,.error{color:#b
 
 
 def html_report(result: GateResult) -> str:
-    """A self-contained page (no external assets): verdict, findings, the property x checker matrix."""
+    """A self-contained page (Plotly inlined, no external assets): verdict, findings, the property x checker
+    matrix, state-space growth per BFS level, each counterexample as a sequence diagram, the mutation matrix."""
+    from rollcheck.figures import figure_html, growth_chart, mutation_table, plotly_script, sequence_diagram
+
     e = html.escape
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>rollcheck gate</title>"
-             f"<style>{_STYLE}</style></head><body>",
-             f"<h1>rollcheck gate: <span class='{'ok' if result.exit_code == 0 else 'violated'}'>"
+             f"<style>{_STYLE}</style>{plotly_script()}</head><body>",
+             f"<h1>rollcheck gate: <span id='verdict' class='{'ok' if result.exit_code == 0 else 'violated'}'>"
              f"{e(result.exit_code.name)}</span></h1>",
              f"<p>{len(result.reports)} checker runs in {result.elapsed:.1f} s; protocols "
              f"{e(', '.join(result.config.protocols))}; profiles {e(', '.join(result.config.profiles))}.</p>"]
@@ -95,18 +99,25 @@ def html_report(result: GateResult) -> str:
         parts.append("<p>Not run: " + e("; ".join(f"{s['checker']} ({s['reason']})" for s in result.skipped))
                      + "</p>")
     if result.findings:
-        parts.append("<h2>Findings</h2><table><tr><th>kind</th><th>where</th><th>checker</th><th>message</th></tr>")
+        parts.append("<h2>Findings</h2><table id='findings'><tr><th>kind</th><th>where</th><th>checker</th>"
+                     "<th>message</th></tr>")
         for f in result.findings:
             parts.append(f"<tr><td class='{e(f.kind)}'>{e(f.kind)}</td><td>{e(f.protocol)}/{e(f.config)}/"
                          f"{e(f.profile)}</td><td>{e(f.checker)}</td><td>{e(f.message)}</td></tr>")
         parts.append("</table>")
+    growth = {f"{r.protocol}/{r.config}/{r.profile}": r.stats["levels"] for r in result.reports
+              if r.checker == "explore" and isinstance(r.stats.get("levels"), list) and r.stats["levels"]}
+    if growth:
+        parts.append("<h2>State-space growth</h2>" + figure_html(growth_chart(growth), "growth"))
     groups: dict[tuple[str, str, str], list] = {}
     for r in result.reports:
         groups.setdefault(r.key, []).append(r)
+    n_diagram = 0
     for (proto, conf, prof), reports in groups.items():
         parts.append(f"<h2>{e(proto)} / {e(conf)} / {e(prof)}</h2>")
         stats = "; ".join(f"{r.checker}: " + ", ".join(f"{k} {v:,}" for k, v in r.counts.items())
-                          + f" ({r.elapsed:.1f} s)" for r in reports)
+                          + f" ({r.elapsed:.1f} s)" + (f" [{r.status}: {r.message}]" if r.message else "")
+                          for r in reports)
         parts.append(f"<p>{e(stats)}</p>")
         ids: list[str] = []
         for r in reports:
@@ -126,9 +137,19 @@ def html_report(result: GateResult) -> str:
         parts.append("</table>")
         for r in reports:
             for v in r.properties.values():
-                if v.status == VIOLATED and v.trace_text:
-                    parts.append(f"<h3>{e(v.id)} counterexample ({e(r.checker)})</h3><pre>"
-                                 f"{e(v.trace_text)}</pre>")
+                if v.status == VIOLATED and v.trace is not None and v.trace.steps:
+                    n_diagram += 1
+                    fig = sequence_diagram(v.trace, v.id, f"{v.id} counterexample ({r.checker}, "
+                                           f"{len(v.trace.steps) - 1} steps)")
+                    parts.append(f"<h3>{e(v.id)} counterexample ({e(r.checker)})</h3>"
+                                 + figure_html(fig, f"cex-{n_diagram}"))
+                    if v.trace_text:
+                        parts.append(f"<details><summary>states</summary><pre>{e(v.trace_text)}</pre></details>")
+    if result.mutants:
+        sc = result.mutants["scores"]
+        parts.append(f"<h2>Mutation matrix</h2><p>killed {sc['killed']} of {sc['mutants']}; per checker: "
+                     + e(", ".join(f"{c} {v['killed']}/{v['run']}" for c, v in sc["per_checker"].items())) + "</p>")
+        parts.append(mutation_table(result.mutants["mutants"], result.mutants["checkers"]))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -191,6 +191,7 @@ def write_json_atomic(path: Path, doc: Any) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=1, sort_keys=False)
             fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; reports are for everyone to read
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
