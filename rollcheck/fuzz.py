@@ -38,10 +38,16 @@ class FuzzResult:
                 "interrupted": self.interrupted, "violation": self.violation, "rounds_log": self.log}
 
 
+# A second engine run after each Hypothesis round: (round seed) -> a violating trace or None.
+Walker = Callable[[int], Trace | None]
+
+
 def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float, seed: int,
                     config_name: str = "", examples_per_round: int = 200, steps: int = 50,
-                    progress: Callable[[FuzzResult], None] | None = None) -> FuzzResult:
-    """Run the protocol's Hypothesis machine until a violation, ``minutes`` elapse, or Ctrl-C."""
+                    progress: Callable[[FuzzResult], None] | None = None, walker: Walker | None = None) -> FuzzResult:
+    """Run the protocol's Hypothesis machine (and, side by side, ``walker``'s random walks, e.g. on Spark)
+    until a violation, ``minutes`` elapse, or Ctrl-C."""
+    import hypothesis.core as hcore
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis.database import DirectoryBasedExampleDatabase
     from hypothesis.stateful import run_state_machine_as_test
@@ -53,6 +59,7 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
     machine = machine_for(ts)
     t0 = time.perf_counter()
     deadline = t0 + minutes * 60.0
+    saved_random = getattr(hcore.threadlocal, "_hypothesis_global_random", None)
     try:
         while time.perf_counter() < deadline:
             round_seed = seed * 1_000_003 + result.rounds
@@ -65,10 +72,18 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
             try:
                 run_state_machine_as_test(machine, settings=s)
             except PropertyViolated as exc:
-                result.violation = {"property": exc.property_id, "message": str(exc),
+                result.violation = {"property": exc.property_id, "message": str(exc), "found_by": "hypothesis",
                                     "round": result.rounds, "length": max(len(exc.steps) - 1, 0)}
                 result.trace = Trace(exc.steps, protocol=ts.name, config=config_name,
                                      property_id=exc.property_id, description=str(exc))
+            if result.violation is None and walker is not None:
+                found = walker(round_seed)
+                if found is not None:
+                    found = shorten(found)
+                    result.violation = {"property": found.property_id, "message": found.description,
+                                        "found_by": "random walks", "round": result.rounds,
+                                        "length": len(found.steps) - 1}
+                    result.trace = found
             result.rounds += 1
             result.examples += examples_per_round
             result.log.append({"round": result.rounds, "seed": round_seed,
@@ -79,6 +94,10 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
                 break
     except KeyboardInterrupt:
         result.interrupted = True
+    finally:
+        # Leave Hypothesis's per-thread generator as it was: later runs in this process must not inherit
+        # the campaign's seed.
+        hcore.threadlocal._hypothesis_global_random = saved_random
     result.elapsed = time.perf_counter() - t0
     if result.trace is not None and result.trace.steps:
         write_itf(out_dir / "counterexample.itf.json", result.trace, ts)
@@ -99,3 +118,35 @@ def _seed_hypothesis(round_seed: int) -> None:
     import hypothesis.core as hcore
 
     hcore.threadlocal._hypothesis_global_random = random.Random(round_seed)
+
+
+def shorten(trace: Trace) -> Trace:
+    """Shrink a random walk's counterexample by cutting every cycle (a state visited twice): the result is
+    a valid trace of the same system that ends in the same violating state."""
+    steps = list(trace.steps)
+    out: list[Any] = []
+    index: dict[Any, int] = {}
+    for step in steps:
+        if step.state in index:
+            cut = index[step.state]
+            for dropped in out[cut + 1:]:
+                index.pop(dropped.state, None)
+            out = out[:cut + 1]
+            continue
+        index[step.state] = len(out)
+        out.append(step)
+    return Trace(out, protocol=trace.protocol, config=trace.config, property_id=trace.property_id,
+                 description=trace.description, meta=dict(trace.meta))
+
+
+def spark_walker(ts: TransitionSystem[Any], spark: Any, *, walks: int, depth: int, out_dir: Path,
+                 config_name: str = "") -> Walker:
+    """Random walks on Spark (``rollcheck simulate``'s engine) as a fuzzing round's second engine."""
+    from rollcheck.spark.simulate import simulate
+
+    def run(round_seed: int) -> Trace | None:
+        res = simulate(ts, spark, traces=walks, depth=depth, seed=round_seed, out_dir=out_dir / "walks",
+                       config_name=config_name)
+        return res.violation_traces[0] if res.violation_traces else None
+
+    return run

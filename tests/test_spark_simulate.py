@@ -40,3 +40,21 @@ def test_divergence_from_another_implementation_is_reported(spark: Any, tmp_path
     r = simulate(broken, spark, traces=50, depth=12, seed=1, out_dir=tmp_path,
                  replay_system=ToySystem(ToyConfig(bound=3)))
     assert r.divergences and all(d["action"] == "IncA()" for d in r.divergences)
+
+
+def test_fuzz_campaign_runs_spark_walks_beside_hypothesis(spark: Any, tmp_path: Path) -> None:
+    """A fuzzing round whose Hypothesis examples miss the bug (one example of one step) is caught by the
+    Spark walks run beside it; the walk's trace comes back shortened and replays on the reference."""
+    from rollcheck.fuzz import fuzz_hypothesis, shorten, spark_walker
+
+    ts = TOY.variant("TOY-M1").build(ToyConfig(bound=3))
+    walker = spark_walker(ts, spark, walks=40, depth=12, out_dir=tmp_path)
+    res = fuzz_hypothesis(ts, out_dir=tmp_path, minutes=1.0, seed=3, examples_per_round=1, steps=1, walker=walker)
+    assert res.violation is not None and res.violation["found_by"] == "random walks"
+    assert res.trace is not None
+    states = [s.state for s in res.trace.steps]
+    assert len(states) == len(set(states))  # no cycle left
+    for before, after in zip(res.trace.steps, res.trace.steps[1:], strict=False):
+        assert (after.action, after.state) in list(ts.successors(before.state))
+    assert shorten(res.trace).steps == res.trace.steps
+    assert (tmp_path / "counterexample.itf.json").is_file()

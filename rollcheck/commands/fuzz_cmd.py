@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     p.add_argument("--examples", type=positive_int, default=200, help="examples per round (default 200)")
     p.add_argument("--steps", type=positive_int, default=50, help="steps per example (default 50)")
+    p.add_argument("--spark-walks", type=int, default=200, metavar="N",
+                   help="Spark random walks per round beside Hypothesis (default 200; 0: Hypothesis only)")
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="campaign directory; the example database lives here (default rollcheck-out/fuzz/P)")
     p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
@@ -48,12 +51,20 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             console.print(f"[dim]fuzz[/] {entry.name}: round {r.rounds}, {r.examples:,} examples")
 
+    walker = None
+    if args.spark_walks > 0:
+        from rollcheck.fuzz import spark_walker
+        from rollcheck.spark.session import get_session
+
+        walker = spark_walker(ts, get_session(args.master), walks=args.spark_walks, depth=args.steps,
+                              out_dir=out, config_name=label)
     result = fuzz_hypothesis(ts, out_dir=out, minutes=args.minutes, seed=args.seed, config_name=label,
-                             examples_per_round=args.examples, steps=args.steps, progress=show)
+                             examples_per_round=args.examples, steps=args.steps, progress=show, walker=walker)
     if args.json:
         print_json(result.to_json())
     if result.violation:
-        console.print(f"[bold red]{result.violation['property']} violated[/] after {result.rounds} rounds; "
+        console.print(f"[bold red]{result.violation['property']} violated[/] (found by "
+                      f"{result.violation['found_by']}) after {result.rounds} rounds; "
                       f"shrunk trace of {result.violation['length']} steps in {out / 'counterexample.txt'}")
         return int(ExitCode.VIOLATION)
     state = "interrupted" if result.interrupted else "time budget used"
