@@ -15,6 +15,8 @@ MUTATIONS = frozenset({
     "serve_before_copy",  # the controller serves metadata changes in pre-migration mode
     "rpcs_to_incompatible_broker",  # UpdateMetadata / LeaderAndIsr sent to a broker that did not register
     "start_without_all_brokers",  # the migration starts before every ZK broker registered
+    "no_sync_after_failover",  # KAFKA-15010: a new active controller skips the full KRaft -> ZK sync
+    "stale_migration_version",  # KAFKA-16171 / KAFKA-16667: the take-over keeps a stale /migration version
 })
 
 

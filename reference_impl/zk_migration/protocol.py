@@ -61,6 +61,18 @@ VARIANTS = (
     Variant("MIG-M8", "the migration starts before every ZK broker registered with the quorum",
             _mutant("start_without_all_brokers", zk_brokers=2), expect=("MIG-07",),
             source="KIP-866 Migration triggers"),
+    # Real bugs of Apache Kafka's migration driver, fixed in 3.5 / 3.7 / 3.8: each needs a failover in the
+    # dual-write phase, so the faults config with the unrelated faults off.
+    Variant("MIG-M9", "KAFKA-15010: a controller that becomes active during dual write resumes after the log's "
+            "end without reconciling ZooKeeper, which misses what the previous controller committed",
+            _mutant("no_sync_after_failover", zk_outage=False, misconfigured_controller=False),
+            expect=("MIG-11", "MIG-03"), source="KAFKA-15010 (apache/kafka #13758, SYNC_KRAFT_TO_ZK)",
+            config="faults"),
+    Variant("MIG-M10", "KAFKA-16171 / KAFKA-16667: the take-over does not write /migration, so a deposed "
+            "controller's dual write still passes the version check", _mutant(
+                "stale_migration_version", zk_outage=False, misconfigured_controller=False, rollback=False),
+            expect=("MIG-02",), source="KAFKA-16171 (apache/kafka #15238), KAFKA-16667 (#15918)",
+            config="faults"),
 )
 
 

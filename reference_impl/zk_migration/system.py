@@ -360,7 +360,11 @@ class ZkMigrationSystem(DataclassSystem):
                 steps.append(("CompleteMigration", to(D.SYNC_KRAFT_TO_ZK, done, zk_version=zk.migration_version,
                                                       synced=len(z.data))))
         elif d is D.SYNC_KRAFT_TO_ZK:
-            if z.available and self._version_ok(voter, z):
+            if z.available and self._version_ok(voter, z) and "no_sync_after_failover" in self.muts:
+                # Before KAFKA-15010 there was no reconciliation: the new controller resumes dual writes
+                # after the log's end, as if ZooKeeper held every record the previous one committed.
+                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, synced=len(s.log))))
+            elif z.available and self._version_ok(voter, z):
                 # KAFKA-15010: a full KRaft -> ZooKeeper sync after every take-over.
                 zk = replace(z, data=s.log, migration_version=z.migration_version + 1)
                 steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, replace(s, zk=zk),
@@ -400,6 +404,11 @@ class ZkMigrationSystem(DataclassSystem):
         zk = replace(z, controller=KRAFT_ID + v, kraft_epoch=s.raft_epoch, controller_epoch=epoch,
                      epoch_version=z.epoch_version + 1, migration_version=version,
                      epoch_high=max(z.epoch_high, epoch))
+        if "stale_migration_version" in self.muts:
+            # Before KAFKA-16171 / KAFKA-16667: /migration is not written (nor re-read linearizably) at the
+            # take-over; the driver keeps the version it last saw, which another controller may have moved.
+            zk = replace(zk, migration_version=z.migration_version)
+            version = s.voters[v].zk_version if s.voters[v].zk_version >= 0 else z.migration_version
         voter = replace(s.voters[v], zk_version=version, zk_epoch=epoch)
         return replace(s, zk=zk, voters=_put(s.voters, v, voter))
 
