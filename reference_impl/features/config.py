@@ -15,7 +15,7 @@ from reference_impl.features.api import (
 MUTATIONS = frozenset({
     "skip_range_check", "allow_downgrade_unchecked", "apply_partially_when_atomic", "bump_epoch_on_noop",
     "register_incompatible", "client_adopts_stale", "ignore_incompatible_notification",
-    "skip_min_level_check",
+    "skip_min_level_check", "skip_startup_validation",
 })
 
 

@@ -79,6 +79,10 @@ VARIANTS = (
     Variant("FEAT-M7", "a broker keeps running after a watch shows /features is incompatible with it",
             _mutant("ignore_incompatible_notification"),
             expect=("FEAT-08",), source="KIP-584 Broker protections, point 2"),
+    Variant("FEAT-M8", "a broker restarted onto an older binary skips the startup validation against /features "
+            "and runs although it cannot support the finalized levels",
+            _mutant("skip_startup_validation"), expect=("FEAT-08", "FEAT-01"),
+            source="KIP-584 Broker protections, point 1 (validation at startup)"),
 )
 
 
