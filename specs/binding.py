@@ -44,6 +44,7 @@ class SpecBinding:
 # protocol -> module holding its BINDING; a new protocol adds one line.
 _BINDINGS = {
     "streams_probing": "specs.streams_probing",
+    "metadata_version": "specs.metadata_version",
 }
 
 

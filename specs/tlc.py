@@ -80,8 +80,11 @@ def java_binary() -> str:
 
 def tlc_command(module: str, cfg: str, *, workers: int = 2, dump: str | None = None,
                 simulate: tuple[str, int] | None = None, depth: int | None = None, seed: int | None = None,
-                metadir: Path | None = None, heap_mb: int = 2048) -> list[str]:
-    cmd = [java_binary(), f"-Xmx{heap_mb}m", "-XX:+UseParallelGC", "-Dtlc2.TLC.stopAfter=-1",
+                metadir: Path | None = None, heap_mb: int = 2048, tmpdir: Path | None = None) -> list[str]:
+    # TLC extracts its standard modules (Naturals.tla, ...) into java.io.tmpdir: a private one per run keeps
+    # concurrent runs from deleting each other's files.
+    tmp = [f"-Djava.io.tmpdir={tmpdir}"] if tmpdir is not None else []
+    cmd = [java_binary(), f"-Xmx{heap_mb}m", "-XX:+UseParallelGC", "-Dtlc2.TLC.stopAfter=-1", *tmp,
            "-cp", str(tla2tools_jar()), "tlc2.TLC", "-deadlock", "-workers", str(workers), "-config", cfg]
     if dump:
         cmd += ["-dump", dump]
@@ -102,7 +105,9 @@ def run_tlc(model_dir: Path, module: str, cfg: str, *, timeout: float = 600.0, *
     result's ``error`` says what happened), only for a missing Java or jar."""
     import time
 
-    cmd = tlc_command(module, cfg, metadir=model_dir / "states", **kwargs)
+    tmpdir = model_dir / ".tlc-tmp"
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    cmd = tlc_command(module, cfg, metadir=model_dir / "states", tmpdir=tmpdir, **kwargs)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False)

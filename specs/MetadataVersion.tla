@@ -1,0 +1,418 @@
+-------------------------------- MODULE MetadataVersion --------------------------------
+(***************************************************************************)
+(* KIP-778: metadata.version in KRaft.                                     *)
+(*                                                                         *)
+(* A KRaft controller quorum and its brokers change software (rolling      *)
+(* restarts) and metadata.version (UpdateFeatures: upgrades, SAFE and      *)
+(* UNSAFE downgrades, dry runs), register brokers, replicate the metadata  *)
+(* log, write records of the feature levels in use, elect and fail over    *)
+(* the active controller, crash and recover.  The same variables as the    *)
+(* view of reference_impl/metadata_version/system.py, the same actions,    *)
+(* and the property ids of properties/metadata_version.py (MV-01 is MV_01  *)
+(* here).  Profile "kip" is the KIP as written (on top of KIP-584);        *)
+(* "kafka" is Apache Kafka's FeatureControlManager (3.9 / 4.0).            *)
+(*                                                                         *)
+(* Indices: voters and brokers are sequences (1-based); "leader" and each  *)
+(* node's "offset" (into "log") are 0-based as in the reference, so the    *)
+(* active controller is voters[leader + 1] and a node has read             *)
+(* log[offset + 1].                                                        *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets
+
+CONSTANTS
+    \* @type: Str;
+    Profile,                      \* "kip" or "kafka"
+    \* @type: Str;
+    KafkaRelease,                 \* "3.9" or "4.0" (kafka profile; see the note at KafkaAccepts)
+    \* @type: Set(Int);
+    CatalogLevels,                \* the feature levels of the catalog (consecutive)
+    \* @type: Set(Int);
+    FormatChanges,                \* the levels that changed the metadata format (didMetadataChange)
+    \* @type: Int;
+    BootstrapFloor,               \* Kafka's MINIMUM_BOOTSTRAP_VERSION in this catalog (kafka profile floor)
+    \* @type: Int;
+    ControllerRegistrationLevel,  \* the first level with controller registrations (3.7-IV0, KIP-919)
+    \* @type: Str -> {min: Int, max: Int};
+    Softwares,                    \* each binary's supported range of metadata.version levels
+    \* @type: Str;
+    OldSoftware,                  \* the software the cluster is formatted on
+    \* @type: Str;
+    NewSoftware,                  \* the newest software (target of the single rolling restart, MV-L1)
+    \* @type: Int;
+    StartLevel,                   \* the level of the bootstrap FeatureLevelRecord
+    \* @type: Int;
+    NVoters,
+    \* @type: Int;
+    NBrokers,
+    \* @type: Set(Int);
+    RequestedLevels,              \* the levels the operator asks for (0 = delete metadata.version)
+    \* @type: Set(Str);
+    DowngradeTypes,               \* subset of {"NONE", "SAFE", "UNSAFE"}
+    \* @type: Bool;
+    DryRun,                       \* whether the operator also sends dry runs
+    \* @type: Bool;
+    Crashes,                      \* CrashNode / RecoverNode actions
+    \* @type: Bool;
+    Failover,                     \* the LeaderFailover action
+    \* @type: Int;
+    MaxDown,                      \* at most this many nodes crashed or terminated for a crash to happen
+    \* @type: Int;
+    MaxLog,                       \* log entries not yet read by every node (an update waits for room)
+    \* @type: Set(Int);
+    RecordLevels,                 \* record features the controller writes, by the level introducing them
+    \* @type: Bool;
+    DowngradeFromAny,             \* MV-L2 from every settled new-software cluster (the KIP's claim)
+    \* @type: Set(Str);
+    Mutations                     \* broken variants (config.MUTATIONS); {} for the reference
+
+VARIABLES
+    \* @type: Seq({software: Str, status: Str, offset: Int});
+    voters,
+    \* @type: Seq({software: Str, status: Str, offset: Int, registration: Str, fenced: Bool, rpc_level: Int});
+    brokers,    \* registration: the software whose range the controller holds ("" = not registered)
+    \* @type: Int;
+    leader,     \* the active controller (0-based), -1 when none
+    \* @type: Seq(Int);
+    log,        \* metadata.version levels some node has not read yet; the last one is committed
+    \* @type: Set(Int);
+    records     \* record features in the committed image, by the level that introduced them
+
+vars == <<voters, brokers, leader, log, records>>
+
+VIdx == 1..NVoters
+BIdx == 1..NBrokers
+SoftwareNames == DOMAIN Softwares
+DryRunChoices == IF DryRun THEN BOOLEAN ELSE {FALSE}
+Roles == {"voter", "broker"}
+
+Min(a, b) == IF a <= b THEN a ELSE b
+Max(a, b) == IF a >= b THEN a ELSE b
+SetMin(S) == CHOOSE x \in S : \A y \in S : x <= y
+
+CatalogMin == SetMin(CatalogLevels)
+Level == log[Len(log)]                       \* the committed (finalized) metadata.version
+End == Len(log) - 1                          \* the offset of the committed entry
+Supports(sw, lvl) == Softwares[sw].min <= lvl /\ lvl <= Softwares[sw].max
+Running(n) == n.status = "RUNNING"
+RunningVoters == {v \in VIdx : Running(voters[v])}
+HasQuorum == leader >= 0 /\ Cardinality(RunningVoters) * 2 > NVoters
+\* voters and brokers have different record types: a node is read field by field
+NodeSoftware(role, i) == IF role = "voter" THEN voters[i].software ELSE brokers[i].software
+NodeStatus(role, i) == IF role = "voter" THEN voters[i].status ELSE brokers[i].status
+NodeStatusAfter(role, i) == IF role = "voter" THEN voters'[i].status ELSE brokers'[i].status
+NodesIdx(role) == IF role = "voter" THEN VIdx ELSE BIdx
+
+(* The lowest metadata.version an update may set: the catalog's first version under the KIP (KRaft       *)
+(* requires a metadata.version), Kafka's MINIMUM_BOOTSTRAP_VERSION (3.3-IV0) under the kafka profile.     *)
+Floor == IF Profile = "kafka" THEN BootstrapFloor ELSE CatalogMin
+
+(* KIP-778 "Downgrades": a change is lossless iff no version in (low, high] changed the metadata format.  *)
+(* A level outside the catalog (a deleted metadata.version) has no lossless path to anything.            *)
+Lossless(source, target) ==
+    /\ source \in CatalogLevels /\ target \in CatalogLevels
+    /\ \A l \in (Min(source, target) + 1)..Max(source, target) : l \notin FormatChanges
+
+(* The version whose RPCs a broker uses: the one it has read (KIP-778 ApiVersions); the mutant uses its  *)
+(* binary's highest, as the static inter.broker.protocol.version did.                                    *)
+RpcLevel(sw, lvl) == IF "rpc_from_binary" \in Mutations THEN Softwares[sw].max ELSE lvl
+
+Init ==
+    /\ voters = [v \in VIdx |-> [software |-> OldSoftware, status |-> "RUNNING", offset |-> 0]]
+    /\ brokers = [b \in BIdx |-> [software |-> OldSoftware, status |-> "RUNNING", offset |-> 0,
+                                  registration |-> OldSoftware, fenced |-> FALSE, rpc_level |-> StartLevel]]
+    /\ leader = 0
+    /\ log = <<StartLevel>>
+    /\ records = {}
+
+(* The next state from new voters, brokers, leader and log: the entries every node has read are dropped *)
+(* (the reference's _normalize), so that equal situations are equal states.                              *)
+Settle(vs, bs, ld, lg) ==
+    LET low == SetMin({vs[v].offset : v \in VIdx} \cup {bs[b].offset : b \in BIdx}) IN
+    /\ voters' = [v \in VIdx |-> [vs[v] EXCEPT !.offset = @ - low]]
+    /\ brokers' = [b \in BIdx |-> [bs[b] EXCEPT !.offset = @ - low]]
+    /\ leader' = ld
+    /\ log' = SubSeq(lg, low + 1, Len(lg))
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* The active QuorumController's decision on UpdateFeatures(metadata.version = y, DowngradeType dt)   *)
+(* while x is finalized (reference_impl/metadata_version/api.py).  It knows its own binary, every     *)
+(* voter's binary (Kafka: controller registrations) and every registered broker's range, fenced or    *)
+(* not.                                                                                                *)
+
+LeaderSoftware == voters[leader + 1].software
+RegisteredBrokers == {b \in BIdx : brokers[b].registration # ""}
+Mutated(m) == m \in Mutations
+
+LocalControllerSupports(y) == Supports(LeaderSoftware, y)
+EveryRegisteredBrokerSupports(y) ==
+    Mutated("skip_broker_check") \/ \A b \in RegisteredBrokers : Supports(brokers[b].registration, y)
+MajorityOfQuorumSupports(y) ==
+    Cardinality({v \in VIdx : Supports(voters[v].software, y)}) * 2 > NVoters
+IsUpgrade(y, x) == y > x
+IsDowngrade(y, x) == y < x
+
+(* KIP-778 as written, on KIP-584 (with its all-or-nothing revision).                                  *)
+KipAccepts(y, x, dt) ==
+    /\ y >= Floor \/ Mutated("skip_floor_check")      \* KRaft requires a metadata.version
+    /\ y \in CatalogLevels \/ y < 1                    \* a known version (or a deletion)
+    /\ y # x                                           \* no update to the same value
+    /\ IsDowngrade(y, x) /\ dt = "NONE" => Mutated("allow_downgrade_unchecked")  \* SAFE or UNSAFE needed
+    /\ ~(IsUpgrade(y, x) /\ dt # "NONE")               \* a downgrade must lower the level
+    /\ y >= 1 =>                                       \* KIP-584: a deletion has no range checks
+        /\ EveryRegisteredBrokerSupports(y)            \* KIP-584 Validations
+        /\ LocalControllerSupports(y)                  \* the active controller reads what it commits
+        /\ Mutated("skip_quorum_check") \/ MajorityOfQuorumSupports(y)  \* "at least a majority of the quorum"
+        /\ IsDowngrade(y, x) /\ ~Lossless(x, y) =>     \* a lossy downgrade needs UNSAFE
+               dt = "UNSAFE" \/ Mutated("allow_lossy_safe_downgrade")
+
+(* Apache Kafka's FeatureControlManager.updateFeature / updateMetadataVersion and                      *)
+(* QuorumFeatures.reasonNotSupported.  Every other voter must support y (not a majority), but only     *)
+(* once controller registration exists (x >= 3.7-IV0); lossy downgrades are refused even when UNSAFE;  *)
+(* an update to the current level is accepted (and writes nothing new).  With one feature per         *)
+(* request, 3.9 (per-feature results) and 4.0 (one top-level error) decide and write the same.         *)
+KafkaAccepts(y, x, dt) ==
+    /\ LocalControllerSupports(y)
+    /\ EveryRegisteredBrokerSupports(y)
+    /\ x >= ControllerRegistrationLevel /\ ~Mutated("skip_quorum_check") =>
+           \A v \in VIdx : v # leader + 1 => Supports(voters[v].software, y)
+    /\ IsDowngrade(y, x) /\ dt = "NONE" => Mutated("allow_downgrade_unchecked")
+    /\ ~(IsUpgrade(y, x) /\ dt # "NONE")               \* "Can't downgrade to a newer version."
+    /\ y \in CatalogLevels                             \* "Unknown metadata.version."
+    /\ y >= Floor \/ Mutated("skip_floor_check")
+    /\ IsDowngrade(y, x) /\ ~Lossless(x, y) => Mutated("allow_lossy_safe_downgrade")
+
+Accepts(y, x, dt) == IF Profile = "kafka" THEN KafkaAccepts(y, x, dt) ELSE KipAccepts(y, x, dt)
+
+(* Does the request write a FeatureLevelRecord that changes the level?  A dry run writes nothing. *)
+Writes(y, dt, dry) ==
+    /\ y # Level
+    /\ ~dry \/ Mutated("dry_run_writes")
+    /\ Accepts(y, Level, dt)
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* Actions.  Each is a conjunction of its own so that TLC names the step after it in traces.  Enabling *)
+(* conditions are written without top-level disjunctions, which TLC would explore as separate branches *)
+(* (generating one successor twice).                                                                   *)
+
+(* The operator's UpdateFeatures request.  A refused request, a dry run, or a record restating the     *)
+(* current level leaves the state unchanged (a step of its own in the reference).  A committed change *)
+(* waits for room in the log; its snapshot at the new version drops what the target cannot represent  *)
+(* on a lossy downgrade; every running voter reads it at once, and one whose binary cannot read it    *)
+(* terminates (the active one resigns first) -- KIP-778 Compatibility.                                 *)
+UpdateFeatures(y, dt, dry) ==
+    /\ HasQuorum
+    /\ IF ~Writes(y, dt, dry)
+       THEN UNCHANGED vars
+       ELSE LET lg == Append(log, y)
+                Reads(v) == Running(voters[v]) /\ Supports(voters[v].software, y)
+                Stops(v) == Running(voters[v]) /\ ~Supports(voters[v].software, y)
+                vs == [v \in VIdx |-> IF Reads(v) THEN [voters[v] EXCEPT !.offset = Len(lg) - 1]
+                                      ELSE IF Stops(v) THEN [voters[v] EXCEPT !.status = "TERMINATED"]
+                                      ELSE voters[v]]
+                lossy == IsDowngrade(y, Level) /\ (~Lossless(Level, y) \/ Mutated("lossless_drops_records"))
+            IN /\ Len(log) < MaxLog
+               /\ records' = IF lossy THEN {t \in records : t <= y} ELSE records
+               /\ Settle(vs, brokers, IF Stops(leader + 1) THEN -1 ELSE leader, lg)
+
+(* The controller writes a record of a feature introduced at level t, once the version enables it. *)
+WriteRecord(t) ==
+    /\ HasQuorum
+    /\ t \notin records
+    /\ t > Level => Mutated("write_record_above_version")
+    /\ records' = records \cup {t}
+    /\ UNCHANGED <<voters, brokers, leader, log>>
+
+(* A running broker reads the next log entry.  One it cannot read makes it unregister and terminate;  *)
+(* one that catches up while registered with its own binary is unfenced.                              *)
+ReplicateMetadata(b) ==
+    /\ Running(brokers[b])
+    /\ brokers[b].offset < End
+    /\ LET x == brokers[b]
+           lvl == log[x.offset + 2]
+           nb == IF ~Supports(x.software, lvl) /\ ~Mutated("broker_ignores_unsupported")
+                 THEN [x EXCEPT !.status = "TERMINATED", !.registration = "", !.fenced = TRUE, !.rpc_level = 0]
+                 ELSE [x EXCEPT !.offset = x.offset + 1, !.rpc_level = RpcLevel(x.software, lvl),
+                                !.fenced = x.fenced /\ ~(x.offset + 1 = End /\ x.registration = x.software)]
+       IN Settle(voters, [brokers EXCEPT ![b] = nb], leader, log)
+    /\ UNCHANGED records
+
+(* BrokerRegistration (ClusterControlManager.processRegistrationFeature, both profiles): refused, and  *)
+(* the broker stays fenced and retries, when its binary cannot read the finalized version.             *)
+RegisterBroker(b) ==
+    /\ HasQuorum
+    /\ Running(brokers[b])
+    /\ ~brokers[b].fenced => brokers[b].registration # brokers[b].software  \* fenced, or on another binary
+    /\ IF Supports(brokers[b].software, Level) \/ Mutated("register_incompatible")
+       THEN /\ brokers' = [brokers EXCEPT ![b].registration = brokers[b].software,
+                                           ![b].fenced = brokers[b].offset # End]
+            /\ UNCHANGED <<voters, leader, log, records>>
+       ELSE UNCHANGED vars
+
+ElectLeader(v) ==
+    /\ leader < 0
+    /\ Cardinality(RunningVoters) * 2 > NVoters
+    /\ Running(voters[v])
+    /\ leader' = v - 1
+    /\ UNCHANGED <<voters, brokers, log, records>>
+
+LeaderFailover(v) ==
+    /\ Failover
+    /\ leader >= 0
+    /\ v - 1 # leader
+    /\ Running(voters[v])
+    /\ leader' = v - 1
+    /\ UNCHANGED <<voters, brokers, log, records>>
+
+(* Can a node on binary sw read what it has on disk?  A voter fetches the log from its offset on; a    *)
+(* broker starts from the metadata it has read.                                                        *)
+VoterCanRead(i, sw) == \A k \in (voters[i].offset + 1)..Len(log) : Supports(sw, log[k])
+BrokerCanRead(i, sw) == Supports(sw, log[brokers[i].offset + 1])
+CanRead(role, i, sw) == IF role = "voter" THEN VoterCanRead(i, sw) ELSE BrokerCanRead(i, sw)
+CheckOnStart == ~Mutated("restart_skips_version_check")
+
+(* Stop node i and start it on binary sw.  A node that cannot read its metadata.version terminates     *)
+(* instead of running (KIP-778 Compatibility).                                                          *)
+Start(role, i, sw) ==
+    IF role = "voter"
+    THEN LET nv == IF VoterCanRead(i, sw) \/ ~CheckOnStart
+                   THEN [software |-> sw, status |-> "RUNNING", offset |-> End]
+                   ELSE [software |-> sw, status |-> "TERMINATED", offset |-> voters[i].offset]
+         IN /\ Settle([voters EXCEPT ![i] = nv], brokers, IF leader = i - 1 THEN -1 ELSE leader, log)
+            /\ UNCHANGED records
+    ELSE LET x == brokers[i]
+             nb == IF BrokerCanRead(i, sw) \/ ~CheckOnStart
+                   THEN [x EXCEPT !.software = sw, !.status = "RUNNING", !.fenced = TRUE,
+                                  !.rpc_level = RpcLevel(sw, log[x.offset + 1])]
+                   ELSE [x EXCEPT !.software = sw, !.status = "TERMINATED", !.fenced = TRUE, !.rpc_level = 0]
+         IN /\ brokers' = [brokers EXCEPT ![i] = nb]
+            /\ UNCHANGED <<voters, leader, log, records>>
+
+(* A rolling restart step: any node (whatever its status) onto another binary. *)
+RestartNode(role, i, sw) ==
+    /\ sw # NodeSoftware(role, i)
+    /\ Start(role, i, sw)
+
+Down == Cardinality({v \in VIdx : ~Running(voters[v])}) + Cardinality({b \in BIdx : ~Running(brokers[b])})
+
+CrashNode(role, i) ==
+    /\ Crashes
+    /\ NodeStatus(role, i) = "RUNNING"
+    /\ Down < MaxDown
+    /\ IF role = "voter"
+       THEN /\ voters' = [voters EXCEPT ![i].status = "DOWN"]
+            /\ leader' = IF leader = i - 1 THEN -1 ELSE leader
+            /\ UNCHANGED brokers
+       ELSE \* the registration survives; the broker is fenced when its session times out
+            /\ brokers' = [brokers EXCEPT ![i] = [@ EXCEPT !.status = "DOWN", !.fenced = TRUE, !.rpc_level = 0]]
+            /\ UNCHANGED <<voters, leader>>
+    /\ UNCHANGED <<log, records>>
+
+RecoverNode(role, i) ==
+    /\ Crashes
+    /\ NodeStatus(role, i) = "DOWN"
+    /\ Start(role, i, NodeSoftware(role, i))
+
+Next ==
+    \/ \E y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices : UpdateFeatures(y, dt, dry)
+    \/ \E t \in RecordLevels : WriteRecord(t)
+    \/ \E b \in BIdx : ReplicateMetadata(b) \/ RegisterBroker(b)
+    \/ \E v \in VIdx : ElectLeader(v) \/ LeaderFailover(v)
+    \/ \E role \in Roles, sw \in SoftwareNames : \E i \in NodesIdx(role) : RestartNode(role, i, sw)
+    \/ \E role \in Roles : \E i \in NodesIdx(role) : CrashNode(role, i) \/ RecoverNode(role, i)
+
+Spec == Init /\ [][Next]_vars
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* Properties: the ids of properties/metadata_version.py.  MV_01, MV_05, MV_11 are state invariants;  *)
+(* MV_02 .. MV_10 step properties checked as [][A]_vars, each stated for every action instance that   *)
+(* takes the step (the reference checks every labelled edge); MV_L1, MV_L2 graph properties.          *)
+
+UpdateStep == \E y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices : UpdateFeatures(y, dt, dry)
+Changes == Level' # Level                    \* the step changes the committed metadata.version
+Breaking == {l \in FormatChanges : l > CatalogMin}
+
+(* MV-01: no running node holds a finalized metadata.version outside its binary's supported range. *)
+MV_01 == /\ \A v \in VIdx : Running(voters[v]) => Supports(voters[v].software, log[voters[v].offset + 1])
+         /\ \A b \in BIdx : Running(brokers[b]) => Supports(brokers[b].software, log[brokers[b].offset + 1])
+
+(* MV-02: a metadata.version change is committed only when a majority of the voters and every         *)
+(* registered broker support it.                                                                       *)
+MV_02_Step == (Changes /\ UpdateStep) =>
+                  /\ Cardinality({v \in VIdx : Supports(voters[v].software, Level')}) * 2 > NVoters
+                  /\ \A b \in RegisteredBrokers : Supports(brokers[b].registration, Level')
+MV_02 == [][MV_02_Step]_vars
+
+(* MV-11: every registered broker's binary supports the committed metadata.version. *)
+MV_11 == \A b \in RegisteredBrokers : Supports(brokers[b].registration, Level)
+
+(* MV-05: no record type newer than the finalized version is in the image, and no running broker uses *)
+(* an RPC above the version it has read.                                                               *)
+MV_05 == /\ \A t \in records : ~(t \in Breaking /\ t > Level)
+         /\ \A b \in BIdx : Running(brokers[b]) => brokers[b].rpc_level <= log[brokers[b].offset + 1]
+
+(* MV-03: a lossless downgrade loses no record. *)
+MV_03_Step == (Level' < Level /\ Lossless(Level, Level') /\ UpdateStep) => records' = records
+MV_03 == [][MV_03_Step]_vars
+
+(* MV-04: metadata is lost only by an UNSAFE downgrade: no other action instance takes a step that    *)
+(* drops records.                                                                                       *)
+NotAnUnsafeDowngrade ==
+    \/ \E y \in RequestedLevels, dt \in DowngradeTypes \ {"UNSAFE"}, dry \in DryRunChoices : UpdateFeatures(y, dt, dry)
+    \/ \E t \in RecordLevels : WriteRecord(t)
+    \/ \E b \in BIdx : ReplicateMetadata(b) \/ RegisterBroker(b)
+    \/ \E v \in VIdx : ElectLeader(v) \/ LeaderFailover(v)
+    \/ \E role \in Roles, sw \in SoftwareNames : \E i \in NodesIdx(role) : RestartNode(role, i, sw)
+    \/ \E role \in Roles : \E i \in NodesIdx(role) : CrashNode(role, i) \/ RecoverNode(role, i)
+MV_04_Step == ~(records \subseteq records') => ~NotAnUnsafeDowngrade
+MV_04 == [][MV_04_Step]_vars
+
+(* MV-06: a dry run changes nothing. *)
+MV_06_Step == \/ UNCHANGED vars
+              \/ \A y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices :
+                     ~(dry /\ UpdateFeatures(y, dt, dry))
+MV_06 == [][MV_06_Step]_vars
+
+(* MV-07: a node started on a binary that cannot read its metadata.version terminates. *)
+StartChecked(role, i) ==
+    /\ \A sw \in SoftwareNames :
+           (~CanRead(role, i, sw) /\ RestartNode(role, i, sw)) => NodeStatusAfter(role, i) = "TERMINATED"
+    /\ (~CanRead(role, i, NodeSoftware(role, i)) /\ RecoverNode(role, i)) => NodeStatusAfter(role, i) = "TERMINATED"
+MV_07_Step == /\ \A i \in VIdx : voters'[i] # voters[i] => StartChecked("voter", i)
+              /\ \A i \in BIdx : brokers'[i] # brokers[i] => StartChecked("broker", i)
+MV_07 == [][MV_07_Step]_vars
+
+(* MV-08: metadata.version is never deleted or set below the minimum. *)
+MV_08_Step == (Changes /\ UpdateStep) => Level' >= Floor
+MV_08 == [][MV_08_Step]_vars
+
+(* MV-09: an increase is an upgrade and a decrease is a SAFE or UNSAFE downgrade. *)
+MV_09_Step == Changes => \A y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices :
+                              UpdateFeatures(y, dt, dry) => ((dt = "NONE") = (Level' > Level))
+MV_09 == [][MV_09_Step]_vars
+
+(* MV-10: the controller writes a record type only once the finalized version enables it. *)
+MV_10_Step == records' # records => \A t \in RecordLevels : WriteRecord(t) => t <= Level
+MV_10 == [][MV_10_Step]_vars
+
+(* MV-L1 and MV-L2 are graph properties, AG (start => E[allowed U goal]): from every start state the  *)
+(* goal is reachable through allowed actions only.  TLC checks LTL only, so these are the start and     *)
+(* goal predicates; rollcheck's explorer checks the property (properties/metadata_version.py).          *)
+ClusterOn(sw) == /\ \A v \in VIdx : voters[v].software = sw /\ Running(voters[v])
+                 /\ \A b \in BIdx : brokers[b].software = sw /\ Running(brokers[b])
+Settled == leader >= 0 /\ \A b \in BIdx : ~brokers[b].fenced /\ brokers[b].offset = End
+
+(* MV-L1: from a settled cluster on the old software, one rolling restart onto the new software        *)
+(* (RestartNode onto it, upgrades without dry run, elections, replication, registration, records)      *)
+(* reaches the new software's highest version.                                                          *)
+MV_L1_Start == ClusterOn(OldSoftware) /\ Settled
+MV_L1 == ClusterOn(NewSoftware) /\ Settled /\ Level = Softwares[NewSoftware].max
+
+(* MV-L2: from a settled cluster on the new software (under kafka: one whose version can go back to one *)
+(* the old software reads without loss), downgrades without dry run and one rolling restart onto the    *)
+(* old software bring the whole cluster back to it.                                                     *)
+MV_L2_Start == /\ ClusterOn(NewSoftware) /\ Settled
+               /\ \/ DowngradeFromAny
+                  \/ Level <= Softwares[OldSoftware].max
+                  \/ Lossless(Level, Softwares[OldSoftware].max)
+MV_L2 == ClusterOn(OldSoftware) /\ Settled /\ Level <= Softwares[OldSoftware].max
+=============================================================================================
