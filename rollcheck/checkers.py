@@ -132,7 +132,8 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
 def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """The single-process explorer: exhaustive on the bounded config, all violations collected."""
     ts = ctx.build(entry, config)
-    result = explore(ts, config_name=label, stop_at_first=False, variant=ctx.variant)
+    # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
+    result = explore(ts, config_name=label, stop_at_first=ctx.variant is not None, variant=ctx.variant)
     report = from_exploration("explore", entry, label, config, result)
     save_traces(report, ts, ctx)
     return report
@@ -147,7 +148,7 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
                            master=ctx.spark_master,
                            partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
-                           max_states=None, stop_at_first=False, progress=None)
+                           max_states=None, stop_at_first=ctx.variant is not None, progress=None)
     report = from_exploration("spark", entry, label, config, result)
     save_traces(report, ctx.build(entry, config), ctx)
     return report
