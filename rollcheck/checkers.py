@@ -7,6 +7,7 @@ checkers must reproduce, and counterexample traces. The gate compares reports; a
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import time
 from collections.abc import Callable
@@ -208,16 +209,23 @@ CHECKERS: dict[str, tuple[Adapter, str, str]] = {
 }
 
 
-def _register_tla_checkers() -> None:
-    # Imported here: rollcheck.checkers_tla imports this module's report types.
-    from rollcheck.checkers_tla import check_apalache, check_conform, check_tlc
+def _lazy(module: str, name: str) -> Adapter:
+    """An adapter imported on first use: the TLA+ and Z3 adapters import this module's report types."""
 
-    CHECKERS["tlc"] = (check_tlc, "specs.tlc", "TLC on the TLA+ spec (exhaustive)")
-    CHECKERS["conform"] = (check_conform, "rollcheck.conformance", "spec <-> reference trace conformance")
-    CHECKERS["apalache"] = (check_apalache, "specs.apalache", "Apalache bounded model checking (when installed)")
+    def adapter(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+        run: Adapter = getattr(importlib.import_module(module), name)
+        return run(entry, label, config, ctx)
+
+    adapter.__name__ = name
+    return adapter
 
 
-_register_tla_checkers()
+CHECKERS["tlc"] = (_lazy("rollcheck.checkers_tla", "check_tlc"), "specs.tlc", "TLC on the TLA+ spec (exhaustive)")
+CHECKERS["conform"] = (_lazy("rollcheck.checkers_tla", "check_conform"), "rollcheck.conformance",
+                       "spec <-> reference trace conformance")
+CHECKERS["apalache"] = (_lazy("rollcheck.checkers_tla", "check_apalache"), "specs.apalache",
+                        "Apalache bounded model checking (when installed)")
+CHECKERS["z3"] = (_lazy("model.checker", "check_z3"), "model.checker", "Z3: bounded model checking and k-induction")
 
 
 def available_checkers() -> list[str]:

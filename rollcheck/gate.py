@@ -55,7 +55,9 @@ class GateConfig:
 def default_gate_config(out_dir: Path) -> GateConfig:
     protocols = protocol_names()
     return GateConfig(protocols, {p: ["default"] for p in protocols}, list(PROFILES),
-                      [c for c in DEFAULT_CHECKERS if c in available_checkers()], out_dir, mutants=True)
+                      [c for c in DEFAULT_CHECKERS if c in available_checkers()], out_dir,
+                      # BMC to 5 steps: metadata_version's default config takes minutes per profile at 8.
+                      {"z3_depth": 5}, mutants=True)
 
 
 def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:

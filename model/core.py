@@ -1,0 +1,375 @@
+"""A small Z3 engine over symbolic transition systems: BMC, k-induction, successor equivalence.
+
+A :class:`SymbolicSystem` is a second, independent formalization of one reference transition system
+(one protocol, one config, its mutations). Its state is a flat record of Z3 Ints and Bools named by
+``fields()``; ``values(ref_state)`` / ``from_values(dict)`` map reference states to and from it, so a
+Z3 model decodes into a real reference state that ``ts.successors`` can replay and ``write_itf`` can
+write. Actions are keyed by the reference's action names, invariants by the property ids of
+``properties/<protocol>.py``.
+
+The reference stays the single source of truth: every counterexample is replayed on it
+(:func:`replay`), and :func:`check_successors` compares both relations state by state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from rollcheck.traces import Step, Trace
+from rollcheck.transition import Action, TransitionSystem
+
+V = dict[str, z3.ExprRef]  # one symbolic state: field name -> Z3 constant
+Value = int | bool
+Relation = Callable[[V, V], z3.BoolRef]
+Predicate = Callable[[V], z3.BoolRef]
+
+
+class SymbolicSystem:
+    """Base class of the per-protocol encodings. Subclasses fill the hooks below."""
+
+    name: str = ""
+
+    def __init__(self, ts: TransitionSystem[Any]) -> None:
+        self.ts = ts
+        self.config = ts.config
+        self.actions: dict[str, Relation] = {}
+        self.invariants: dict[str, Predicate] = {}
+        # Auxiliary invariants k-induction may add to the property it proves (proved together with it).
+        self.strengthening: dict[str, Predicate] = {}
+        self.excluded_actions: dict[str, str] = {}  # reference action name -> why it is not encoded
+
+    # ---- hooks
+    def fields(self) -> list[tuple[str, str]]:
+        """(name, "int" | "bool") for every state variable."""
+        raise NotImplementedError
+
+    def init(self, v: V) -> z3.BoolRef:
+        raise NotImplementedError
+
+    def wellformed(self, v: V) -> z3.BoolRef:
+        """Domain bounds and canonical forms (absent option fields are 0): makes states one-to-one with
+        assignments, so enumerating successors terminates and decoding is total."""
+        return z3.BoolVal(True)
+
+    def values(self, s: Any) -> dict[str, Value]:
+        raise NotImplementedError
+
+    def from_values(self, vals: Mapping[str, Value]) -> Any:
+        raise NotImplementedError
+
+    # ---- generic
+    def declare(self, tag: str) -> V:
+        return {n: (z3.Int(f"{n}@{tag}") if sort == "int" else z3.Bool(f"{n}@{tag}")) for n, sort in self.fields()}
+
+    def encode_state(self, s: Any, v: V) -> list[z3.BoolRef]:
+        return [v[k] == (z3.BoolVal(x) if isinstance(x, bool) else z3.IntVal(x)) for k, x in self.values(s).items()]
+
+    def decode_state(self, model: z3.ModelRef, v: V) -> Any:
+        return self.from_values(_model_values(model, v))
+
+    def trans(self, v: V, v2: V) -> z3.BoolRef:
+        return z3.Or([rel(v, v2) for rel in self.actions.values()])
+
+
+def _model_values(model: z3.ModelRef, v: V) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for k, x in v.items():
+        e = model.eval(x, model_completion=True)
+        out[k] = z3.is_true(e) if z3.is_bool(x) else e.as_long()
+    return out
+
+
+def frame(v: V, v2: V, changes: Mapping[str, Any]) -> z3.BoolRef:
+    """Next state = current state with ``changes`` (field -> Z3 expression or Python value)."""
+    return z3.And([v2[k] == changes.get(k, v[k]) for k in v])
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class ProofResult:
+    protocol: str
+    property_id: str
+    method: str  # "bmc" or "k-induction"
+    status: str  # "refuted", "checked", "proved", "unknown"
+    depth: int  # BMC: depth checked (or length of the counterexample); k-induction: k
+    seconds: float
+    trace: Trace | None = None
+    strengthening: tuple[str, ...] = ()
+    message: str = ""
+
+    @property
+    def line(self) -> str:
+        if self.status == "proved":
+            extra = f" (with {', '.join(self.strengthening)})" if self.strengthening else ""
+            return f"proved by {self.depth}-induction{extra}"
+        if self.status == "refuted":
+            return f"refuted at depth {self.depth}"
+        if self.status == "checked":
+            return f"checked to depth {self.depth}"
+        return f"unknown at k={self.depth}" + (f" ({self.message})" if self.message else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"property": self.property_id, "method": self.method, "status": self.status,
+                "depth": self.depth, "seconds": round(self.seconds, 3),
+                "strengthening": list(self.strengthening), "message": self.message,
+                "actions": [repr(a) for a in self.trace.actions] if self.trace else None}
+
+
+class ReplayError(AssertionError):
+    """A Z3 trace the reference implementation cannot replay: the two formalizations disagree."""
+
+
+def replay(ts: TransitionSystem[Any], states: Sequence[Any], labels: Sequence[str]) -> list[Step]:
+    """Match each decoded step with an enabled reference action of the same name and the same successor."""
+    initial = list(ts.initial_states())
+    if states[0] not in initial:
+        raise ReplayError(f"Z3 initial state is not a reference initial state: {states[0]!r}")
+    steps = [Step(None, states[0])]
+    for i in range(1, len(states)):
+        found: Action | None = None
+        for a, t in ts.successors(states[i - 1]):
+            if t == states[i] and a.name == labels[i - 1]:
+                found = a
+                break
+        if found is None:
+            raise ReplayError(f"step {i} ({labels[i - 1]}) of the Z3 trace is not a reference step from "
+                              f"{states[i - 1]!r} to {states[i]!r}")
+        steps.append(Step(found, states[i]))
+    return steps
+
+
+def _solver(timeout: float | None) -> z3.Solver:
+    s = z3.Solver()
+    if timeout:
+        s.set("timeout", max(1, int(timeout * 1000)))
+    return s
+
+
+def _label(sym: SymbolicSystem, model: z3.ModelRef, v: V, v2: V) -> str:
+    for name, rel in sym.actions.items():
+        if z3.is_true(model.eval(rel(v, v2), model_completion=True)):
+            return name
+    raise ReplayError("no symbolic action holds on a model of the transition relation")
+
+
+def _predicate(sym: SymbolicSystem, prop_id: str) -> Predicate:
+    try:
+        return sym.invariants[prop_id]
+    except KeyError:
+        raise KeyError(f"{sym.name}: property {prop_id} is not encoded (encoded: "
+                       f"{', '.join(sym.invariants)})") from None
+
+
+def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = None) -> ProofResult:
+    """Bounded model checking: the shortest violation of ``prop_id`` within ``depth`` steps, replayed on the
+    reference, or "checked to depth"."""
+    inv = _predicate(sym, prop_id)
+    t0 = time.perf_counter()
+    solver = _solver(timeout)
+    vs = [sym.declare("0")]
+    solver.add(sym.init(vs[0]), sym.wellformed(vs[0]))
+    for k in range(depth + 1):
+        if k > 0:
+            vs.append(sym.declare(str(k)))
+            solver.add(sym.wellformed(vs[k]), sym.trans(vs[k - 1], vs[k]))
+        solver.push()
+        solver.add(z3.Not(inv(vs[k])))
+        r = solver.check()
+        if r == z3.sat:
+            m = solver.model()
+            states = [sym.decode_state(m, v) for v in vs]
+            labels = [_label(sym, m, vs[i], vs[i + 1]) for i in range(k)]
+            steps = replay(sym.ts, states, labels)
+            if sym.ts.invariants():
+                ref = {p.id: p for p in sym.ts.invariants()}.get(prop_id)
+                if ref is not None and getattr(ref, "kind", "") == "invariant" and ref.holds(states[-1]):
+                    raise ReplayError(f"{prop_id}: Z3 says the last state violates it, the reference says it "
+                                      f"holds: {states[-1]!r}")
+            trace = Trace(steps, protocol=sym.ts.name, property_id=prop_id, meta={"checker": "z3-bmc"})
+            return ProofResult(sym.ts.name, prop_id, "bmc", "refuted", k, time.perf_counter() - t0, trace)
+        solver.pop()
+        if r == z3.unknown:
+            return ProofResult(sym.ts.name, prop_id, "bmc", "checked", k - 1, time.perf_counter() - t0,
+                               message=f"solver: {solver.reason_unknown()}")
+    return ProofResult(sym.ts.name, prop_id, "bmc", "checked", depth, time.perf_counter() - t0)
+
+
+def k_induction(sym: SymbolicSystem, prop_id: str, k: int, timeout: float | None = None,
+                strengthen: Iterable[str] | None = None) -> ProofResult:
+    """k-induction of ``prop_id`` conjoined with the strengthening invariants (all proved together: the
+    base case checks the conjunction on every path of fewer than k steps from an initial state, the step
+    case shows k consecutive conjunction states force the next one)."""
+    inv = _predicate(sym, prop_id)
+    names = tuple(sym.strengthening if strengthen is None else strengthen)
+    aux = [sym.strengthening[n] for n in names]
+
+    def p(v: V) -> z3.BoolRef:
+        return z3.And([inv(v), *(a(v) for a in aux)])
+
+    t0 = time.perf_counter()
+    base = bmc_conjunction(sym, p, k - 1, timeout)
+    if base == "violated":
+        # The property or a strengthening fails within k-1 steps; BMC on the property says which.
+        res = bmc(sym, prop_id, k - 1, timeout)
+        if res.status == "refuted":
+            return res
+        return ProofResult(sym.ts.name, prop_id, "k-induction", "unknown", k, time.perf_counter() - t0,
+                           strengthening=names, message="a strengthening invariant does not hold")
+    if base == "unknown":
+        return ProofResult(sym.ts.name, prop_id, "k-induction", "unknown", k, time.perf_counter() - t0,
+                           strengthening=names, message="base case: solver timeout")
+    solver = _solver(timeout)
+    vs = [sym.declare(f"k{i}") for i in range(k + 1)]
+    for i, v in enumerate(vs):
+        solver.add(sym.wellformed(v))
+        if i > 0:
+            solver.add(sym.trans(vs[i - 1], v))
+        if i < k:
+            solver.add(p(v))
+    solver.add(z3.Not(p(vs[k])))
+    r = solver.check()
+    status = "proved" if r == z3.unsat else "unknown"
+    msg = "" if r == z3.unsat else ("step case: counterexample to induction" if r == z3.sat
+                                    else f"step case: {solver.reason_unknown()}")
+    return ProofResult(sym.ts.name, prop_id, "k-induction", status, k, time.perf_counter() - t0,
+                       strengthening=names, message=msg)
+
+
+def bmc_conjunction(sym: SymbolicSystem, p: Predicate, depth: int, timeout: float | None) -> str:
+    """"holds" / "violated" / "unknown" for ``p`` on every path of at most ``depth`` steps."""
+    solver = _solver(timeout)
+    vs = [sym.declare("b0")]
+    solver.add(sym.init(vs[0]), sym.wellformed(vs[0]))
+    for i in range(depth + 1):
+        if i > 0:
+            vs.append(sym.declare(f"b{i}"))
+            solver.add(sym.wellformed(vs[i]), sym.trans(vs[i - 1], vs[i]))
+        r = solver.check(z3.Not(p(vs[i])))
+        if r == z3.sat:
+            return "violated"
+        if r == z3.unknown:
+            return "unknown"
+    return "holds"
+
+
+# --------------------------------------------------------------------------- successor equivalence
+
+
+@dataclass
+class Mismatch:
+    state: Any
+    action: str
+    reference: frozenset[Any]
+    z3: frozenset[Any]
+    message: str = ""
+
+    def __str__(self) -> str:
+        only_ref = self.reference - self.z3
+        only_z3 = self.z3 - self.reference
+        return (f"{self.message or 'successors differ'} for action {self.action} from {self.state!r}:\n"
+                f"  reference only: {sorted(map(repr, only_ref))}\n  z3 only: {sorted(map(repr, only_z3))}")
+
+
+@dataclass
+class SuccessorCheck:
+    states: int = 0
+    transitions: int = 0
+    excluded: dict[str, str] = field(default_factory=dict)
+    mismatch: Mismatch | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatch is None
+
+
+def bfs_states(ts: TransitionSystem[Any], limit: int) -> list[Any]:
+    """The first ``limit`` states of a breadth-first search of the reference."""
+    seen: dict[Any, None] = {}
+    frontier = list(ts.initial_states())
+    for s in frontier:
+        seen.setdefault(s)
+    i = 0
+    order = list(seen)
+    while i < len(order) and len(order) < limit:
+        for _, t in ts.successors(order[i]):
+            if t not in seen:
+                seen[t] = None
+                order.append(t)
+        i += 1
+    return order[:limit]
+
+
+class _ActionSolver:
+    """One incremental solver per action: the relation is built once, each state is pushed and popped."""
+
+    def __init__(self, sym: SymbolicSystem, action: str) -> None:
+        self.sym = sym
+        self.v, self.v2 = sym.declare("s"), sym.declare("t")
+        self.solver = z3.Solver()
+        self.solver.add(sym.wellformed(self.v2), sym.actions[action](self.v, self.v2))
+        self.action = action
+
+    def successors(self, s: Any, cap: int = 1000) -> frozenset[Any]:
+        sym, solver = self.sym, self.solver
+        solver.push()
+        try:
+            solver.add(*sym.encode_state(s, self.v))
+            out: set[Any] = set()
+            while solver.check() == z3.sat:
+                vals = _model_values(solver.model(), self.v2)
+                out.add(sym.from_values(vals))
+                if len(out) > cap:
+                    raise ReplayError(f"more than {cap} successors under {self.action}: the encoding is not "
+                                      "functional")
+                solver.add(z3.Or([self.v2[k] != (z3.BoolVal(x) if isinstance(x, bool) else z3.IntVal(x))
+                                  for k, x in vals.items()]))
+            return frozenset(out)
+        finally:
+            solver.pop()
+
+
+def z3_successors(sym: SymbolicSystem, s: Any, action: str, cap: int = 1000) -> frozenset[Any]:
+    """Every successor of reference state ``s`` under the symbolic ``action`` (blocking clauses)."""
+    return _ActionSolver(sym, action).successors(s, cap)
+
+
+def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any]) -> SuccessorCheck:
+    """Per sampled state and per action name, the Z3 successors equal the reference's (both directions);
+    states also round-trip through ``values`` / ``from_values``. Stops at the first mismatch."""
+    res = SuccessorCheck(excluded=dict(sym.excluded_actions))
+    solvers = {name: _ActionSolver(sym, name) for name in sym.actions if name not in sym.excluded_actions}
+    wf = sym.declare("s")
+    wf_solver = z3.Solver()
+    wf_solver.add(z3.Not(sym.wellformed(wf)))
+    for s in states:
+        res.states += 1
+        back = sym.from_values(sym.values(s))
+        if back != s:
+            res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset({back}), "state does not round-trip")
+            return res
+        if wf_solver.check(*sym.encode_state(s, wf)) == z3.sat:
+            res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset(), "reference state is not wellformed")
+            return res
+        ref: dict[str, set[Any]] = {}
+        for a, t in ts.successors(s):
+            ref.setdefault(a.name, set()).add(t)
+        for name in sorted(set(ref) | set(sym.actions)):
+            if name in sym.excluded_actions:
+                continue
+            if name not in sym.actions:
+                res.mismatch = Mismatch(s, name, frozenset(ref[name]), frozenset(), "action not encoded")
+                return res
+            mine = solvers[name].successors(s)
+            theirs = frozenset(ref.get(name, ()))
+            res.transitions += len(theirs)
+            if mine != theirs:
+                res.mismatch = Mismatch(s, name, theirs, mine)
+                return res
+    return res

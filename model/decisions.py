@@ -1,0 +1,630 @@
+"""Differential checks of decision rules: a Z3 formula per rule against the reference, over a bounded domain.
+
+Each rule is written as Z3 terms over symbolic inputs (an independent restatement of the KIP / Kafka rule).
+:func:`differential` enumerates the whole bounded input domain, evaluates the terms on each input
+(``substitute`` + ``simplify``: the formula is built once) and compares them with the reference called on
+the same input; the first disagreement is reported as a concrete input with both outputs.
+
+Rules:
+
+* ``streams_assign``: the Kafka Streams leader's ``assign()`` (reference_impl/streams_probing/api.py): the
+  used version, the supported version it encodes, what a future member gets, the error assignment, the
+  follow-up rebalance, and when the leader fails; per leader release, profile and assignor mutation.
+* ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
+* ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
+  profile and Kafka release (3.9 / 4.0), catalog, dry run.
+* ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
+  registration, the /controller_epoch take-over, the driver's valid state changes.
+* ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
+  error code and the finalized range written (or the deletion), for the existing range, the level, the
+  allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+Inputs = dict[str, int]
+Outputs = dict[str, int]
+
+
+@dataclass
+class Disagreement:
+    rule: str
+    case: str  # the Python-level parameters (release, profile, mutation ...)
+    inputs: Inputs
+    reference: Outputs
+    formula: Outputs
+
+    def __str__(self) -> str:
+        diff = {k: (self.reference.get(k), self.formula.get(k)) for k in sorted(set(self.reference) | set(self.formula))
+                if self.reference.get(k) != self.formula.get(k)}
+        return (f"{self.rule} [{self.case}] disagrees on {self.inputs}: reference {self.reference}, "
+                f"formula {self.formula} (reference, formula) per output: {diff}")
+
+
+@dataclass
+class DifferentialResult:
+    rule: str
+    cases: int = 0
+    inputs: int = 0
+    seconds: float = 0.0
+    disagreement: Disagreement | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.disagreement is None
+
+
+class Formula:
+    """A rule's Z3 terms over named Int inputs. Evaluated on concrete inputs by a closure compiled once from
+    the Z3 terms (the same terms a solver would see), which is ~1000 times faster than substitution."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]) -> None:
+        self.vars = {n: z3.Int(n) for n in names}
+        self.outputs = {k: (t if isinstance(t, z3.ExprRef) else z3.IntVal(int(t)))
+                        for k, t in build(self.vars).items()}
+        self.compiled = {k: _compile(t) for k, t in self.outputs.items()}
+
+    def eval(self, inputs: Inputs) -> Outputs:
+        return {k: int(f(inputs)) for k, f in self.compiled.items()}
+
+
+_OPS: dict[int, Callable[[list[Any]], Any]] = {
+    z3.Z3_OP_AND: all, z3.Z3_OP_OR: any,
+    z3.Z3_OP_NOT: lambda a: not a[0], z3.Z3_OP_EQ: lambda a: a[0] == a[1],
+    z3.Z3_OP_DISTINCT: lambda a: len(set(a)) == len(a),
+    z3.Z3_OP_LT: lambda a: a[0] < a[1], z3.Z3_OP_LE: lambda a: a[0] <= a[1],
+    z3.Z3_OP_GT: lambda a: a[0] > a[1], z3.Z3_OP_GE: lambda a: a[0] >= a[1],
+    z3.Z3_OP_ADD: sum, z3.Z3_OP_SUB: lambda a: a[0] - sum(a[1:]), z3.Z3_OP_UMINUS: lambda a: -a[0],
+    z3.Z3_OP_IMPLIES: lambda a: (not a[0]) or a[1],
+}
+
+
+def _compile(t: z3.ExprRef) -> Callable[[Inputs], Any]:
+    """A Python closure evaluating a quantifier-free Int/Bool Z3 term on named inputs."""
+    cache: dict[int, Callable[[Inputs], Any]] = {}
+
+    def go(e: z3.ExprRef) -> Callable[[Inputs], Any]:
+        key = e.get_id()
+        if key in cache:
+            return cache[key]
+        k = e.decl().kind()
+        f: Callable[[Inputs], Any]
+        if z3.is_int_value(e):
+            val = e.as_long()
+            f = lambda x, val=val: val  # noqa: E731
+        elif z3.is_true(e) or z3.is_false(e):
+            val_b = z3.is_true(e)
+            f = lambda x, val_b=val_b: val_b  # noqa: E731
+        elif k == z3.Z3_OP_UNINTERPRETED and e.num_args() == 0:
+            name = e.decl().name()
+            f = lambda x, name=name: x[name]  # noqa: E731
+        elif k == z3.Z3_OP_ITE:
+            c, a, b = (go(e.arg(i)) for i in range(3))
+            f = lambda x, c=c, a=a, b=b: a(x) if c(x) else b(x)  # noqa: E731
+        elif k in _OPS:
+            op, args = _OPS[k], [go(e.arg(i)) for i in range(e.num_args())]
+            f = lambda x, op=op, args=args: op([g(x) for g in args])  # noqa: E731
+        else:
+            raise NotImplementedError(f"no evaluator for Z3 operator {e.decl()}")
+        cache[key] = f
+        return f
+
+    return go(t)
+
+
+def differential(rule: str, cases: Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]
+                 ) -> DifferentialResult:
+    """Compare formula and reference on every input of every case; stop at the first disagreement."""
+    res = DifferentialResult(rule)
+    t0 = time.perf_counter()
+    for case, formula, domain, reference in cases:
+        res.cases += 1
+        for inputs in domain:
+            res.inputs += 1
+            ref, mine = reference(inputs), formula.eval(inputs)
+            # Outputs the reference marks as irrelevant (-99) are not compared (e.g. assignments when the
+            # leader fails).
+            if any(ref[k] != mine[k] for k in ref if ref[k] != DONT_CARE):
+                res.disagreement = Disagreement(rule, case, inputs, ref, mine)
+                res.seconds = time.perf_counter() - t0
+                return res
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+DONT_CARE = -99
+
+
+# --------------------------------------------------------------------------- Kafka Streams assign()
+
+PROBEABLE = 3
+UNKNOWN = -1
+ASSIGN_MUTATIONS = ("", "leader_fails_on_future", "assign_at_leader_version", "no_leader_follow_up",
+                    "leader_supported_is_used", "commonly_supported_is_max")
+LEADER_FAILS, ASSIGNED, ERROR_ASSIGNMENT = 1, 0, 2
+
+
+def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: int) -> Formula:
+    """KIP-268 "Detailed upgrade protocol" / "Future upgrades" and today's assignor (``kafka``)."""
+    names = [f"{f}{i}" for i in range(n) for f in ("v", "lat")]
+
+    def build(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        L, kip, probing = leader_latest, profile == "kip", leader_latest >= PROBEABLE
+        v = [x[f"v{i}"] for i in range(n)]
+        sup = [z3.If(v[i] >= PROBEABLE, x[f"lat{i}"], UNKNOWN) for i in range(n)]
+        future = [v[i] > L for i in range(n)]
+        any_future = z3.Or(future)
+
+        def fold(xs: list[Any], start: int, better: Callable[[Any, Any], Any]) -> Any:
+            acc: Any = z3.IntVal(start)
+            for e in xs:
+                acc = z3.If(better(e, acc), e, acc)
+            return acc
+
+        min_received = fold(v, L, lambda a, b: a < b)
+        if mutation == "commonly_supported_is_max":
+            min_supported = fold(sup, L, lambda a, b: a > b)
+        else:
+            min_supported = fold(sup, L, lambda a, b: a < b)
+        # A pre-2.0 leader cannot decode a newer subscription; a probing leader fails when it meets a future
+        # and a pre-2.0 subscription at once (kafka leaders speaking 4+ send an error assignment instead).
+        incompatible = z3.And(any_future, min_received < PROBEABLE)
+        fails = z3.Or(z3.And(not probing, any_future), z3.And(mutation == "leader_fails_on_future", any_future),
+                      z3.And(incompatible, not (profile == "kafka" and L >= 4)))
+        error = z3.And(z3.Not(fails), incompatible)
+        used = z3.IntVal(L) if mutation == "assign_at_leader_version" else min_received
+        out: dict[str, Any] = {}
+        if kip or not probing:
+            supported = z3.If(used >= PROBEABLE, used if mutation == "leader_supported_is_used" else L, UNKNOWN)
+            for i in range(n):
+                out[f"version{i}"] = z3.If(future[i], L, used)
+                out[f"supported{i}"] = z3.If(future[i], L, supported)
+            follow = z3.And(probing, z3.Not(any_future), L > used, mutation != "no_leader_follow_up",
+                            *(z3.And(sup[i] != UNKNOWN, sup[i] > used) for i in range(n)))
+        else:
+            for i in range(n):
+                out[f"version{i}"] = used
+                out[f"supported{i}"] = z3.If(used >= PROBEABLE, min_supported, UNKNOWN)
+            follow = any_future
+        for i in range(n):
+            out[f"version{i}"] = z3.If(error, L, out[f"version{i}"])
+            out[f"supported{i}"] = z3.If(error, L, out[f"supported{i}"])
+            out[f"error{i}"] = z3.If(error, 3, 0)
+        return {"outcome": z3.If(fails, LEADER_FAILS, z3.If(error, ERROR_ASSIGNMENT, ASSIGNED)),
+                "used": z3.If(error, L, used), "follow_up": z3.And(z3.Not(error), follow),
+                "version_probing": any_future, **out}
+
+    return Formula(names, build)
+
+
+def streams_assign_reference(leader: Any, profile: str, mutation: str, n: int) -> Callable[[Inputs], Outputs]:
+    from reference_impl.streams_probing.api import IllegalStateException, SubscriptionInfo, TaskAssignmentException
+    from reference_impl.streams_probing.api import assign as ref_assign
+
+    muts = frozenset({mutation} - {""})
+
+    def run(x: Inputs) -> Outputs:
+        subs = {str(i): SubscriptionInfo.of(x[f"v{i}"], x[f"lat{i}"]) for i in range(n)}
+        try:
+            g = ref_assign(leader, profile, subs, mutations=muts)
+        except (TaskAssignmentException, IllegalStateException):
+            out = {"outcome": LEADER_FAILS, "used": DONT_CARE, "follow_up": DONT_CARE, "version_probing": DONT_CARE}
+            for i in range(n):
+                out.update({f"version{i}": DONT_CARE, f"supported{i}": DONT_CARE, f"error{i}": DONT_CARE})
+            return out
+        error = any(int(a.error) for a in g.assignments.values())
+        out = {"outcome": ERROR_ASSIGNMENT if error else ASSIGNED, "used": g.used_version,
+               "follow_up": int(g.follow_up_rebalance), "version_probing": int(g.version_probing)}
+        for i in range(n):
+            a = g.assignments[str(i)]
+            out.update({f"version{i}": a.version, f"supported{i}": a.latest_supported, f"error{i}": int(a.error)})
+        return out
+
+    return run
+
+
+def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN_MUTATIONS
+                         ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every leader release x profile x mutation x member count; members range over every release's
+    latest version and every version it can send."""
+    from reference_impl.streams_probing.releases import RELEASES
+
+    latests = sorted({r.latest_supported for r in RELEASES})
+    member = [(v, lat) for lat in latests for v in range(1, lat + 1)]
+    for leader in RELEASES:
+        for profile in ("kip", "kafka"):
+            if leader.name == "3.9" and profile == "kip":
+                continue  # release 3.9 exists in the kafka profile only
+            for mutation in mutations:
+                for n in range(1, max_members + 1):
+                    domain = ({k: val for i, (v, lat) in enumerate(combo)
+                               for k, val in ((f"v{i}", v), (f"lat{i}", lat))}
+                              for combo in itertools.product(member, repeat=n))
+                    case = f"leader {leader.name}, {profile}, mutation {mutation or '-'}, {n} members"
+                    yield (case, streams_assign_formula(leader.latest_supported, profile, mutation, n), domain,
+                           streams_assign_reference(leader, profile, mutation, n))
+
+
+# --------------------------------------------------------------------------- features UpdateFeatures
+
+INVALID_REQUEST, FEATURE_UPDATE_FAILED = 42, 96
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    error: Any  # Int term: 0, INVALID_REQUEST or FEATURE_UPDATE_FAILED
+    present: Any  # Bool term: the feature is finalized after the request
+    min: Any  # Int terms: its range after the request (0, 0 when absent)
+    max: Any
+
+
+def features_update_rule(profile: str, has_e: Any, emin: Any, emax: Any, y: Any, allow: Any, has_o: Any, olo: Any,
+                         brokers: Sequence[tuple[Any, Any, Any, Any]], mutations: frozenset[str] = frozenset()
+                         ) -> UpdateOutcome:
+    """KIP-584 "Validations" (kip) and KafkaController.validateFeatureUpdate (kafka) for one update of a
+    feature: ``has_e`` / ``emin`` / ``emax`` its finalized range (if any), ``y`` the level (< 1: delete),
+    ``allow`` the allowDowngrade flag, ``has_o`` / ``olo`` the controller binary's support and minimum,
+    ``brokers`` (live, supports, lo, hi) per broker. Shared by the system encoding (model/features.py)."""
+    kafka = profile == "kafka"
+    unchecked = "allow_downgrade_unchecked" in mutations
+    incompatible_code = INVALID_REQUEST if kafka else FEATURE_UPDATE_FAILED
+    new_min = z3.If(has_o, olo, 1) if kafka else z3.If(has_e, emin, 1)
+
+    def rejects(live: Any, has: Any, lo: Any, hi: Any) -> Any:
+        inside = z3.And(lo <= new_min, y <= hi) if kafka else z3.And(lo <= y, y <= hi)
+        return z3.And(live, z3.Or(z3.Not(has), z3.Not(inside)))
+
+    rejected = z3.Or([rejects(*b) for b in brokers] or [z3.BoolVal(False)])
+    if "skip_range_check" in mutations:
+        rejected = z3.BoolVal(False)
+    chain: list[tuple[Any, int]] = [
+        (z3.And(y < 1, z3.Not(allow), not unchecked), INVALID_REQUEST),
+        (z3.And(y < 1, z3.Not(has_e)), INVALID_REQUEST),  # Kafka: "Can not delete non-existing finalized feature"
+        (y < 1, 0),  # deletion "without any guarding checks on feature versions"
+        (z3.And(has_e, y == emax), INVALID_REQUEST),
+        (z3.And(has_e, y < emax, z3.Not(allow), not unchecked), INVALID_REQUEST),
+        (z3.And(has_e, y > emax, allow, kafka), INVALID_REQUEST),  # Kafka only
+        (z3.And(has_e, y < emin), INVALID_REQUEST if kafka else FEATURE_UPDATE_FAILED),
+    ]
+    if kafka:  # the controller's own binary must support the level
+        chain += [(z3.Not(has_o), INVALID_REQUEST), (y < olo, INVALID_REQUEST)]
+    chain += [(rejected, incompatible_code), (z3.BoolVal(True), 0)]
+    err: Any = z3.IntVal(0)
+    for cond, code in reversed(chain):
+        err = z3.If(cond, code, err)
+    ok = err == 0
+    present = z3.If(ok, y >= 1, has_e)
+    return UpdateOutcome(err, present, z3.If(present, z3.If(ok, new_min, emin), 0),
+                         z3.If(present, z3.If(ok, y, emax), 0))
+
+
+def features_update_formula(profile: str, brokers: int) -> Formula:
+    """:func:`features_update_rule` over named Int inputs (flags as 0 / 1)."""
+    names = ["has_e", "emin", "emax", "y", "allow", "has_o", "olo", "ohi",
+             *(f"{f}{i}" for i in range(brokers) for f in ("has_b", "blo", "bhi"))]
+
+    def build(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        r = features_update_rule(profile, x["has_e"] == 1, x["emin"], x["emax"], x["y"], x["allow"] == 1,
+                                 x["has_o"] == 1, x["olo"],
+                                 [(z3.BoolVal(True), x[f"has_b{i}"] == 1, x[f"blo{i}"], x[f"bhi{i}"])
+                                  for i in range(brokers)])
+        return {"error": r.error, "present": r.present, "min": r.min, "max": r.max}
+
+    return Formula(names, build)
+
+
+def features_update_reference(profile: str, brokers: int) -> Callable[[Inputs], Outputs]:
+    from reference_impl.features.api import (
+    FeatureController,
+    FeatureUpdate,
+    FeatureZNode,
+    FeatureZNodeStatus,
+    FinalizedVersionRange,
+    SupportedVersionRange,
+    UpdateFeaturesRequest,
+    )
+
+    def run(x: Inputs) -> Outputs:
+        feats = (("f", FinalizedVersionRange(x["emin"], x["emax"])),) if x["has_e"] else ()
+        node = FeatureZNode(FeatureZNodeStatus.ENABLED, feats, 1)
+        own = (("f", SupportedVersionRange(x["olo"], x["ohi"])),) if x["has_o"] else ()
+        live = tuple((i, (("f", SupportedVersionRange(x[f"blo{i}"], x[f"bhi{i}"])),) if x[f"has_b{i}"] else ())
+                     for i in range(brokers))
+        ctl = FeatureController(node, live, own, profile=profile)
+        resp, after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", x["y"], bool(x["allow"])),)))
+        assert after.node is not None
+        r = after.node.get("f")
+        return {"error": int(resp.results[0].error), "present": int(r is not None),
+                "min": r.min_version_level if r else 0, "max": r.max_version_level if r else 0}
+
+    return run
+
+
+def features_update_cases(brokers: int = 1, top: int = 3
+                          ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Ranges 1 <= lo <= hi <= ``top`` (or absent), levels 0 .. top + 1, both flags, both profiles."""
+    ranges = [(0, 1, 1)] + [(1, lo, hi) for lo in range(1, top + 1) for hi in range(lo, top + 1)]
+    for profile in ("kip", "kafka"):
+        def domain() -> Iterable[Inputs]:
+            for e, y, allow, o, *bs in itertools.product(ranges, range(0, top + 2), (0, 1), ranges,
+                                                         *([ranges] * brokers)):
+                x = {"has_e": e[0], "emin": e[1], "emax": e[2], "y": y, "allow": allow,
+                     "has_o": o[0], "olo": o[1], "ohi": o[2]}
+                for i, b in enumerate(bs):
+                    x.update({f"has_b{i}": b[0], f"blo{i}": b[1], f"bhi{i}": b[2]})
+                yield x
+        yield (f"{profile}, {brokers} live brokers", features_update_formula(profile, brokers), domain(),
+               features_update_reference(profile, brokers))
+
+
+# --------------------------------------------------------------------------- metadata.version (KIP-778)
+
+INVALID_UPDATE_VERSION, UNSAFE_FEATURE_DOWNGRADE = 95, 10_000
+NONE_DT, SAFE_DT, UNSAFE_DT = 0, 1, 2
+
+
+def mv_lossless(catalog: Any, source: Any, target: Any) -> Any:
+    """KIP-778 "Downgrades": lossless iff no version in (min, max] of the two changed the metadata format."""
+    lo, hi = z3.If(source < target, source, target), z3.If(source < target, target, source)
+    return z3.Not(z3.Or([z3.And(lo < level, level <= hi) for level, _label, changed in catalog.entries if changed]
+                        or [z3.BoolVal(False)]))
+
+
+def mv_lossless_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every (source, target) pair of every catalog against ``Catalog.is_lossless``."""
+    from reference_impl.metadata_version.catalog import CATALOGS
+
+    for name, cat in CATALOGS.items():
+        formula = Formula(["source", "target"], lambda x, cat=cat: {"lossless": mv_lossless(cat, x["source"],
+                                                                                            x["target"])})
+        domain = [{"source": a, "target": b} for a in cat.levels for b in cat.levels]
+        yield (f"catalog {name}", formula, domain,
+               lambda x, cat=cat: {"lossless": int(cat.is_lossless(x["source"], x["target"]))})
+
+
+def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: Any, y: Any, dt: Any, llo: Any,
+                   lhi: Any, others: Sequence[tuple[Any, Any, Any]], brokers: Sequence[tuple[Any, Any, Any]],
+                   mutations: frozenset[str] = frozenset()) -> tuple[Any, Any, Any]:
+    """The active controller's decision on one ``metadata.version`` update: KIP-778 (``kip``: floor, catalog,
+    downgrade type, every broker, the controller itself, a majority of voters, lossless unless UNSAFE) and
+    Kafka 3.9 / 4.0 (``kafka``: FeatureControlManager.updateFeature; every voter once controller
+    registration exists; no lossy downgrade at all). ``x`` the finalized level, ``y`` the requested one,
+    ``dt`` the DowngradeType code, ``llo`` / ``lhi`` the controller's range, ``others`` (registered, lo, hi)
+    for the other voters, ``brokers`` (registered, lo, hi). Returns (top-level error, the update's error or
+    -1 when the response has no result, the level written or -1). Shared by model/metadata_version.py."""
+    levels = catalog.levels
+
+    def contains(lo: Any, hi: Any) -> Any:
+        return z3.And(lo <= y, y <= hi)
+
+    local = contains(llo, lhi)
+    brokers_ok = z3.And([z3.Implies(p, contains(lo, hi)) for p, lo, hi in brokers] or [z3.BoolVal(True)])
+    if "skip_broker_check" in mutations:
+        brokers_ok = z3.BoolVal(True)
+    known = z3.And(y >= levels[0], y <= levels[-1])
+    lossy = z3.And(y < x, z3.Not(mv_lossless(catalog, x, y)))
+    if "allow_lossy_safe_downgrade" in mutations:
+        lossy = z3.BoolVal(False)
+    unchecked = "allow_downgrade_unchecked" in mutations
+    no_floor = "skip_floor_check" in mutations
+    no_quorum = "skip_quorum_check" in mutations
+    chain: list[tuple[Any, int]]
+    if profile == "kip":
+        support = [z3.If(local, 1, 0)] + [z3.If(z3.And(h, contains(lo, hi)), 1, 0) for h, lo, hi in others]
+        majority = z3.BoolVal(True) if no_quorum else z3.Sum(support) > (len(others) + 1) // 2
+        chain = [(z3.And(y < catalog.minimum, not no_floor), INVALID_REQUEST),
+                 (z3.And(z3.Not(known), y >= 1), INVALID_REQUEST),
+                 (y == x, INVALID_REQUEST), (z3.And(y < x, dt == NONE_DT, not unchecked), INVALID_REQUEST),
+                 (z3.And(y > x, dt != NONE_DT), INVALID_REQUEST),
+                 (y < 1, 0),  # a deletion (only reachable without the floor check): no range checks
+                 (z3.Not(brokers_ok), FEATURE_UPDATE_FAILED),
+                 (z3.Not(local), FEATURE_UPDATE_FAILED), (z3.Not(majority), FEATURE_UPDATE_FAILED),
+                 (z3.And(lossy, dt != UNSAFE_DT), UNSAFE_FEATURE_DOWNGRADE)]
+    else:
+        registration = x >= catalog.controller_registration_level
+        quorum_ok = z3.Or(z3.Not(registration), no_quorum,
+                          z3.And([z3.And(h, contains(lo, hi)) for h, lo, hi in others] or [z3.BoolVal(True)]))
+        bad = z3.Or(y < 0, z3.Not(local), z3.Not(brokers_ok), z3.Not(quorum_ok),
+                    z3.And(y < x, dt == NONE_DT, not unchecked), z3.And(y > x, dt != NONE_DT), z3.Not(known),
+                    z3.And(y < catalog.bootstrap_floor, not no_floor), lossy)
+        chain = [(bad, INVALID_UPDATE_VERSION)]
+    err: Any = z3.IntVal(0)
+    for cond, code in reversed(chain):
+        err = z3.If(cond, code, err)
+    if profile == "kafka" and release == "4.0":
+        top, result = err, z3.If(err == 0, 0, -1)  # 4.0: the first error for the whole request
+    else:
+        top, result = z3.IntVal(0), err
+    writes = not dry_run or "dry_run_writes" in mutations
+    written: Any = z3.IntVal(-1)
+    if writes:  # kip writes no record that restates the level; Kafka does
+        written = z3.If(z3.And(err == 0, z3.Or(profile == "kafka", y != x)), z3.If(y < 0, 0, y), -1)
+    return top, result, written
+
+
+def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int) -> Formula:
+    """:func:`mv_update_rule` over named inputs: voter 0 is the controller (``llo`` / ``lhi``); ``has_v<i>``
+    0 means voter i has not registered; every broker is registered."""
+    names = ["x", "y", "dt", "llo", "lhi", *(f"{f}{i}" for i in range(1, voters) for f in ("has_v", "vlo", "vhi")),
+             *(f"{f}{i}" for i in range(brokers) for f in ("blo", "bhi"))]
+
+    def build(v: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        top, result, written = mv_update_rule(
+            catalog, profile, release, dry_run, v["x"], v["y"], v["dt"], v["llo"], v["lhi"],
+            [(v[f"has_v{i}"] == 1, v[f"vlo{i}"], v[f"vhi{i}"]) for i in range(1, voters)],
+            [(z3.BoolVal(True), v[f"blo{i}"], v[f"bhi{i}"]) for i in range(brokers)])
+        return {"top": top, "result": result, "written": written}
+
+    return Formula(names, build)
+
+
+def mv_update_reference(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int
+                        ) -> Callable[[Inputs], Outputs]:
+    from reference_impl.metadata_version.api import (
+        BrokerRegistration,
+        DowngradeType,
+        QuorumController,
+        VersionRange,
+        request,
+    )
+    from reference_impl.metadata_version.catalog import FEATURE_NAME
+
+    def run(x: Inputs) -> Outputs:
+        local = VersionRange(x["llo"], x["lhi"])
+        vs = ((0, local), *((i, VersionRange(x[f"vlo{i}"], x[f"vhi{i}"]) if x[f"has_v{i}"] else None)
+                            for i in range(1, voters)))
+        bs = tuple(BrokerRegistration(voters + i, ((FEATURE_NAME, VersionRange(x[f"blo{i}"], x[f"bhi{i}"])),), False)
+                   for i in range(brokers))
+        ctl = QuorumController(catalog=catalog, node_id=0, local_supported=((FEATURE_NAME, local),), voters=vs,
+                               brokers=bs, finalized=((FEATURE_NAME, x["x"]),), profile=profile,
+                               kafka_release=release)
+        res = ctl.update_features(request(FEATURE_NAME, x["y"], DowngradeType(x["dt"]), dry_run=dry_run))
+        r = res.response
+        return {"top": int(r.error), "result": int(r.results[0].error) if r.results else -1,
+                "written": res.records[-1].feature_level if res.records else -1}
+
+    return run
+
+
+def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int = 1, dry_runs: Sequence[bool] = (
+        False, True), edge_ranges: bool = False) -> Iterable[tuple[str, Formula, Iterable[Inputs],
+                                                                 Callable[[Inputs], Outputs]]]:
+    """Current and requested levels over the catalog (and one beyond each end), every downgrade type,
+    every supported range of the controller, the other voters (or unregistered) and the brokers
+    (``edge_ranges``: only ranges that start at the lowest or end at the highest level)."""
+    from reference_impl.metadata_version.catalog import CATALOGS
+
+    cat = CATALOGS[catalog_name]
+    lv = cat.levels
+    ranges = [(lo, hi) for lo in lv for hi in lv if lo <= hi]
+    if edge_ranges:
+        ranges = [(lo, hi) for lo, hi in ranges if lo == lv[0] or hi == lv[-1]]
+    if len(lv) > 6:
+        # The kafka catalog (27 levels): the levels around its floor and controller registration, where the
+        # rule changes, and both ends (the lossless rule itself is checked on every pair by mv_lossless).
+        floor, reg = cat.bootstrap_floor, cat.controller_registration_level
+        lv = tuple(sorted({lv[0], floor - 1, floor, floor + 1, reg - 1, reg, reg + 1, lv[-1]} & set(lv)))
+        ranges = [(cat.minimum, hi) for hi in lv] + [(floor, cat.latest)]
+    voter_opts = [(0, 1, 1)] + [(1, lo, hi) for lo, hi in ranges]
+    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+        for dry in dry_runs:
+            def domain() -> Iterable[Inputs]:
+                ys = (lv[0] - 1, *lv, lv[-1] + 1)
+                for xv, y, dt, local, *rest in itertools.product(lv, ys, (0, 1, 2), ranges,
+                                                                 *([voter_opts] * (voters - 1)),
+                                                                 *([ranges] * brokers)):
+                    d = {"x": xv, "y": y, "dt": dt, "llo": local[0], "lhi": local[1]}
+                    for i, (h, lo, hi) in enumerate(rest[:voters - 1], start=1):
+                        d.update({f"has_v{i}": h, f"vlo{i}": lo, f"vhi{i}": hi})
+                    for i, (lo, hi) in enumerate(rest[voters - 1:]):
+                        d.update({f"blo{i}": lo, f"bhi{i}": hi})
+                    yield d
+            yield (f"{catalog_name} catalog, {profile} {release}, dry_run={dry}",
+                   mv_update_formula(cat, profile, release, dry, voters, brokers), domain(),
+                   mv_update_reference(cat, profile, release, dry, voters, brokers))
+
+
+# --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
+
+ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
+# KRaftMigrationDriver states by code: UNINITIALIZED 0, INACTIVE 1, WAIT_FOR_CONTROLLER_QUORUM 2,
+# WAIT_FOR_BROKERS 3, BECOME_CONTROLLER 4, ZK_MIGRATION 5, SYNC_KRAFT_TO_ZK 6, KRAFT_CONTROLLER_TO_BROKER_COMM 7,
+# DUAL_WRITE 8.
+DRIVER_EDGES = ((0, 1), (8, 1), (1, 2), (2, 1), (2, 4), (2, 3), (3, 1), (3, 4), (4, 1), (4, 5), (4, 6), (5, 1),
+                (5, 6), (6, 1), (6, 7), (7, 1), (7, 8))
+
+
+def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The migration's triggers in reference_impl/zk_migration/api.py: what a newly active controller does
+    with the persisted state (ActivationRecordsGenerator; KIP-866 "wrong settings"), what the first
+    controller of an empty log bootstraps, whether a ZK broker's registration is accepted, the take-over of
+    /controller_epoch, and the driver's valid state changes; per profile."""
+    from reference_impl.zk_migration import api
+
+    states = list(api.ZkMigrationState)[:4]
+    for profile in ("kip", "kafka"):
+        def act_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
+            st, enabled, all_off = x["state"], x["enabled"] == 1, x["all_voters_disabled"] == 1
+            finalize = z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Or(profile == "kafka", all_off))
+            resign = z3.Or(z3.And(st == ZK_NONE, enabled),
+                           z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Not(finalize)),
+                           z3.And(st == ZK_PRE_MIGRATION, z3.Not(enabled), profile == "kip"))
+            return {"write": z3.If(finalize, ZK_POST_MIGRATION, -1), "resign": resign, "abort": x["txn"] == 1}
+
+        def act_ref(x: Inputs, profile: str = profile) -> Outputs:
+            r = api.activate(states[x["state"]], bool(x["enabled"]), bool(x["all_voters_disabled"]), bool(x["txn"]),
+                             profile)
+            return {"write": r.write.code if r.write else -1, "resign": int(r.resign is not None),
+                    "abort": int(r.abort_transaction)}
+
+        yield (f"activate, {profile}", Formula(["state", "enabled", "all_voters_disabled", "txn"], act_formula),
+               [dict(zip(("state", "enabled", "all_voters_disabled", "txn"), c, strict=True))
+                for c in itertools.product(range(4), (0, 1), (0, 1), (0, 1))], act_ref)
+
+        minimum = api.KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else api.KIP_MINIMUM_LEVEL
+
+        def boot_formula(x: dict[str, z3.ArithRef], minimum: int = minimum) -> dict[str, Any]:
+            enabled = x["enabled"] == 1
+            return {"state": z3.If(enabled, z3.If(x["level"] < minimum, -1, ZK_PRE_MIGRATION), ZK_NONE)}
+
+        def boot_ref(x: Inputs, profile: str = profile) -> Outputs:
+            try:
+                return {"state": api.bootstrap_migration_state(x["level"], bool(x["enabled"]), profile).code}
+            except api.ActivationError:
+                return {"state": -1}
+
+        yield (f"bootstrap, {profile}", Formula(["level", "enabled"], boot_formula),
+               [{"level": lv, "enabled": e} for lv in range(1, 28) for e in (0, 1)], boot_ref)
+
+    def reg_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        ok = z3.And(x["enabled"] == 1, x["ready"] == 1, x["kraft_id"] == 0, x["ibp"] == x["level"])
+        return {"accepted": ok}
+
+    def reg_ref(x: Inputs) -> Outputs:
+        reg = api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
+        err = api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
+                                               frozenset({1}) if x["kraft_id"] else frozenset())
+        return {"accepted": int(err is None)}
+
+    yield ("ZK broker registration", Formula(["ibp", "level", "ready", "enabled", "kraft_id"], reg_formula),
+           [dict(zip(("ibp", "level", "ready", "enabled", "kraft_id"), c, strict=True))
+            for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
+
+    def claim_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        return {"epoch": z3.If(x["kraft_in_zk"] >= x["kraft"], -1, x["zk"] + 1)}
+
+    def claim_ref(x: Inputs) -> Outputs:
+        r = api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
+        return {"epoch": -1 if r is None else r}
+
+    yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
+           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(4) for b in range(-1, 4) for c in range(4)],
+           claim_ref)
+
+    drivers = list(api.MigrationDriverState)
+
+    def driver_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        cur, new = x["current"], x["new"]
+        edge = z3.Or([z3.And(cur == a, new == b) for a, b in DRIVER_EDGES])
+        return {"valid": z3.Or(cur == new, z3.And(new != 0, edge))}
+
+    yield ("driver state changes", Formula(["current", "new"], driver_formula),
+           [{"current": a, "new": b} for a in range(9) for b in range(9)],
+           lambda x: {"valid": int(api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
+
+
+RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
+    "streams_assign": streams_assign_cases,
+    "features_update": features_update_cases,
+    "mv_lossless": mv_lossless_cases,
+    "mv_update": mv_update_cases,
+    "zk_triggers": zk_trigger_cases,
+}

@@ -1,0 +1,388 @@
+"""KIP-584 feature versions (ZooKeeper era) as a Z3 transition relation.
+
+An independent restatement of ``reference_impl/features/system.py``: the ``/features`` node (absent,
+DISABLED or ENABLED, its epoch and finalized ranges), the controller, each broker (release, status, cached
+epoch and features, registered, notified), the registration queue (slots ``q0..q{n-1}``, -1 when empty),
+the client, and the restart / IBP bounds. An UpdateFeatures request is decided by
+:func:`model.decisions.features_update_rule`, the formula the differential check compares with the
+reference's ``FeatureController`` over its whole bounded domain.
+
+Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, UpdateFeatures,
+DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp) for configs whose
+requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
+``large`` configs are not encoded: the constructor refuses them), and every mutation but
+``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09. Not
+encoded: the step properties FEAT-03 ... FEAT-07 and the graph property FEAT-10.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from model.core import SymbolicSystem, V, Value, frame
+from model.decisions import features_update_rule
+from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
+from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState
+from rollcheck.transition import TransitionSystem
+
+STOPPED, RUNNING, EXITED = 0, 1, 2
+STATUS = {BrokerStatus.STOPPED: STOPPED, BrokerStatus.RUNNING: RUNNING, BrokerStatus.EXITED: EXITED}
+
+
+class FeaturesZ3(SymbolicSystem):
+    name = "features"
+
+    def __init__(self, ts: TransitionSystem[Any]) -> None:
+        super().__init__(ts)
+        c = self.config
+        if c.multi_update:
+            raise ValueError("features: requests with several updates (multi_update) are not encoded")
+        self.n: int = c.brokers
+        self.feats: tuple[str, ...] = c.feature_names
+        self.rels = [r.name for r in c.releases]
+        self.table = [{f: (lo, hi) for f, lo, hi in r.features} for r in c.releases]
+        self.muts = frozenset(c.mutations)
+        self.kip = c.profile == "kip"
+        self.actions = {
+            "ElectController": self._elect, "StartBroker": self._start,
+            "ProcessBrokerRegistration": self._process, "UpdateFeatures": self._update,
+            "DeliverFeaturesNotification": self._deliver, "ReadApiVersions": self._read,
+            "RestartBroker": self._restart, "DeprecateMinLevel": self._deprecate, "SetIbp": self._set_ibp,
+        }
+        self.invariants = {"FEAT-01": self.feat01, "FEAT-02": self.feat02, "FEAT-08": self.feat08,
+                           "FEAT-09": self.feat09}
+        self.strengthening = {}
+
+    # ---- layout
+    def _ranges(self, prefix: str) -> list[tuple[str, str]]:
+        return [(f"{prefix}.{f}.{k}", s) for f in self.feats for k, s in (("has", "bool"), ("min", "int"),
+                                                                          ("max", "int"))]
+
+    def fields(self) -> list[tuple[str, str]]:
+        out = [("node", "bool"), ("enabled", "bool"), ("epoch", "int"), *self._ranges("n"), ("ibp", "bool"),
+               ("controller", "int"), ("qlen", "int"), *((f"q{k}", "int") for k in range(self.n)),
+               ("cepoch", "int"), *self._ranges("c"), ("restarts", "int"), ("ibp_changes", "int")]
+        for i in range(self.n):
+            out += [(f"b{i}.rel", "int"), (f"b{i}.status", "int"), (f"b{i}.epoch", "int"), *self._ranges(f"b{i}"),
+                    (f"b{i}.registered", "bool"), (f"b{i}.notified", "bool")]
+        return out
+
+    def wellformed(self, v: V) -> z3.BoolRef:
+        c = self.config
+        out: list[Any] = [v["epoch"] >= 0, v["epoch"] <= c.max_epoch, v["controller"] >= -1, v["controller"] < self.n,
+                          v["qlen"] >= 0, v["qlen"] <= self.n, v["cepoch"] >= -1, v["cepoch"] <= c.max_epoch,
+                          v["restarts"] >= 0, v["restarts"] <= c.max_restarts, v["ibp_changes"] >= 0,
+                          v["ibp_changes"] <= c.max_ibp_changes,
+                          z3.Implies(z3.Not(v["node"]), z3.And(z3.Not(v["enabled"]), v["epoch"] == 0))]
+        prefixes = ["n", "c", *(f"b{i}" for i in range(self.n))]
+        for p in prefixes:
+            for f in self.feats:
+                h, lo, hi = v[f"{p}.{f}.has"], v[f"{p}.{f}.min"], v[f"{p}.{f}.max"]
+                out.append(z3.If(h, z3.And(lo >= -8, hi <= 8), z3.And(lo == 0, hi == 0)))
+        out += [z3.Implies(z3.Not(v["node"]), z3.Not(v[f"n.{f}.has"])) for f in self.feats]
+        for k in range(self.n):
+            out.append(z3.If(k < v["qlen"], z3.And(v[f"q{k}"] >= 0, v[f"q{k}"] < self.n), v[f"q{k}"] == -1))
+        for i in range(self.n):
+            out += [v[f"b{i}.rel"] >= 0, v[f"b{i}.rel"] < len(self.rels), v[f"b{i}.status"] >= 0,
+                    v[f"b{i}.status"] <= 2, v[f"b{i}.epoch"] >= -1, v[f"b{i}.epoch"] <= c.max_epoch]
+        return z3.And(out)
+
+    # ---- reference <-> values
+    def _put_ranges(self, out: dict[str, Value], prefix: str, feats: Any) -> None:
+        have = {n: r for n, r in feats}
+        for f in self.feats:
+            r = have.get(f)
+            out[f"{prefix}.{f}.has"] = r is not None
+            out[f"{prefix}.{f}.min"] = r.min_version_level if r else 0
+            out[f"{prefix}.{f}.max"] = r.max_version_level if r else 0
+        unknown = set(have) - set(self.feats)
+        if unknown:
+            raise ValueError(f"features not in the config: {sorted(unknown)}")
+
+    def _get_ranges(self, vals: Mapping[str, Value], prefix: str) -> tuple[tuple[str, FinalizedVersionRange], ...]:
+        return tuple((f, FinalizedVersionRange(int(vals[f"{prefix}.{f}.min"]), int(vals[f"{prefix}.{f}.max"])))
+                     for f in self.feats if vals[f"{prefix}.{f}.has"])
+
+    def values(self, s: FeaturesState) -> dict[str, Value]:
+        out: dict[str, Value] = {"node": s.node is not None,
+                                 "enabled": s.node is not None and s.node.status is FeatureZNodeStatus.ENABLED,
+                                 "epoch": s.node.epoch if s.node else 0, "ibp": s.ibp_enabled,
+                                 "controller": s.controller, "qlen": len(s.registration_queue),
+                                 "cepoch": s.client.epoch, "restarts": s.restarts, "ibp_changes": s.ibp_changes}
+        self._put_ranges(out, "n", s.node.features if s.node else ())
+        self._put_ranges(out, "c", s.client.features)
+        for k in range(self.n):
+            out[f"q{k}"] = s.registration_queue[k] if k < len(s.registration_queue) else -1
+        for i, b in enumerate(s.brokers):
+            out.update({f"b{i}.rel": self.rels.index(b.release), f"b{i}.status": STATUS[b.status],
+                        f"b{i}.epoch": b.cache_epoch, f"b{i}.registered": b.registered,
+                        f"b{i}.notified": b.notified})
+            self._put_ranges(out, f"b{i}", b.cache)
+        return out
+
+    def from_values(self, vals: Mapping[str, Value]) -> FeaturesState:
+        node = None
+        if vals["node"]:
+            status = FeatureZNodeStatus.ENABLED if vals["enabled"] else FeatureZNodeStatus.DISABLED
+            node = FeatureZNode(status, self._get_ranges(vals, "n"), int(vals["epoch"]))
+        status_of = {v: k for k, v in STATUS.items()}
+        brokers = tuple(Broker(self.rels[int(vals[f"b{i}.rel"])], status_of[int(vals[f"b{i}.status"])],
+                               int(vals[f"b{i}.epoch"]), self._get_ranges(vals, f"b{i}"),
+                               bool(vals[f"b{i}.registered"]), bool(vals[f"b{i}.notified"])) for i in range(self.n))
+        queue = tuple(int(vals[f"q{k}"]) for k in range(int(vals["qlen"])))
+        return FeaturesState(node, bool(vals["ibp"]), int(vals["controller"]), brokers, queue,
+                             Client(int(vals["cepoch"]), self._get_ranges(vals, "c")), int(vals["restarts"]),
+                             int(vals["ibp_changes"]))
+
+    # ---- supported ranges of a (symbolic) release
+    def sup(self, rel: Any, f: str) -> tuple[Any, Any, Any]:
+        """(supports, min_version, max_version) of feature ``f`` for release index ``rel``."""
+        has: Any = z3.BoolVal(False)
+        lo: Any = z3.IntVal(0)
+        hi: Any = z3.IntVal(0)
+        for k, t in enumerate(self.table):
+            if f in t:
+                has, lo, hi = (z3.If(rel == k, True, has), z3.If(rel == k, t[f][0], lo), z3.If(rel == k, t[f][1], hi))
+            else:
+                has = z3.If(rel == k, False, has)
+        return has, lo, hi
+
+    def fits(self, rel: Any, f: str, fmin: Any, fmax: Any) -> Any:
+        has, lo, hi = self.sup(rel, f)
+        if self.kip:  # KIP Validations: the max level in the supported range
+            return z3.And(has, lo <= fmax, fmax <= hi)
+        return z3.And(has, lo <= fmin, fmax <= hi)  # Kafka: the whole range inside
+
+    def node_ok_for(self, v: V, rel: Any, node: dict[str, Any]) -> Any:
+        """is_compatible (without the IBP guard): an absent or disabled node constrains nothing."""
+        return z3.Or(z3.Not(node["node"]), z3.Not(node["enabled"]),
+                     *[z3.And(*(z3.Implies(node[f"n.{f}.has"], self.fits(rel, f, node[f"n.{f}.min"],
+                                                                         node[f"n.{f}.max"])) for f in self.feats))])
+
+    def compatible(self, v: V, i: int, node: dict[str, Any]) -> Any:
+        return z3.Or(z3.Not(v["ibp"]), self.node_ok_for(v, v[f"b{i}.rel"], node))
+
+    def admits(self, v: V, i: int, node: dict[str, Any]) -> Any:
+        return z3.BoolVal(True) if "register_incompatible" in self.muts else self.compatible(v, i, node)
+
+    def node_of(self, v: V) -> dict[str, Any]:
+        return {k: v[k] for k in ("node", "enabled", "epoch", *(f"n.{f}.{x}" for f in self.feats
+                                                                for x in ("has", "min", "max")))}
+
+    def cached(self, v: V, node: dict[str, Any], prefix: str) -> dict[str, Any]:
+        """_cached: nothing while the node is absent; no features while disabled or under the old IBP."""
+        show = z3.And(node["node"], node["enabled"], v["ibp"])
+        out: dict[str, Any] = {f"{prefix}.epoch" if prefix != "c" else "cepoch": z3.If(node["node"], node["epoch"], -1)}
+        for f in self.feats:
+            h = z3.And(show, node[f"n.{f}.has"])
+            out[f"{prefix}.{f}.has"] = h
+            out[f"{prefix}.{f}.min"] = z3.If(h, node[f"n.{f}.min"], 0)
+            out[f"{prefix}.{f}.max"] = z3.If(h, node[f"n.{f}.max"], 0)
+        return out
+
+    def written(self, v: V, changed: Any) -> dict[str, Any]:
+        """After a write every running broker has a watch notification pending."""
+        return {f"b{i}.notified": z3.If(z3.And(changed, v[f"b{i}.status"] == RUNNING), False, v[f"b{i}.notified"])
+                for i in range(self.n)}
+
+    def queue_without(self, v: V, i: Any) -> dict[str, Any]:
+        """Remove broker ``i`` from the queue (ids in it are distinct)."""
+        q = [v[f"q{k}"] for k in range(self.n)] + [z3.IntVal(-1)]
+        present = z3.Or([z3.And(k < v["qlen"], q[k] == i) for k in range(self.n)])
+        out: dict[str, Any] = {"qlen": z3.If(present, v["qlen"] - 1, v["qlen"])}
+        for k in range(self.n):
+            passed = z3.Or([z3.And(j < v["qlen"], q[j] == i) for j in range(k + 1)])
+            out[f"q{k}"] = z3.If(passed, q[k + 1], q[k])
+        return out
+
+    def empty_queue(self) -> dict[str, Any]:
+        return {"qlen": 0, **{f"q{k}": -1 for k in range(self.n)}}
+
+    # ---- actions
+    def init(self, v: V) -> z3.BoolRef:
+        c = self.config
+        r0 = self.rels.index(c.initial_release)
+        out: list[Any] = [z3.Not(v["node"]), z3.Or([v["ibp"] == ibp for ibp in c.initial_ibp]), v["controller"] == -1,
+                          v["qlen"] == 0, v["cepoch"] == -1, v["restarts"] == 0, v["ibp_changes"] == 0]
+        out += [z3.Not(v[f"c.{f}.has"]) for f in self.feats]
+        for i in range(self.n):
+            out += [v[f"b{i}.rel"] == r0, v[f"b{i}.status"] == RUNNING, v[f"b{i}.epoch"] == -1,
+                    z3.Not(v[f"b{i}.registered"]), v[f"b{i}.notified"],
+                    *(z3.Not(v[f"b{i}.{f}.has"]) for f in self.feats)]
+        return z3.And(out)
+
+    def _elect(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        has, en, ep, ibp = v["node"], v["enabled"], v["epoch"], v["ibp"]
+        any_feature = z3.Or([v[f"n.{f}.has"] for f in self.feats] or [z3.BoolVal(False)])
+        for i in range(self.n):
+            rel = v[f"b{i}.rel"]
+            # setup_feature_versioning (KIP "Feature ZK node status")
+            bootstrap = z3.And(ibp, z3.Not(has))  # new cluster: ENABLED with the controller's supported ranges
+            enable = z3.And(ibp, has, z3.Not(en))  # IBP raised over a disabled node: ENABLED and empty
+            create_disabled = z3.And(z3.Not(ibp), z3.Not(has))
+            disable = z3.And(z3.Not(ibp), has, z3.Or(en, any_feature))
+            changed = z3.Or(bootstrap, enable, create_disabled, disable)
+            node: dict[str, Any] = {"node": True, "enabled": z3.If(changed, ibp, en),
+                                    "epoch": z3.If(z3.Or(bootstrap, create_disabled), 0, z3.If(changed, ep + 1, ep))}
+            for f in self.feats:
+                s_has, s_lo, s_hi = self.sup(rel, f)
+                keep = z3.Not(changed)
+                node[f"n.{f}.has"] = z3.Or(z3.And(bootstrap, s_has), z3.And(keep, v[f"n.{f}.has"]))
+                node[f"n.{f}.min"] = z3.If(z3.And(bootstrap, s_has), s_lo, z3.If(keep, v[f"n.{f}.min"], 0))
+                node[f"n.{f}.max"] = z3.If(z3.And(bootstrap, s_has), s_hi, z3.If(keep, v[f"n.{f}.max"], 0))
+            ch = {**node, **self.written(v, changed), "controller": i, **self.empty_queue()}
+            for j in range(self.n):
+                ch[f"b{j}.registered"] = z3.And(v[f"b{j}.status"] == RUNNING, self.admits(v, j, node))
+            opts.append(z3.And(v[f"b{i}.status"] == RUNNING, frame(v, v2, ch)))
+        return z3.And(v["controller"] < 0, z3.Or(opts))
+
+    def _start(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        node = self.node_of(v)
+        for i in range(self.n):
+            ok = self.compatible(v, i, node)
+            exited = frame(v, v2, {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True})
+            q = {"qlen": z3.If(v["controller"] >= 0, v["qlen"] + 1, v["qlen"]),
+                 **{f"q{k}": z3.If(z3.And(v["controller"] >= 0, v["qlen"] == k), i, v[f"q{k}"]) for k in range(self.n)}}
+            running = frame(v, v2, {f"b{i}.status": RUNNING, **self.cached(v, node, f"b{i}"),
+                                    f"b{i}.registered": False, f"b{i}.notified": True, **q})
+            opts.append(z3.And(v[f"b{i}.status"] == STOPPED, z3.If(ok, running, exited)))
+        return z3.Or(opts)
+
+    def _process(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        node = self.node_of(v)
+        rest = {"qlen": v["qlen"] - 1, **{f"q{k}": (v[f"q{k + 1}"] if k + 1 < self.n else -1) for k in range(self.n)}}
+        for j in range(self.n):
+            admit = z3.And(v[f"b{j}.status"] == RUNNING, self.admits(v, j, node))
+            opts.append(z3.And(v["q0"] == j, frame(v, v2, {f"b{j}.registered": admit, **rest})))
+        return z3.And(v["qlen"] > 0, v["controller"] >= 0, z3.Or(opts))
+
+    def _update(self, v: V, v2: V) -> z3.BoolRef:
+        c = self.config
+        opts = []
+        versioning = z3.And(v["ibp"], v["node"], v["enabled"])  # else INVALID_REQUEST, nothing written
+        for req in self.ts.requests:
+            (u,) = req.feature_updates
+            f = u.feature
+            own: list[tuple[Any, Any]] = []
+            for i in range(self.n):
+                own.append((v["controller"] == i, self.sup(v[f"b{i}.rel"], f)))
+            has_o: Any = z3.BoolVal(False)
+            olo: Any = z3.IntVal(0)
+            for cond, (h, lo, _hi) in own:
+                has_o, olo = z3.If(cond, h, has_o), z3.If(cond, lo, olo)
+            live = [(v[f"b{i}.registered"], *self.sup(v[f"b{i}.rel"], f)) for i in range(self.n)]
+            r = features_update_rule(c.profile, v[f"n.{f}.has"], v[f"n.{f}.min"], v[f"n.{f}.max"],
+                                     z3.IntVal(u.max_version_level), z3.BoolVal(u.allow_downgrade), has_o, olo, live,
+                                     self.muts)
+            applied = z3.And(versioning, r.error == 0, not req.dry_run)
+            bump = z3.And(versioning, z3.Not(applied), "bump_epoch_on_noop" in self.muts, not req.dry_run)
+            changed = z3.Or(applied, bump)
+            ch: dict[str, Any] = {"epoch": z3.If(changed, v["epoch"] + 1, v["epoch"]), **self.written(v, changed)}
+            ch.update({f"n.{f}.has": z3.If(applied, r.present, v[f"n.{f}.has"]),
+                       f"n.{f}.min": z3.If(applied, r.min, v[f"n.{f}.min"]),
+                       f"n.{f}.max": z3.If(applied, r.max, v[f"n.{f}.max"])})
+            opts.append(frame(v, v2, ch))
+        return z3.And(v["controller"] >= 0, v["node"], v["epoch"] < c.max_epoch, z3.Or(opts))
+
+    def _deliver(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        node = self.node_of(v)
+        for i in range(self.n):
+            ok = self.compatible(v, i, node)
+            if "ignore_incompatible_notification" in self.muts:
+                ok = z3.BoolVal(True)
+            exited = frame(v, v2, {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True,
+                                   **self.queue_without(v, i)})
+            cache = frame(v, v2, {**self.cached(v, node, f"b{i}"), f"b{i}.notified": True})
+            opts.append(z3.And(v[f"b{i}.status"] == RUNNING, z3.Not(v[f"b{i}.notified"]), z3.If(ok, cache, exited)))
+        return z3.Or(opts)
+
+    def _read(self, v: V, v2: V) -> z3.BoolRef:
+        if not self.config.client:
+            return z3.BoolVal(False)
+        opts = []
+        for i in range(self.n):
+            adopt = v[f"b{i}.epoch"] > v["cepoch"]
+            if "client_adopts_stale" in self.muts:
+                adopt = z3.BoolVal(True)
+            ch: dict[str, Any] = {"cepoch": z3.If(adopt, v[f"b{i}.epoch"], v["cepoch"])}
+            for f in self.feats:
+                for x in ("has", "min", "max"):
+                    ch[f"c.{f}.{x}"] = z3.If(adopt, v[f"b{i}.{f}.{x}"], v[f"c.{f}.{x}"])
+            opts.append(z3.And(v[f"b{i}.status"] == RUNNING, v[f"b{i}.epoch"] >= 0, frame(v, v2, ch)))
+        return z3.Or(opts)
+
+    def _restart(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        for i in range(self.n):
+            ctl = z3.If(v["controller"] == i, -1, v["controller"])
+            removed = self.queue_without(v, i)
+            q = {k: z3.If(ctl < 0, val, removed[k]) for k, val in self.empty_queue().items()}
+            for r in range(len(self.rels)):
+                ch = {f"b{i}.rel": r, f"b{i}.status": STOPPED, f"b{i}.epoch": -1, f"b{i}.registered": False,
+                      f"b{i}.notified": True, **{f"b{i}.{f}.{x}": (False if x == "has" else 0) for f in self.feats
+                                                 for x in ("has", "min", "max")},
+                      "controller": ctl, **q, "restarts": v["restarts"] + 1}
+                opts.append(z3.And(v[f"b{i}.status"] != STOPPED, frame(v, v2, ch)))
+        return z3.And(v["restarts"] < self.config.max_restarts, z3.Or(opts))
+
+    def _deprecate(self, v: V, v2: V) -> z3.BoolRef:
+        c = self.config
+        if not (c.deprecation and self.kip):
+            return z3.BoolVal(False)
+        ch: dict[str, Any] = {}
+        changes = []
+        for f in self.feats:
+            fmin, fmax = v[f"n.{f}.min"], v[f"n.{f}.max"]
+            highest: Any = fmin  # the highest supported minimum over live brokers (default: the finalized one)
+            seen: Any = z3.BoolVal(False)
+            for i in range(self.n):
+                h, lo, _hi = self.sup(v[f"b{i}.rel"], f)
+                take = z3.And(v[f"b{i}.registered"], h)
+                highest = z3.If(take, z3.If(seen, z3.If(lo > highest, lo, highest), lo), highest)
+                seen = z3.Or(seen, take)
+            raised = z3.If(highest > fmin, highest, fmin)
+            new_min = z3.If(raised < fmax, raised, fmax)
+            changes.append(z3.And(v[f"n.{f}.has"], new_min != fmin))
+            ch[f"n.{f}.min"] = z3.If(v[f"n.{f}.has"], new_min, fmin)
+        changed = z3.Or(changes)
+        ch.update({"epoch": v["epoch"] + 1, **self.written(v, True)})
+        return z3.And(v["controller"] >= 0, v["ibp"], v["node"], v["epoch"] < c.max_epoch, v["enabled"], changed,
+                      frame(v, v2, ch))
+
+    def _set_ibp(self, v: V, v2: V) -> z3.BoolRef:
+        ch = {"ibp": z3.Not(v["ibp"]), "controller": -1, **self.empty_queue(),
+              **{f"b{i}.registered": False for i in range(self.n)}, "ibp_changes": v["ibp_changes"] + 1}
+        return z3.And(v["ibp_changes"] < self.config.max_ibp_changes, frame(v, v2, ch))
+
+    # ---- invariants (properties/features.py)
+    def _enabled(self, v: V) -> Any:
+        return z3.And(v["ibp"], v["node"], v["enabled"])
+
+    def _all_fit(self, v: V, i: int) -> Any:
+        return z3.And([z3.Implies(v[f"n.{f}.has"], self.fits(v[f"b{i}.rel"], f, v[f"n.{f}.min"], v[f"n.{f}.max"]))
+                       for f in self.feats])
+
+    def feat01(self, v: V) -> z3.BoolRef:
+        return z3.Implies(self._enabled(v), z3.And([z3.Implies(z3.And(v[f"b{i}.registered"],
+                                                                      v[f"b{i}.status"] == RUNNING),
+                                                               self._all_fit(v, i)) for i in range(self.n)]))
+
+    def feat02(self, v: V) -> z3.BoolRef:
+        return z3.And([z3.Implies(v[f"n.{f}.has"], z3.And(1 <= v[f"n.{f}.min"], v[f"n.{f}.min"] <= v[f"n.{f}.max"]))
+                       for f in self.feats])
+
+    def feat08(self, v: V) -> z3.BoolRef:
+        return z3.Implies(self._enabled(v), z3.And([z3.Implies(z3.And(v[f"b{i}.notified"],
+                                                                      v[f"b{i}.status"] == RUNNING),
+                                                               self._all_fit(v, i)) for i in range(self.n)]))
+
+    def feat09(self, v: V) -> z3.BoolRef:
+        return z3.Or(z3.Not(v["node"]), v["enabled"], *(z3.Not(z3.Or([v[f"n.{f}.has"] for f in self.feats]
+                                                                      or [z3.BoolVal(False)])),))

@@ -1,0 +1,451 @@
+"""KIP-268 (Kafka Streams version probing) as a Z3 transition relation.
+
+An independent restatement of ``reference_impl/streams_probing/system.py`` and of the assignor rules it
+calls (``assign`` / ``on_assignment`` in ``api.py``): the leader's choice of the used version (the minimum
+received, or its own under ``assign_at_leader_version``), the supported version it encodes (its own in
+``kip`` and for pre-2.0 leaders, the group's minimum in ``kafka``), the empty "probing reply" to a future
+member, the error assignment, the follow-up rebalance, and each member's probe-down / adopt / fail.
+
+Per instance the state holds: ``new`` (running the config's ``to_release`` rather than ``from_release``:
+no other release ever appears), ``uf`` (``upgrade.from`` set to the config's value), the used version,
+running, bounces, the inbox as (present, version, supported, error, probing_reply), the last processed
+version and the failure as (kind, a, b): the kind of exception and the numbers its message quotes, so
+the reference's failure text is rebuilt exactly (``FAILURES``).
+
+Encoded: every action (RollingBounce, Rebalance, OnAssignment, ProbeDowngrade, AdoptSupportedVersion,
+LeaderFollowUpRebalance, AssignmentFailure, ErrorShutdown, Crash, Restart) and every mutation of
+``api.MUTATIONS``. Invariants: STR-05, STR-06, STR-07, STR-08. Not encoded: the step properties STR-01 ...
+STR-04 and the graph property STR-L1 (the engine checks state invariants only).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from model.core import SymbolicSystem, V, Value, frame
+from reference_impl.streams_probing.api import MUTATIONS
+from reference_impl.streams_probing.releases import StreamsRelease
+from reference_impl.streams_probing.system import (
+    REBALANCE_CAP,
+    Delivered,
+    StreamsGroupState,
+    StreamsInstance,
+)
+from rollcheck.transition import TransitionSystem
+
+PROBEABLE = 3  # EARLIEST_PROBEABLE_VERSION: subscriptions from version 3 on carry the supported version
+UNKNOWN = -1
+ASSIGNMENT_ERROR = 3
+ERROR_NAMES = {1: "INCOMPLETE_SOURCE_TOPIC_METADATA", 2: "VERSION_PROBING", 3: "ASSIGNMENT_ERROR",
+               4: "SHUTDOWN_REQUESTED"}
+# upgrade.from -> the subscription version it forces (KIP-268 "Upgrading to 2.0"; KAFKA-6054 for "0.10.0").
+FORCED_VERSION = {"0.10.0": 1, "0.10.1": 2, "0.10.2": 2, "0.11.0": 2, "1.0": 2, "1.1": 2}
+
+# Failure kinds: the failure text of the reference, with {a} / {b} the numbers it quotes.
+FAILURES: dict[int, str] = {
+    1: "subscription: version must be between 1 and {b}; was: {a}",
+    2: "leader: unable to decode subscription data: version={a}",
+    3: "leader: Received a future subscription (version: {a})",
+    4: "leader: Received a future (version probing) subscription (version: {a}) and an incompatible pre Kafka "
+       "2.0 subscription (version: {b}) at the same time.",
+    5: "member: Unable to decode assignment data: used version: {a}; latest supported version: {b}",
+    6: "member: Sent a version {a} subscription but got an assignment with higher version {b}.",
+    7: "member: Can't upgrade to metadata version greater than we support",
+    8: "shutdown: {a}",
+}
+
+
+def _pattern(fmt: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{[ab]\})", fmt)
+    return re.compile("".join(f"(?P<{p[1]}>-?\\d+|[A-Z_]+)" if p in ("{a}", "{b}") else re.escape(p)
+                              for p in parts) + "$")
+
+
+_PATTERNS = {k: _pattern(f) for k, f in FAILURES.items()}
+
+
+def failure_text(kind: int, a: int, b: int) -> str:
+    if kind == 0:
+        return ""
+    if kind == 8:
+        return FAILURES[8].format(a=ERROR_NAMES.get(a, str(a)))
+    return FAILURES[kind].format(a=a, b=b)
+
+
+def parse_failure(text: str) -> tuple[int, int, int]:
+    if not text:
+        return 0, 0, 0
+    for kind, pat in _PATTERNS.items():
+        m = pat.match(text)
+        if m:
+            g = m.groupdict()
+            if kind == 8:
+                code = {n: c for c, n in ERROR_NAMES.items()}[g["a"]]
+                return kind, code, 0
+            return kind, int(g.get("a") or 0), int(g.get("b") or 0)
+    raise ValueError(f"unknown failure text: {text!r}")
+
+
+def _min(xs: list[tuple[z3.BoolRef, z3.ArithRef]], start: z3.ArithRef | int) -> z3.ArithRef:
+    """min(start, x for (present, x) in xs) over a symbolic subset."""
+    acc: Any = z3.IntVal(start) if isinstance(start, int) else start
+    for present, x in xs:
+        acc = z3.If(z3.And(present, x < acc), x, acc)
+    return acc
+
+
+def _max(xs: list[tuple[z3.BoolRef, z3.ArithRef]], start: z3.ArithRef | int) -> z3.ArithRef:
+    acc: Any = z3.IntVal(start) if isinstance(start, int) else start
+    for present, x in xs:
+        acc = z3.If(z3.And(present, x > acc), x, acc)
+    return acc
+
+
+class StreamsProbingZ3(SymbolicSystem):
+    name = "streams_probing"
+
+    def __init__(self, ts: TransitionSystem[Any]) -> None:
+        super().__init__(ts)
+        cfg = self.config
+        self.n: int = cfg.instances
+        self.old: StreamsRelease = cfg.old
+        self.new: StreamsRelease = cfg.new
+        self.profile: str = cfg.profile
+        self.muts: frozenset[str] = frozenset(cfg.mutations)
+        unknown = self.muts - MUTATIONS
+        if unknown:
+            raise ValueError(f"mutations not encoded: {sorted(unknown)}")
+        self.rounds: int = cfg.rounds
+        self.upgrade_from: str | None = cfg.upgrade_from
+        self.max_crashes: int = cfg.max_crashes
+        self.releases = [(False, self.old)] + ([(True, self.new)] if self.new.name != self.old.name else [])
+        self.actions = {
+            "RollingBounce": self._bounce, "Rebalance": self._rebalance, "Crash": self._crash,
+            "Restart": self._restart,
+            **{name: self._member_step(name) for name in (
+                "OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "LeaderFollowUpRebalance",
+                "AssignmentFailure", "ErrorShutdown")},
+        }
+        self.invariants = {"STR-05": self.str05, "STR-06": self.str06, "STR-07": self.str07, "STR-08": self.str08}
+        # STR-05 alone is inductive once versions stay in their domains (wellformed): nothing to add.
+        self.strengthening = {}
+
+    # ---- state layout
+    INST = (("new", "bool"), ("uf", "bool"), ("used", "int"), ("running", "bool"), ("bounces", "int"),
+            ("has", "bool"), ("iv", "int"), ("isup", "int"), ("ierr", "int"), ("ipr", "bool"), ("last", "int"),
+            ("fk", "int"), ("fa", "int"), ("fb", "int"))
+
+    def fields(self) -> list[tuple[str, str]]:
+        out = [(f"x{i}.{f}", s) for i in range(self.n) for f, s in self.INST]
+        return [*out, ("pending", "bool"), ("follow", "int"), ("rebs", "int"), ("leader", "int"), ("crashes", "int")]
+
+    @staticmethod
+    def x(v: V, i: int, f: str) -> Any:
+        return v[f"x{i}.{f}"]
+
+    def lat(self, v: V, i: int) -> z3.ArithRef:
+        return z3.If(self.x(v, i, "new"), self.new.latest_supported, self.old.latest_supported)
+
+    def member(self, v: V, i: int) -> z3.BoolRef:
+        return z3.And(self.x(v, i, "running"), self.x(v, i, "fk") == 0)
+
+    def wellformed(self, v: V) -> z3.BoolRef:
+        top = max(self.old.latest_supported, self.new.latest_supported)
+        c: list[Any] = []
+        for i in range(self.n):
+            def f(name: str, i: int = i) -> Any:
+                return self.x(v, i, name)
+            c += [f("used") >= 1, f("used") <= top, f("bounces") >= 0, f("bounces") <= self.rounds,
+                  f("last") >= 0, f("last") <= top, f("fk") >= 0, f("fk") <= 8,
+                  z3.Implies(z3.Not(f("has")), z3.And(f("iv") == 0, f("isup") == 0, f("ierr") == 0,
+                                                      z3.Not(f("ipr")))),
+                  z3.Implies(f("has"), z3.And(f("iv") >= 1, f("iv") <= top, f("isup") >= UNKNOWN,
+                                              f("isup") <= top, f("ierr") >= 0, f("ierr") <= 4)),
+                  z3.Implies(f("fk") == 0, z3.And(f("fa") == 0, f("fb") == 0)),
+                  z3.Implies(f("fk") != 0, z3.Not(f("running"))),
+                  z3.Implies(f("uf"), f("new"))]
+            if self.upgrade_from is None:
+                c.append(z3.Not(f("uf")))
+        c += [v["follow"] >= -1, v["follow"] < self.n, v["leader"] >= -1, v["leader"] < self.n,
+              v["rebs"] >= 0, v["rebs"] <= REBALANCE_CAP, v["crashes"] >= 0, v["crashes"] <= self.max_crashes]
+        return z3.And(c)
+
+    # ---- reference <-> values
+    def values(self, s: StreamsGroupState) -> dict[str, Value]:
+        out: dict[str, Value] = {}
+        for i, x in enumerate(s.instances):
+            d = x.inbox
+            fk, fa, fb = parse_failure(x.failure)
+            row: dict[str, Value] = {
+                "new": x.release == self.new.name and self.new.name != self.old.name,
+                "uf": x.upgrade_from is not None, "used": x.used_version, "running": x.running,
+                "bounces": x.bounces, "has": d is not None, "iv": d.version if d else 0,
+                "isup": d.supported if d else 0, "ierr": d.error if d else 0, "ipr": d.probing_reply if d else False,
+                "last": x.last_version, "fk": fk, "fa": fa, "fb": fb}
+            if x.upgrade_from is not None and x.upgrade_from != self.upgrade_from:
+                raise ValueError(f"upgrade.from {x.upgrade_from!r} is not the config's {self.upgrade_from!r}")
+            out.update({f"x{i}.{k}": val for k, val in row.items()})
+        out.update(pending=s.rebalance_pending, follow=s.follow_up, rebs=s.rebalances, leader=s.leader,
+                   crashes=s.crashes)
+        return out
+
+    def from_values(self, vals: Mapping[str, Value]) -> StreamsGroupState:
+        insts = []
+        for i in range(self.n):
+            def g(f: str, i: int = i) -> Any:
+                return vals[f"x{i}.{f}"]
+            inbox = Delivered(int(g("iv")), int(g("isup")), int(g("ierr")), bool(g("ipr"))) if g("has") else None
+            insts.append(StreamsInstance(
+                self.new.name if g("new") else self.old.name, self.upgrade_from if g("uf") else None, int(g("used")),
+                bool(g("running")), int(g("bounces")), inbox, int(g("last")),
+                failure_text(int(g("fk")), int(g("fa")), int(g("fb")))))
+        return StreamsGroupState(tuple(insts), bool(vals["pending"]), int(vals["follow"]), int(vals["rebs"]),
+                                 int(vals["leader"]), int(vals["crashes"]))
+
+    # ---- helpers
+    def configured(self, rel: StreamsRelease, uf: bool, restart: bool = False) -> int:
+        """usedSubscriptionMetadataVersion at start-up (StreamsPartitionAssignor.configure)."""
+        value = self.upgrade_from if uf else None
+        if "no_kafka_6054_backport" in self.muts and rel.latest_supported < PROBEABLE:
+            value = None
+        if restart and "restart_ignores_upgrade_from" in self.muts:
+            value = None
+        if value is None:
+            return rel.latest_supported
+        return min(FORCED_VERSION[value], rel.latest_supported)
+
+    def _no_inbox(self, i: int) -> dict[str, Any]:
+        return {f"x{i}.has": False, f"x{i}.iv": 0, f"x{i}.isup": 0, f"x{i}.ierr": 0, f"x{i}.ipr": False}
+
+    def _fail(self, i: int, kind: int, a: Any = 0, b: Any = 0) -> dict[str, Any]:
+        return {f"x{i}.running": False, f"x{i}.fk": kind, f"x{i}.fa": a, f"x{i}.fb": b}
+
+    def stable(self, v: V) -> z3.BoolRef:
+        return z3.And(z3.Not(v["pending"]), v["follow"] < 0,
+                      *(z3.And(self.x(v, i, "running"), z3.Not(self.x(v, i, "has")), self.x(v, i, "fk") == 0)
+                        for i in range(self.n)))
+
+    # ---- init and actions
+    def init(self, v: V) -> z3.BoolRef:
+        c: list[Any] = []
+        for i in range(self.n):
+            c += [z3.Not(self.x(v, i, "new")), z3.Not(self.x(v, i, "uf")),
+                  self.x(v, i, "used") == self.old.latest_supported, self.x(v, i, "running"),
+                  self.x(v, i, "bounces") == 0, z3.Not(self.x(v, i, "has")), self.x(v, i, "last") == 0,
+                  self.x(v, i, "fk") == 0]
+        return z3.And(*c, v["pending"], v["follow"] == -1, v["rebs"] == 0, v["leader"] == -1, v["crashes"] == 0)
+
+    def _bounce(self, v: V, v2: V) -> z3.BoolRef:
+        """The operator bounces one instance onto the new release once the group is stable, round by round
+        (upgrade.from set in every round but the last)."""
+        opts = []
+        for i in range(self.n):
+            b = self.x(v, i, "bounces")
+            last_round = b + 1 == self.rounds
+            has_uf = self.upgrade_from is not None
+            used = z3.If(last_round, self.configured(self.new, False), self.configured(self.new, has_uf))
+            ch = {f"x{i}.new": self.new.name != self.old.name, f"x{i}.uf": z3.And(z3.Not(last_round), has_uf),
+                  f"x{i}.used": used, f"x{i}.running": True, f"x{i}.bounces": b + 1, **self._no_inbox(i),
+                  f"x{i}.fk": 0, f"x{i}.fa": 0, f"x{i}.fb": 0, "pending": True, "rebs": 0}
+            opts.append(z3.And(b < self.rounds, *(self.x(v, j, "bounces") >= b for j in range(self.n)),
+                               frame(v, v2, ch)))
+        return z3.And(self.stable(v), z3.Or(opts))
+
+    def _crash(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        for i in range(self.n):
+            others = z3.Or([self.member(v, j) for j in range(self.n) if j != i] or [z3.BoolVal(False)])
+            ch = {f"x{i}.running": False, **self._no_inbox(i), "pending": z3.Or(others, v["pending"]),
+                  "follow": z3.If(v["follow"] == i, -1, v["follow"]), "rebs": 0, "crashes": v["crashes"] + 1}
+            opts.append(z3.And(self.member(v, i), frame(v, v2, ch)))
+        return z3.And(v["crashes"] < self.max_crashes, z3.Or(opts))
+
+    def _restart(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        for i in range(self.n):
+            for is_new, rel in self.releases:
+                for uf in (False, True):
+                    ch = {f"x{i}.running": True, f"x{i}.used": self.configured(rel, uf, restart=True),
+                          **self._no_inbox(i), "pending": True, "rebs": 0}
+                    opts.append(z3.And(z3.Not(self.x(v, i, "running")), self.x(v, i, "fk") == 0,
+                                       self.x(v, i, "new") == is_new, self.x(v, i, "uf") == uf, frame(v, v2, ch)))
+        return z3.Or(opts)
+
+    def _rebalance(self, v: V, v2: V) -> z3.BoolRef:
+        n = self.n
+        mem = [self.member(v, i) for i in range(n)]
+        used = [self.x(v, i, "used") for i in range(n)]
+        lat = [self.lat(v, i) for i in range(n)]
+        # A member that cannot build its subscription (used version above its latest) fails first.
+        bad = [z3.And(mem[i], used[i] > lat[i]) for i in range(n)]
+        sub_fail = [z3.And(bad[i], *(z3.Not(bad[j]) for j in range(i)),
+                           frame(v, v2, {**self._fail(i, 1, used[i], lat[i]), "rebs": 0})) for i in range(n)]
+        ok_subs = z3.And([z3.Not(b) for b in bad])
+        sup = [z3.If(used[i] >= PROBEABLE, lat[i], UNKNOWN) for i in range(n)]
+        opts: list[Any] = []
+        for leader in range(n):
+            base = z3.And(v["pending"], v["follow"] < 0, mem[leader],
+                          *(z3.Not(self.x(v, j, "has")) for j in range(n)))
+            for is_new, rel in self.releases:
+                branches = self._assign(v, v2, leader, rel, mem, used, sup)
+                opts.append(z3.And(base, z3.Or(
+                    z3.And(self.x(v, leader, "new") == is_new, ok_subs, branches),
+                    z3.Or(sub_fail))))
+        return z3.Or(opts)
+
+    def _assign(self, v: V, v2: V, leader: int, rel: StreamsRelease, mem: list[Any], used: list[Any],
+                sup: list[Any]) -> z3.BoolRef:
+        """The leader's assign() (release ``rel``) and the delivery of its result."""
+        n, L, kip = self.n, rel.latest_supported, self.profile == "kip"
+        probing = L >= PROBEABLE
+        future = [z3.And(mem[i], used[i] > L) for i in range(n)]
+        any_future = z3.Or(future)
+        first_future = [z3.And(future[i], *(z3.Not(future[j]) for j in range(i))) for i in range(n)]
+
+        def leader_fails(kind: int, a: Any, b: Any = 0) -> z3.BoolRef:
+            return frame(v, v2, {**self._fail(leader, kind, a, b), "pending": True, "rebs": 0, "leader": leader})
+
+        def deliver(inbox: list[tuple[Any, Any, Any, Any]], follow: Any) -> z3.BoolRef:
+            ch: dict[str, Any] = {"pending": False, "follow": follow, "leader": leader,
+                                  "rebs": z3.If(v["rebs"] + 1 < REBALANCE_CAP, v["rebs"] + 1, REBALANCE_CAP)}
+            c = []
+            for i in range(n):
+                ver, supported, err, pr = inbox[i]
+                c.append(z3.If(mem[i], z3.And(self.x(v2, i, "has"), self.x(v2, i, "iv") == ver,
+                                              self.x(v2, i, "isup") == supported, self.x(v2, i, "ierr") == err,
+                                              self.x(v2, i, "ipr") == pr),
+                               z3.And([self.x(v2, i, f) == self.x(v, i, f) for f in ("has", "iv", "isup", "ierr",
+                                                                                     "ipr")])))
+            inbox_fields = {f"x{i}.{f}" for i in range(n) for f in ("has", "iv", "isup", "ierr", "ipr")}
+            rest = z3.And([v2[k] == ch.get(k, v[k]) for k in v if k not in inbox_fields])
+            return z3.And(rest, *c)
+
+        cases: list[tuple[Any, Any]] = []  # (condition, effect), first match wins
+        if not probing:
+            # A pre-2.0 SubscriptionInfo.decode throws on a version it does not know.
+            cases += [(first_future[i], leader_fails(2, used[i])) for i in range(n)]
+        min_received = _min(list(zip(mem, used, strict=True)), L)
+        pick = _max if "commonly_supported_is_max" in self.muts else _min
+        min_supported = pick(list(zip(mem, sup, strict=True)), L)
+        if "leader_fails_on_future" in self.muts:
+            cases += [(first_future[i], leader_fails(3, used[i])) for i in range(n)]
+        incompatible = z3.And(any_future, min_received < PROBEABLE)
+        if self.profile == "kafka" and L >= 4:
+            err = [(L, L, ASSIGNMENT_ERROR, False)] * n
+            cases.append((incompatible, deliver(err, -1)))
+        else:
+            max_future = _max(list(zip(future, used, strict=True)), 0)
+            cases.append((incompatible, leader_fails(4, max_future, min_received)))
+        u = L if "assign_at_leader_version" in self.muts else min_received
+        if kip or not probing:
+            supported: Any = z3.If(u >= PROBEABLE, L, UNKNOWN)
+            if "leader_supported_is_used" in self.muts:
+                supported = z3.If(u >= PROBEABLE, u, UNKNOWN)
+            inbox = [(z3.If(future[i], L, u), z3.If(future[i], L, supported), 0, z3.And(future[i], kip))
+                     for i in range(n)]
+            can_go_higher = z3.And(probing, z3.Not(any_future), L > u,
+                                   *(z3.Implies(mem[i], z3.And(sup[i] != UNKNOWN, sup[i] > u)) for i in range(n)))
+            if "no_leader_follow_up" in self.muts:
+                can_go_higher = z3.BoolVal(False)
+            cases.append((z3.BoolVal(True), deliver(inbox, z3.If(can_go_higher, leader, -1))))
+        else:
+            inbox = [(u, z3.If(u >= PROBEABLE, min_supported, UNKNOWN), 0, False)] * n
+            cases.append((z3.BoolVal(True), deliver(inbox, z3.If(any_future, leader, -1))))
+        return _first_match(cases)
+
+    def _member_step(self, action: str) -> Any:
+        def rel_(v: V, v2: V) -> z3.BoolRef:
+            opts = []
+            for i in range(self.n):
+                for is_new, rel in self.releases:
+                    for name, cond, eff in self._on_assignment(v, v2, i, rel):
+                        if name == action:
+                            opts.append(z3.And(self.x(v, i, "has"), self.x(v, i, "new") == is_new, cond, eff))
+            return z3.Or(opts) if opts else z3.BoolVal(False)
+        return rel_
+
+    def _on_assignment(self, v: V, v2: V, i: int, rel: StreamsRelease) -> list[tuple[str, Any, Any]]:
+        """A member's onAssignment: (action name, exclusive condition, effect) for each outcome."""
+        kip, L = self.profile == "kip", rel.latest_supported
+        probing = L >= PROBEABLE
+        received, supported, err = self.x(v, i, "iv"), self.x(v, i, "isup"), self.x(v, i, "ierr")
+        used = self.x(v, i, "used")
+        trigger = v["follow"] == i
+        follow = z3.If(trigger, -1, v["follow"])
+
+        def fail(kind: int, a: Any = 0, b: Any = 0) -> z3.BoolRef:
+            return frame(v, v2, {**self._fail(i, kind, a, b), **self._no_inbox(i), "follow": follow, "rebs": 0,
+                                 "pending": True})
+
+        def done(new_used: Any, rebalance: bool) -> z3.BoolRef:
+            return frame(v, v2, {f"x{i}.used": new_used, **self._no_inbox(i), f"x{i}.last": received,
+                                 "pending": z3.Or(v["pending"], rebalance, trigger), "follow": follow})
+
+        none = [("LeaderFollowUpRebalance", trigger, done(used, False)),
+                ("OnAssignment", z3.Not(trigger), done(used, False))]
+        raw: list[tuple[Any, Any]] = []  # (condition, [(name, subcondition, effect)])
+        raw.append((z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))]))
+        if not kip and probing:
+            raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
+        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+        if not probing:
+            raw.append((z3.BoolVal(True), none))
+        else:
+            raw.append((received < PROBEABLE, none))
+            never = "member_never_upgrades" in self.muts
+            if not kip:
+                raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
+                if not never:
+                    raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
+                raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
+            else:
+                raw.append((z3.And(received < used, received == supported),
+                            [("ProbeDowngrade", True, done(received, True))]))
+                if not never:
+                    target = supported if "uncapped_adopt" in self.muts else z3.If(supported < L, supported, L)
+                    raw.append((z3.And(supported > used, target > used),
+                                [("AdoptSupportedVersion", True, done(target, False))]))
+            raw.append((z3.BoolVal(True), none))
+        out = []
+        earlier: list[Any] = []
+        for cond, outcomes in raw:
+            guard = z3.And(*(z3.Not(e) for e in earlier), cond)
+            for name, sub, eff in outcomes:
+                out.append((name, z3.And(guard, sub), eff))
+            earlier.append(cond)
+        return out
+
+    # ---- invariants (properties/streams_probing.py)
+    def str05(self, v: V) -> z3.BoolRef:
+        return z3.And([self.x(v, i, "used") <= self.lat(v, i) for i in range(self.n)])
+
+    def str06(self, v: V) -> z3.BoolRef:
+        return z3.And([self.x(v, i, "fk") == 0 for i in range(self.n)])
+
+    def _converged(self, v: V) -> z3.BoolRef:
+        target = _min([(z3.BoolVal(True), self.lat(v, i)) for i in range(self.n)], self.lat(v, 0))
+        return z3.And([z3.And(self.x(v, i, "used") == target, self.x(v, i, "last") == target) for i in range(self.n)])
+
+    def _bounces_done(self, v: V) -> z3.BoolRef:
+        return z3.And([self.x(v, i, "bounces") >= self.rounds for i in range(self.n)])
+
+    def str07(self, v: V) -> z3.BoolRef:
+        return z3.Implies(z3.And(self._bounces_done(v), self.stable(v)), self._converged(v))
+
+    def str08(self, v: V) -> z3.BoolRef:
+        settled = z3.And(self._bounces_done(v), v["rebs"] >= 2, v["follow"] < 0,
+                         *(z3.And(self.x(v, i, "fk") == 0, self.x(v, i, "running"), z3.Not(self.x(v, i, "has")))
+                           for i in range(self.n)))
+        return z3.Implies(settled, self._converged(v))
+
+
+def _first_match(cases: list[tuple[Any, Any]]) -> z3.BoolRef:
+    """The effect of the first case whose condition holds (an if / elif chain)."""
+    out: Any = z3.BoolVal(False)
+    for cond, eff in reversed(cases):
+        out = z3.If(cond, eff, out)
+    return out

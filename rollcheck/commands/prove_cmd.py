@@ -1,0 +1,80 @@
+"""``rollcheck prove PROTOCOL``: Z3 bounded model checking and k-induction of the encoded invariants."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rollcheck.commands.common import add_protocol_args, positive_int, resolve
+from rollcheck.console import err_console, print_json
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.traces import write_itf, write_json_atomic
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("prove", help="Z3: bounded model checking and k-induction of a protocol's invariants")
+    add_protocol_args(p)
+    p.add_argument("--property", default=None, metavar="ID", help="only this property (default: every encoded one)")
+    p.add_argument("--depth", type=positive_int, default=10, help="BMC depth (default: 10)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="Z3 timeout in seconds per solver call (default: 60)")
+    p.add_argument("--out", type=Path, default=Path("rollcheck-out/prove"), metavar="DIR",
+                   help="output directory (default: rollcheck-out/prove)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.encodings import prove, symbolic  # imported late: z3 is heavy
+
+    if args.timeout <= 0:
+        raise UserError(f"--timeout must be positive: {args.timeout}")
+    entry, label, config, ts = resolve(args)
+    try:
+        sym = symbolic(ts)
+    except ValueError as exc:  # a config outside what the encoding covers
+        raise UserError(f"{entry.name}/{label}: {exc}") from None
+    known = [p.id for p in ts.invariants()]
+    if args.property is not None:
+        if args.property not in known:
+            raise UserError(f"protocol '{entry.name}' has no property '{args.property}'; known: {', '.join(known)}")
+        if args.property not in sym.invariants:
+            raise UserError(f"property '{args.property}' is not encoded in Z3; encoded: {', '.join(sym.invariants)}")
+        ids = [args.property]
+    else:
+        ids = [i for i in known if i in sym.invariants]
+    suffix = f"-{args.variant}" if args.variant else ""
+    out: Path = args.out / f"{entry.name}-{Path(label).stem}-{config.profile}{suffix}"
+    console = err_console()
+    results: list[dict[str, Any]] = []
+    refuted = False
+    for pid in ids:
+        if not args.quiet and not args.json:
+            console.print(f"{pid}: BMC to depth {args.depth}, then k-induction ...", markup=False, soft_wrap=True)
+        res = prove(sym, pid, args.depth, args.timeout)
+        doc = res.to_json()
+        line = res.line
+        if res.status == "refuted":
+            assert res.trace is not None
+            refuted = True
+            res.trace.config = label
+            path = write_itf(out / "counterexamples" / f"{pid}.itf.json", res.trace, ts)
+            doc["trace"] = str(path)
+            line = f"refuted (trace at {path})"
+        elif res.status == "proved":
+            extra = f", with {', '.join(res.strengthening)}" if res.strengthening else ""
+            line = f"proved ({res.depth}-induction{extra})"
+        elif res.status == "unknown":
+            line = f"unknown at k={res.depth}"
+        results.append(doc)
+        if not args.json:
+            console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
+    summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
+               "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
+               "results": results}
+    write_json_atomic(out / "summary.json", summary)
+    if args.json:
+        print_json(summary)
+    return int(ExitCode.VIOLATION if refuted else ExitCode.OK)

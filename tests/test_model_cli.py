@@ -1,0 +1,79 @@
+"""``rollcheck prove`` and the gate adapter ``model.checker.check_z3``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from model.checker import check_z3
+from rollcheck.checkers import HOLDS, NOT_CHECKED, PROVED, VIOLATED, CheckContext
+from rollcheck.cli import main
+from rollcheck.registry import get_protocol
+from rollcheck.traces import read_itf, trace_from_itf
+
+
+def test_prove_json_proves_str05(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["prove", "streams_probing", "--config", "small", "--property", "STR-05", "--depth", "3",
+               "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["protocol"] == "streams_probing" and doc["profile"] == "kip"
+    assert [r["property"] for r in doc["results"]] == ["STR-05"]
+    assert doc["results"][0]["status"] == "proved"
+    assert (tmp_path / "streams_probing-small-kip" / "summary.json").exists()
+
+
+def test_prove_variant_refuted_writes_replayable_itf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["prove", "streams_probing", "--config", "small", "--profile", "kafka", "--variant", "STR-M5",
+               "--property", "STR-06", "--depth", "6", "--out", str(tmp_path)])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "STR-06: refuted (trace at " in err
+    path = tmp_path / "streams_probing-small-kafka-STR-M5" / "counterexamples" / "STR-06.itf.json"
+    ts = get_protocol("streams_probing").variant("STR-M5").build(
+        get_protocol("streams_probing").configs["small"].__class__(profile="kafka", instances=2))
+    trace = trace_from_itf(read_itf(path), ts)
+    assert len(trace.actions) == 5
+    assert trace.states[-1].instances[0].failure or trace.states[-1].instances[1].failure
+
+
+@pytest.mark.parametrize("argv", [
+    ["prove", "no_such_protocol"],
+    ["prove", "zk_migration", "--config", "small"],  # no Z3 encoding
+    ["prove", "features", "--config", "atomic"],  # multi-update requests: outside the encoding
+    ["prove", "streams_probing", "--config", "small", "--property", "STR-01"],  # a step property: not encoded
+    ["prove", "streams_probing", "--config", "small", "--property", "NOPE-01"],
+])
+def test_prove_user_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rollcheck: error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_gate_adapter_verdicts(tmp_path: Path) -> None:
+    entry = get_protocol("streams_probing")
+    ctx = CheckContext(out_dir=tmp_path, z3_depth=2)
+    report = check_z3(entry, "small", entry.configs["small"], ctx)
+    assert report.status == "ok" and not report.exhaustive
+    assert report.properties["STR-05"].status == PROVED
+    assert report.properties["STR-06"].status == HOLDS
+    assert "checked to depth 2" in report.properties["STR-06"].message
+    assert report.properties["STR-01"].status == NOT_CHECKED
+    assert report.properties["STR-L1"].status == NOT_CHECKED
+    entry = get_protocol("features")
+    ctx = CheckContext(out_dir=tmp_path, z3_depth=3, variant="FEAT-M1")
+    report = check_z3(entry, "small", entry.configs["small"], ctx)
+    assert report.status == VIOLATED
+    v = report.properties["FEAT-01"]
+    assert v.status == VIOLATED and v.trace is not None and v.trace_path and Path(v.trace_path).exists()
+    assert report.properties["FEAT-05"].status == NOT_CHECKED
+
+
+@pytest.mark.parametrize(("protocol", "config"), [("zk_migration", "small"), ("features", "atomic")])
+def test_gate_adapter_without_encoding(tmp_path: Path, protocol: str, config: str) -> None:
+    entry = get_protocol(protocol)
+    report = check_z3(entry, config, entry.configs[config], CheckContext(out_dir=tmp_path))
+    assert report.status == "skipped"
+    assert report.properties and all(v.status == NOT_CHECKED for v in report.properties.values())
