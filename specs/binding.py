@@ -35,6 +35,9 @@ class SpecBinding:
     module: str  # the spec's module name (file specs/<module>.tla)
     constants: Callable[[Any], Mapping[str, Any]]  # protocol config -> constant values
     actions: tuple[str, ...]  # the reference's action names, each an operator of the spec
+    # Property ids the reference defines outside its default list (the KIP's claims that Kafka does not
+    # make, checked as findings): the spec has an operator for each too.
+    claims: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -45,6 +48,7 @@ class SpecBinding:
 _BINDINGS = {
     "streams_probing": "specs.streams_probing",
     "metadata_version": "specs.metadata_version",
+    "zk_migration": "specs.zk_migration",
 }
 
 

@@ -49,10 +49,11 @@ def _applied(defn: Any, defs: dict[str, Any]) -> set[str]:
 
 
 def _text(defn: Any, lines: list[str]) -> str:
+    """The source of a definition (the parser's positions are 0-based; ``end`` is inclusive)."""
     (l0, c0), (l1, c1) = (defn.start.line, defn.start.column), (defn.end.line, defn.end.column)
     if l0 == l1:
-        return lines[l0 - 1][c0 - 1:c1]
-    return "\n".join([lines[l0 - 1][c0 - 1:], *lines[l0:l1 - 1], lines[l1 - 1][:c1]])
+        return lines[l0][c0:c1 + 1]
+    return "\n".join([lines[l0][c0:], *lines[l0 + 1:l1], lines[l1][:c1 + 1]])
 
 
 def next_actions(defs: dict[str, Any], source: str, next_name: str = "Next") -> set[str]:

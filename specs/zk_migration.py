@@ -1,0 +1,49 @@
+"""Binding of ``specs/ZkMigration.tla`` to ``reference_impl/zk_migration``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl.zk_migration.api import KAFKA_EMPTY_LOG_MINIMUM_LEVEL, KIP_MINIMUM_LEVEL
+from reference_impl.zk_migration.config import ZkMigrationConfig
+from reference_impl.zk_migration.system import KRAFT_ID
+from specs.binding import SpecBinding
+
+
+def constants(config: ZkMigrationConfig) -> dict[str, Any]:
+    return {
+        "Profile": config.profile,
+        "NBrokers": config.zk_brokers,
+        "NVoters": config.voters,
+        "QuorumLevel": config.quorum_level,
+        "BrokerIbp": config.broker_ibp,
+        "KipMinimumLevel": KIP_MINIMUM_LEVEL,
+        "KafkaEmptyLogMinimumLevel": KAFKA_EMPTY_LOG_MINIMUM_LEVEL,
+        "ZkEpoch": config.zk_epoch,
+        "MaxUpdates": config.max_updates,
+        "LagLimit": config.lag_limit,
+        "MaxEpoch": config.max_epoch,
+        "Failover": config.failover,
+        "ZkOutage": config.zk_outage,
+        "IncompatibleBroker": config.incompatible_broker,
+        "MisconfiguredController": config.misconfigured_controller,
+        "Rollback": config.rollback,
+        "UncleanShutdown": config.unclean_shutdown,
+        "Finalize": config.finalize,
+        "KRaftId": KRAFT_ID,
+        "Mutations": frozenset(config.mutations),
+    }
+
+
+BINDING = SpecBinding(
+    protocol="zk_migration",
+    module="ZkMigration",
+    constants=constants,
+    actions=("ElectZkController", "ZkMetadataChange", "EnableMigrationOnBroker", "IncompatibleBrokerJoins",
+             "RegisterZkBroker", "RestartBrokerAsKRaft", "RollbackBrokerToZk", "ElectLeader", "CrashVoter",
+             "LeaderFailover", "RecoverVoter", "RestartVoter", "DriverDeactivate", "DriverActivate",
+             "DriverWaitForQuorum", "DriverWaitForBrokers", "BecomeZkController", "BeginMigration",
+             "CompleteMigration", "SyncKRaftToZk", "SendRpcsToBrokers", "DualWrite", "KRaftMetadataChange",
+             "ZkUnavailable", "ZkAvailable", "ShutdownQuorum", "DeleteControllerZNodes"),
+    claims=("MIG-01R",),
+)
