@@ -46,6 +46,7 @@ class SpecBinding:
 
 # protocol -> module holding its BINDING; a new protocol adds one line.
 _BINDINGS = {
+    "features": "specs.features",
     "streams_probing": "specs.streams_probing",
     "metadata_version": "specs.metadata_version",
     "zk_migration": "specs.zk_migration",
