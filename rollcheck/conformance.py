@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.explorer import reachable_states
 from rollcheck.traces import Step, Trace, _dump, to_itf
 from rollcheck.transition import TransitionSystem
 from specs.binding import SpecBinding, write_model
@@ -238,15 +239,10 @@ def validate_reference_traces(binding: SpecBinding, spec_ts: TransitionSystem[An
 
 
 def reference_views(ts: TransitionSystem[Any], limit: int = 2_000_000) -> tuple[set[str], int]:
-    seen = set(ts.initial_states())
-    todo = list(seen)
-    while todo:
-        for _a, t in ts.successors(todo.pop()):
-            if t not in seen:
-                seen.add(t)
-                if len(seen) > limit:
-                    raise ValueError(f"more than {limit} reachable states: too large for a conformance check")
-                todo.append(t)
+    try:
+        seen, _names = reachable_states(ts, limit)
+    except ValueError as exc:
+        raise ValueError(f"{exc}: too large for a conformance check") from None
     return {canonical_view_tla(ts.view(s)) for s in seen}, len(seen)
 
 

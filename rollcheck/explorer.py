@@ -281,3 +281,21 @@ def explore(
         variant=variant,
         profile=getattr(ts.config, "profile", None),
     )
+
+
+def reachable_states(ts: TransitionSystem[Any], limit: int | None = None) -> tuple[set[Any], set[str]]:
+    """Every reachable state and every action name on the way (depth-first, no bookkeeping): for the
+    checks that need the whole set at once (conformance, drift). ``limit`` bounds the number of states."""
+    seen = set(ts.initial_states())
+    names: set[str] = set()
+    todo = list(seen)
+    while todo:
+        for a, t in ts.successors(todo.pop()):
+            names.add(a.name)
+            if t not in seen:
+                seen.add(t)
+                if limit is not None and len(seen) > limit:
+                    raise ValueError(f"more than {limit} reachable states")
+                todo.append(t)
+    return seen, names
+

@@ -16,7 +16,7 @@ from properties.machine import PropertyViolated, machine_for
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
-from rollcheck.explorer import explore
+from rollcheck.explorer import explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.traces import read_itf, trace_from_itf, write_itf
 
@@ -41,14 +41,7 @@ def test_matrix_cell(from_release: str, to_release: str, profile: str) -> None:
 
 
 def _reachable(ts: StreamsProbingSystem) -> set[StreamsGroupState]:
-    seen = set(ts.initial_states())
-    todo = list(seen)
-    while todo:
-        for _a, t in ts.successors(todo.pop()):
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return seen
+    return reachable_states(ts)[0]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
