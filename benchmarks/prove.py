@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         for profile in ("kip", "kafka"):
             ts = entry.build(dataclasses.replace(entry.configs[label or "small"], profile=profile))
             sym = symbolic(ts)
-            for pid in sym.invariants:
+            for pid in sym.encoded():
                 cells = []
                 for d in depths:
                     r = bmc(sym, pid, d, args.timeout)

@@ -21,8 +21,8 @@ from rollcheck.transition import ProtocolEntry
 
 
 def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    """Z3 on the encoded invariants; every other property of the protocol is NOT_CHECKED. Never exhaustive:
-    "holds" means no violation within ``ctx.z3_depth`` steps."""
+    """Z3 on the encoded invariants and step properties; every other property of the protocol is NOT_CHECKED.
+    Never exhaustive: "holds" means no violation within ``ctx.z3_depth`` steps."""
     t0 = time.perf_counter()
     ts = ctx.build(entry, config)
     report = CheckerReport("z3", entry.name, label, config.profile, exhaustive=False)
@@ -40,9 +40,10 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         for p in ts.invariants():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, str(exc))
         return report
-    budget = max(1.0, ctx.timeout_seconds / max(1, len(sym.invariants)))
+    encoded = sym.encoded()
+    budget = max(1.0, ctx.timeout_seconds / max(1, len(encoded)))
     for p in ts.invariants():
-        if p.id not in sym.invariants:
+        if p.id not in encoded:
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, f"{p.kind} property: not encoded in Z3")
             continue
         if ctx.progress:

@@ -21,12 +21,15 @@ from typing import Any
 import z3
 
 from rollcheck.traces import Step, Trace
-from rollcheck.transition import Action, TransitionSystem
+from rollcheck.transition import TransitionSystem
 
 V = dict[str, z3.ExprRef]  # one symbolic state: field name -> Z3 constant
 Value = int | bool
 Relation = Callable[[V, V], z3.BoolRef]
 Predicate = Callable[[V], z3.BoolRef]
+# A step property (an action invariant, ``StepProperty`` in properties/): holds on one transition v -> v2.
+# It names the actions it constrains through ``sym.actions[name](v, v2)``.
+StepRelation = Callable[[V, V], z3.BoolRef]
 
 
 class SymbolicSystem:
@@ -39,6 +42,8 @@ class SymbolicSystem:
         self.config = ts.config
         self.actions: dict[str, Relation] = {}
         self.invariants: dict[str, Predicate] = {}
+        # Step properties (the StepProperty ids of properties/): checked on every transition of a path.
+        self.step_properties: dict[str, StepRelation] = {}
         # Auxiliary invariants k-induction may add to the property it proves (proved together with it).
         self.strengthening: dict[str, Predicate] = {}
         self.excluded_actions: dict[str, str] = {}  # reference action name -> why it is not encoded
@@ -74,6 +79,16 @@ class SymbolicSystem:
 
     def trans(self, v: V, v2: V) -> z3.BoolRef:
         return z3.Or([rel(v, v2) for rel in self.actions.values()])
+
+    def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
+        """The sub-relations the encoding splits actions into, one per value of the action's parameters
+        (step properties read the parameters through them): (action name, the reference action's
+        parameters it stands for, relation). :func:`check_parameters` compares them with the reference."""
+        return []
+
+    def encoded(self) -> list[str]:
+        """Every property id this encoding can check: invariants, then step properties."""
+        return [*self.invariants, *self.step_properties]
 
 
 def _model_values(model: z3.ModelRef, v: V) -> dict[str, Value]:
@@ -126,22 +141,38 @@ class ReplayError(AssertionError):
     """A Z3 trace the reference implementation cannot replay: the two formalizations disagree."""
 
 
-def replay(ts: TransitionSystem[Any], states: Sequence[Any], labels: Sequence[str]) -> list[Step]:
-    """Match each decoded step with an enabled reference action of the same name and the same successor."""
+def replay(ts: TransitionSystem[Any], states: Sequence[Any], labels: Sequence[str],
+           violates: str | None = None) -> list[Step]:
+    """Match each decoded step with an enabled reference action of the same name and the same successor.
+
+    With ``violates`` (a property id of the reference), the reference must agree that the trace violates
+    it: an invariant in the last state, a step property on the last step (there any reference action that
+    reaches the last state and violates it is taken: two actions may make the same transition, and the
+    violation belongs to one of them). Else the two formalizations disagree."""
     initial = list(ts.initial_states())
     if states[0] not in initial:
         raise ReplayError(f"Z3 initial state is not a reference initial state: {states[0]!r}")
+    prop = {p.id: p for p in ts.invariants()}.get(violates) if violates else None
+    if violates and (prop is None or prop.kind not in ("invariant", "step")):
+        raise ReplayError(f"{violates}: not an invariant or step property of the reference {ts.name}")
     steps = [Step(None, states[0])]
     for i in range(1, len(states)):
-        found: Action | None = None
-        for a, t in ts.successors(states[i - 1]):
-            if t == states[i] and a.name == labels[i - 1]:
-                found = a
-                break
-        if found is None:
+        reaching = [a for a, t in ts.successors(states[i - 1]) if t == states[i]]
+        matches = [a for a in reaching if a.name == labels[i - 1]]
+        if not matches:
             raise ReplayError(f"step {i} ({labels[i - 1]}) of the Z3 trace is not a reference step from "
                               f"{states[i - 1]!r} to {states[i]!r}")
+        found = matches[0]
+        if prop is not None and prop.kind == "step" and i == len(states) - 1:
+            bad = [a for a in reaching if not prop.holds(states[i - 1], a, states[i])]
+            if not bad:
+                raise ReplayError(f"{violates}: Z3 says step {i} ({labels[i - 1]}) violates it, the reference "
+                                  f"says it holds: {states[i - 1]!r} -> {states[i]!r}")
+            found = bad[0]
         steps.append(Step(found, states[i]))
+    if prop is not None and prop.kind == "invariant" and prop.holds(states[-1]):
+        raise ReplayError(f"{violates}: Z3 says the last state violates it, the reference says it holds: "
+                          f"{states[-1]!r}")
     return steps
 
 
@@ -159,18 +190,19 @@ def _label(sym: SymbolicSystem, model: z3.ModelRef, v: V, v2: V) -> str:
     raise ReplayError("no symbolic action holds on a model of the transition relation")
 
 
-def _predicate(sym: SymbolicSystem, prop_id: str) -> Predicate:
-    try:
-        return sym.invariants[prop_id]
-    except KeyError:
-        raise KeyError(f"{sym.name}: property {prop_id} is not encoded (encoded: "
-                       f"{', '.join(sym.invariants)})") from None
+def is_step_property(sym: SymbolicSystem, prop_id: str) -> bool:
+    if prop_id in sym.invariants:
+        return False
+    if prop_id in sym.step_properties:
+        return True
+    raise KeyError(f"{sym.name}: property {prop_id} is not encoded (encoded: {', '.join(sym.encoded())})")
 
 
 def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = None) -> ProofResult:
-    """Bounded model checking: the shortest violation of ``prop_id`` within ``depth`` steps, replayed on the
-    reference, or "checked to depth"."""
-    inv = _predicate(sym, prop_id)
+    """Bounded model checking: the shortest violation of ``prop_id`` (an invariant: a state that violates
+    it; a step property: a transition that violates it) within ``depth`` steps, replayed on the reference,
+    or "checked to depth"."""
+    step = is_step_property(sym, prop_id)
     t0 = time.perf_counter()
     solver = _solver(timeout)
     vs = [sym.declare("0")]
@@ -179,24 +211,22 @@ def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = N
         if k > 0:
             vs.append(sym.declare(str(k)))
             solver.add(sym.wellformed(vs[k]), sym.trans(vs[k - 1], vs[k]))
+        if step and k == 0:
+            continue  # no transition yet
         solver.push()
-        solver.add(z3.Not(inv(vs[k])))
+        bad = z3.Not(sym.step_properties[prop_id](vs[k - 1], vs[k])) if step else z3.Not(sym.invariants[prop_id](vs[k]))
+        solver.add(bad)
         r = solver.check()
         if r == z3.sat:
             m = solver.model()
             states = [sym.decode_state(m, v) for v in vs]
             labels = [_label(sym, m, vs[i], vs[i + 1]) for i in range(k)]
-            steps = replay(sym.ts, states, labels)
-            if sym.ts.invariants():
-                ref = {p.id: p for p in sym.ts.invariants()}.get(prop_id)
-                if ref is not None and getattr(ref, "kind", "") == "invariant" and ref.holds(states[-1]):
-                    raise ReplayError(f"{prop_id}: Z3 says the last state violates it, the reference says it "
-                                      f"holds: {states[-1]!r}")
+            steps = replay(sym.ts, states, labels, violates=prop_id)
             trace = Trace(steps, protocol=sym.ts.name, property_id=prop_id, meta={"checker": "z3-bmc"})
             return ProofResult(sym.ts.name, prop_id, "bmc", "refuted", k, time.perf_counter() - t0, trace)
         solver.pop()
         if r == z3.unknown:
-            return ProofResult(sym.ts.name, prop_id, "bmc", "checked", k - 1, time.perf_counter() - t0,
+            return ProofResult(sym.ts.name, prop_id, "bmc", "checked", max(0, k - 1), time.perf_counter() - t0,
                                message=f"solver: {solver.reason_unknown()}")
     return ProofResult(sym.ts.name, prop_id, "bmc", "checked", depth, time.perf_counter() - t0)
 
@@ -205,19 +235,29 @@ def k_induction(sym: SymbolicSystem, prop_id: str, k: int, timeout: float | None
                 strengthen: Iterable[str] | None = None) -> ProofResult:
     """k-induction of ``prop_id`` conjoined with the strengthening invariants (all proved together: the
     base case checks the conjunction on every path of fewer than k steps from an initial state, the step
-    case shows k consecutive conjunction states force the next one)."""
-    inv = _predicate(sym, prop_id)
+    case shows k consecutive conjunction states force the next one).
+
+    A step property P is proved the same way over transitions: the strengthening invariants hold on
+    states 0 .. k-1 and P on the transitions between them, and then the transition from state k-1 to
+    state k satisfies P and state k the strengthening; the base case is BMC of P (and of the
+    strengthening) to depth k-1."""
+    step = is_step_property(sym, prop_id)
     names = tuple(sym.strengthening if strengthen is None else strengthen)
     aux = [sym.strengthening[n] for n in names]
 
     def p(v: V) -> z3.BoolRef:
-        return z3.And([inv(v), *(a(v) for a in aux)])
+        return z3.And([*([] if step else [sym.invariants[prop_id](v)]), *(a(v) for a in aux)])
 
     t0 = time.perf_counter()
     base = bmc_conjunction(sym, p, k - 1, timeout)
+    res: ProofResult | None = None
+    if base == "holds" and step and k > 1:
+        res = bmc(sym, prop_id, k - 1, timeout)
+        base = "violated" if res.status == "refuted" else ("holds" if res.depth >= k - 1 else "unknown")
     if base == "violated":
         # The property or a strengthening fails within k-1 steps; BMC on the property says which.
-        res = bmc(sym, prop_id, k - 1, timeout)
+        if res is None:
+            res = bmc(sym, prop_id, k - 1, timeout)
         if res.status == "refuted":
             return res
         return ProofResult(sym.ts.name, prop_id, "k-induction", "unknown", k, time.perf_counter() - t0,
@@ -233,7 +273,14 @@ def k_induction(sym: SymbolicSystem, prop_id: str, k: int, timeout: float | None
             solver.add(sym.trans(vs[i - 1], v))
         if i < k:
             solver.add(p(v))
-    solver.add(z3.Not(p(vs[k])))
+        if step and 0 < i < k:
+            solver.add(sym.step_properties[prop_id](vs[i - 1], v))
+    if step:
+        # The strengthening is proved together with P: it must hold again in state k (else assuming it
+        # on states 0 .. k-1 would be unsound).
+        solver.add(z3.Not(z3.And(sym.step_properties[prop_id](vs[k - 1], vs[k]), p(vs[k]))))
+    else:
+        solver.add(z3.Not(p(vs[k])))
     r = solver.check()
     status = "proved" if r == z3.unsat else "unknown"
     msg = "" if r == z3.unsat else ("step case: counterexample to induction" if r == z3.sat
@@ -309,11 +356,12 @@ def bfs_states(ts: TransitionSystem[Any], limit: int) -> list[Any]:
 class _ActionSolver:
     """One incremental solver per action: the relation is built once, each state is pushed and popped."""
 
-    def __init__(self, sym: SymbolicSystem, action: str) -> None:
+    def __init__(self, sym: SymbolicSystem, action: str, relation: Relation | None = None) -> None:
         self.sym = sym
         self.v, self.v2 = sym.declare("s"), sym.declare("t")
         self.solver = z3.Solver()
-        self.solver.add(sym.wellformed(self.v2), sym.actions[action](self.v, self.v2))
+        rel = sym.actions[action] if relation is None else relation
+        self.solver.add(sym.wellformed(self.v2), rel(self.v, self.v2))
         self.action = action
 
     def successors(self, s: Any, cap: int = 1000) -> frozenset[Any]:
@@ -373,3 +421,29 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
                 res.mismatch = Mismatch(s, name, theirs, mine)
                 return res
     return res
+
+
+def check_parameters(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any],
+                     subs: Iterable[tuple[str, Mapping[str, Any], Relation]]) -> SuccessorCheck:
+    """The sub-relations an encoding splits an action into (one per parameter value, for the step
+    properties that read an action's parameters): per sampled state, the Z3 successors of each
+    ``(action name, parameters, relation)`` equal the successors of the reference actions of that name
+    whose parameters include ``parameters``. Stops at the first mismatch."""
+    res = SuccessorCheck()
+    solvers = [(name, dict(params), _ActionSolver(sym, name, rel)) for name, params, rel in subs]
+    for s in states:
+        res.states += 1
+        succ = list(ts.successors(s))
+        for name, params, solver in solvers:
+            theirs = frozenset(t for a, t in succ if a.name == name and all(
+                a.get(k, _MISSING) == x for k, x in params.items()))
+            mine = solver.successors(s)
+            res.transitions += len(theirs)
+            if mine != theirs:
+                label = f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})"
+                res.mismatch = Mismatch(s, label, theirs, mine)
+                return res
+    return res
+
+
+_MISSING = object()

@@ -29,11 +29,18 @@ def _metadata_version(ts: TransitionSystem[Any]) -> SymbolicSystem:
     return MetadataVersionZ3(ts)
 
 
+def _zk_migration(ts: TransitionSystem[Any]) -> SymbolicSystem:
+    from model.zk_migration import ZkMigrationZ3
+
+    return ZkMigrationZ3(ts)
+
+
 # protocol name -> builder of its symbolic system from a (reference or variant) transition system
 ENCODINGS: dict[str, Callable[[TransitionSystem[Any]], SymbolicSystem]] = {
     "streams_probing": _streams,
     "features": _features,
     "metadata_version": _metadata_version,
+    "zk_migration": _zk_migration,
 }
 
 

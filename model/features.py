@@ -11,8 +11,14 @@ Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, 
 DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp) for configs whose
 requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
 ``large`` configs are not encoded: the constructor refuses them), and every mutation but
-``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09. Not
-encoded: the step properties FEAT-03 ... FEAT-07 and the graph property FEAT-10.
+``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09. Step
+properties: FEAT-03 ... FEAT-07, all of them. UpdateFeatures is split into one relation per operator request
+(``update_reqs``, ``parameter_relations``: the action's ``updates`` and ``dry_run``); its ``result`` is the
+decision of :func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property
+fails on a step when some request that makes the step breaks it, as on the explorer's labelled edges.
+Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
+1-inductive. Not encoded: the graph property FEAT-10 (liveness: the explorers only); FEAT-06 under the
+``atomic`` semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 import z3
 
-from model.core import SymbolicSystem, V, Value, frame
+from model.core import Relation, SymbolicSystem, V, Value, frame
 from model.decisions import features_update_rule
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
 from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState
@@ -52,9 +58,13 @@ class FeaturesZ3(SymbolicSystem):
             "DeliverFeaturesNotification": self._deliver, "ReadApiVersions": self._read,
             "RestartBroker": self._restart, "DeprecateMinLevel": self._deprecate, "SetIbp": self._set_ibp,
         }
+        self.update_reqs = [(req, self._update_req(req)) for req in self.ts.requests]
         self.invariants = {"FEAT-01": self.feat01, "FEAT-02": self.feat02, "FEAT-08": self.feat08,
                            "FEAT-09": self.feat09}
-        self.strengthening = {}
+        self.step_properties = {"FEAT-03": self.feat03, "FEAT-04": self.feat04, "FEAT-05": self.feat05,
+                                "FEAT-06": self.feat06, "FEAT-07": self.feat07}
+        # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
+        self.strengthening = {"caches-behind-node": self.caches_behind_node}
 
     # ---- layout
     def _ranges(self, prefix: str) -> list[tuple[str, str]]:
@@ -262,24 +272,29 @@ class FeaturesZ3(SymbolicSystem):
             opts.append(z3.And(v["q0"] == j, frame(v, v2, {f"b{j}.registered": admit, **rest})))
         return z3.And(v["qlen"] > 0, v["controller"] >= 0, z3.Or(opts))
 
-    def _update(self, v: V, v2: V) -> z3.BoolRef:
-        c = self.config
-        opts = []
-        versioning = z3.And(v["ibp"], v["node"], v["enabled"])  # else INVALID_REQUEST, nothing written
-        for req in self.ts.requests:
+    def _outcome(self, v: V, req: Any) -> tuple[Any, Any]:
+        """(versioning enabled, the update's outcome) of a one-update request against state ``v``: without
+        versioning the response has a top-level INVALID_REQUEST and nothing is written."""
+        (u,) = req.feature_updates
+        f = u.feature
+        has_o: Any = z3.BoolVal(False)
+        olo: Any = z3.IntVal(0)
+        for i in range(self.n):
+            h, lo, _hi = self.sup(v[f"b{i}.rel"], f)
+            has_o, olo = z3.If(v["controller"] == i, h, has_o), z3.If(v["controller"] == i, lo, olo)
+        live = [(v[f"b{i}.registered"], *self.sup(v[f"b{i}.rel"], f)) for i in range(self.n)]
+        r = features_update_rule(self.config.profile, v[f"n.{f}.has"], v[f"n.{f}.min"], v[f"n.{f}.max"],
+                                 z3.IntVal(u.max_version_level), z3.BoolVal(u.allow_downgrade), has_o, olo, live,
+                                 self.muts)
+        return z3.And(v["ibp"], v["node"], v["enabled"]), r
+
+    def _update_req(self, req: Any) -> Relation:
+        """UpdateFeatures for one request of the operator (``ts.requests``): the action's parameters."""
+
+        def rel(v: V, v2: V) -> z3.BoolRef:
             (u,) = req.feature_updates
             f = u.feature
-            own: list[tuple[Any, Any]] = []
-            for i in range(self.n):
-                own.append((v["controller"] == i, self.sup(v[f"b{i}.rel"], f)))
-            has_o: Any = z3.BoolVal(False)
-            olo: Any = z3.IntVal(0)
-            for cond, (h, lo, _hi) in own:
-                has_o, olo = z3.If(cond, h, has_o), z3.If(cond, lo, olo)
-            live = [(v[f"b{i}.registered"], *self.sup(v[f"b{i}.rel"], f)) for i in range(self.n)]
-            r = features_update_rule(c.profile, v[f"n.{f}.has"], v[f"n.{f}.min"], v[f"n.{f}.max"],
-                                     z3.IntVal(u.max_version_level), z3.BoolVal(u.allow_downgrade), has_o, olo, live,
-                                     self.muts)
+            versioning, r = self._outcome(v, req)
             applied = z3.And(versioning, r.error == 0, not req.dry_run)
             bump = z3.And(versioning, z3.Not(applied), "bump_epoch_on_noop" in self.muts, not req.dry_run)
             changed = z3.Or(applied, bump)
@@ -287,8 +302,17 @@ class FeaturesZ3(SymbolicSystem):
             ch.update({f"n.{f}.has": z3.If(applied, r.present, v[f"n.{f}.has"]),
                        f"n.{f}.min": z3.If(applied, r.min, v[f"n.{f}.min"]),
                        f"n.{f}.max": z3.If(applied, r.max, v[f"n.{f}.max"])})
-            opts.append(frame(v, v2, ch))
-        return z3.And(v["controller"] >= 0, v["node"], v["epoch"] < c.max_epoch, z3.Or(opts))
+            return z3.And(v["controller"] >= 0, v["node"], v["epoch"] < self.config.max_epoch, frame(v, v2, ch))
+
+        return rel
+
+    def _update(self, v: V, v2: V) -> z3.BoolRef:
+        return z3.Or([rel(v, v2) for _req, rel in self.update_reqs])
+
+    def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
+        return [("UpdateFeatures", {"updates": tuple((u.feature, u.max_version_level, u.allow_downgrade)
+                                                     for u in req.feature_updates), "dry_run": req.dry_run}, rel)
+                for req, rel in self.update_reqs]
 
     def _deliver(self, v: V, v2: V) -> z3.BoolRef:
         opts = []
@@ -386,3 +410,62 @@ class FeaturesZ3(SymbolicSystem):
     def feat09(self, v: V) -> z3.BoolRef:
         return z3.Or(z3.Not(v["node"]), v["enabled"], *(z3.Not(z3.Or([v[f"n.{f}.has"] for f in self.feats]
                                                                       or [z3.BoolVal(False)])),))
+
+    # ---- step properties (properties/features.py): the request (the action's parameters) is recovered by
+    # one sub-relation of UpdateFeatures per request; a property fails on a step if some request that
+    # makes the step breaks it (as the explorer checks every labelled edge).
+    def _node_fields(self) -> list[str]:
+        return ["node", "enabled", "epoch", *(f"n.{f}.{x}" for f in self.feats for x in ("has", "min", "max"))]
+
+    def _node_same(self, v: V, v2: V) -> z3.BoolRef:
+        return z3.And([v2[k] == v[k] for k in self._node_fields()])
+
+    def caches_behind_node(self, v: V) -> z3.BoolRef:
+        """No cached epoch (client, brokers) is above the node's; -1 while there is no node."""
+        caches = [v["cepoch"], *(v[f"b{i}.epoch"] for i in range(self.n))]
+        return z3.And([z3.If(v["node"], e <= v["epoch"], e == -1) for e in caches])
+
+    def feat03(self, v: V, v2: V) -> z3.BoolRef:
+        """/features is never deleted; created at epoch 0; every other change bumps its epoch by one."""
+        return z3.Or(self._node_same(v, v2),
+                     z3.And(v2["node"], z3.If(v["node"], v2["epoch"] == v["epoch"] + 1, v2["epoch"] == 0)))
+
+    def feat04(self, v: V, v2: V) -> z3.BoolRef:
+        """The client's epoch and a broker's cached epoch (running before and after) never go down."""
+        return z3.And(v2["cepoch"] >= v["cepoch"],
+                      *(z3.Implies(z3.And(v[f"b{i}.status"] == RUNNING, v2[f"b{i}.status"] == RUNNING),
+                                   v2[f"b{i}.epoch"] >= v[f"b{i}.epoch"]) for i in range(self.n)))
+
+    def feat05(self, v: V, v2: V) -> z3.BoolRef:
+        """An UpdateFeatures lowers (or deletes) a finalized max level only of its own feature, with the flag."""
+        out = []
+        for req, rel in self.update_reqs:
+            (u,) = req.feature_updates
+            kept = [z3.Not(z3.And(v[f"n.{f}.has"], z3.Or(z3.Not(v2[f"n.{f}.has"]), v2[f"n.{f}.max"] < v[f"n.{f}.max"])))
+                    for f in self.feats if not (f == u.feature and u.allow_downgrade)]
+            out.append(z3.Implies(rel(v, v2), z3.And(kept)))
+        return z3.And(out)
+
+    def feat06(self, v: V, v2: V) -> z3.BoolRef:
+        """A failed request (top-level error, or its one update failed) leaves the node as it was (epoch
+        included); a successful non-dry one is applied: the level set, or the feature deleted (level < 1)."""
+        out = []
+        for req, rel in self.update_reqs:
+            (u,) = req.feature_updates
+            f, lvl = u.feature, u.max_version_level
+            versioning, r = self._outcome(v, req)
+            if req.dry_run:
+                applied: Any = z3.BoolVal(True)
+            elif lvl < 1:
+                applied = z3.Not(v2[f"n.{f}.has"])
+            else:
+                applied = z3.And(v2[f"n.{f}.has"], v2[f"n.{f}.max"] == lvl)
+            ok = z3.If(z3.And(versioning, r.error == 0), applied, self._node_same(v, v2))
+            out.append(z3.Implies(rel(v, v2), ok))
+        return z3.And(out)
+
+    def feat07(self, v: V, v2: V) -> z3.BoolRef:
+        """A dry run changes nothing at all."""
+        same = z3.And([v2[k] == v[k] for k in v])
+        return z3.And([z3.Implies(rel(v, v2), same) for req, rel in self.update_reqs if req.dry_run] or
+                      [z3.BoolVal(True)])

@@ -11,8 +11,14 @@ RPC level). Entries every node has read are dropped after each step that can adv
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
-MV-05, MV-11. Not encoded: the step properties (MV-02 ... MV-04, MV-06 ... MV-10) and the graph properties
-MV-L1, MV-L2.
+MV-05, MV-11. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, all of them. The
+parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
+downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
+(role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
+it. ``actions["UpdateFeatures"]`` and ``actions["RestartNode"]`` are the same relations written with one
+commit / one start per node (the level written is the new state's level, the software started is the new
+state's software): several times faster for BMC. Not encoded: the graph properties MV-L1, MV-L2 (liveness:
+the explorers only).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 import z3
 
-from model.core import SymbolicSystem, V, Value, frame
+from model.core import Relation, SymbolicSystem, V, Value, frame
 from model.decisions import mv_lossless, mv_update_rule
 from reference_impl.metadata_version.system import Broker, MetadataVersionState, NodeStatus, Voter
 from rollcheck.transition import TransitionSystem
@@ -48,7 +54,16 @@ class MetadataVersionZ3(SymbolicSystem):
             "RegisterBroker": self._register, "ElectLeader": self._elect, "LeaderFailover": self._failover,
             "RestartNode": self._restart_node, "CrashNode": self._crash, "RecoverNode": self._recover,
         }
+        # The actions' parameters, as sub-relations (the step properties need them).
+        self.update_reqs = [((y, dt, dry), self._update_req(y, dt, dry)) for y in c.requested_levels
+                            for dt in c.downgrade_types for dry in ((False, True) if c.dry_run else (False,))]
+        self.write_reqs = [(t, self._write_req(t)) for t in self.recs]
+        self.restart_reqs = [((role, p, i, k), self._restart_req(role, p, i, k)) for role, p, i in self._nodes()
+                             for k in range(len(self.sws))]
+        self.recover_reqs = [((role, p, i), self._recover_req(role, p, i)) for role, p, i in self._nodes()]
         self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05}
+        self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
+                                "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10}
         self.strengthening = {}
 
     # ---- layout
@@ -173,29 +188,55 @@ class MetadataVersionZ3(SymbolicSystem):
                     z3.Not(v[f"b{i}.fenced"]), v[f"b{i}.rpc"] == level]
         return z3.And(out)
 
-    def _update(self, v: V, v2: V) -> z3.BoolRef:
+    def _decide(self, v: V, y: int, dt: str, dry: bool) -> tuple[Any, Any]:
+        """The active controller's decision on UpdateFeatures(level=y, downgrade=dt, dry_run=dry): (nothing
+        is written, the level written)."""
         c = self.config
         x = self.level(v)
         lsw = z3.IntVal(0)
         for i in range(self.nv):
             lsw = z3.If(v["leader"] == i, v[f"v{i}.sw"], lsw)
         llo, lhi = self.rng(lsw)
-        opts = []
-        dry_runs = (False, True) if c.dry_run else (False,)
-        for i_leader in range(self.nv):
-            others = [(z3.BoolVal(True), *self.rng(v[f"v{j}.sw"])) for j in range(self.nv) if j != i_leader]
-            brokers = [(v[f"b{j}.reg"] >= 0, *self.rng(v[f"b{j}.reg"])) for j in range(self.nb)]
-            for y in c.requested_levels:
-                for dt in c.downgrade_types:
-                    for dry in dry_runs:
-                        top, result, written = mv_update_rule(self.cat, c.profile, c.kafka_release, dry, x,
-                                                              z3.IntVal(y), z3.IntVal(DT[dt]), llo, lhi, others,
-                                                              brokers, self.muts)
-                        accepted = z3.And(top == 0, z3.Or(result == 0, result == -1))
-                        noop = z3.Or(z3.Not(accepted), written == -1, written == x)
-                        opts.append(z3.And(v["leader"] == i_leader, z3.If(noop, frame(v, v2, {}), z3.And(
-                            v["loglen"] < self.m, self._commit(v, v2, x, written)))))
-        return z3.And(self.has_quorum(v), z3.Or(opts))
+        # The voters other than the leader, in order: the k-th is voter k below the leader, k+1 from it on.
+        others = [(z3.BoolVal(True), *self.rng(z3.If(v["leader"] <= k, v[f"v{k + 1}.sw"], v[f"v{k}.sw"])))
+                  for k in range(self.nv - 1)]
+        brokers = [(v[f"b{j}.reg"] >= 0, *self.rng(v[f"b{j}.reg"])) for j in range(self.nb)]
+        top, result, written = mv_update_rule(self.cat, c.profile, c.kafka_release, dry, x, z3.IntVal(y),
+                                              z3.IntVal(DT[dt]), llo, lhi, others, brokers, self.muts)
+        accepted = z3.And(top == 0, z3.Or(result == 0, result == -1))
+        return z3.Or(z3.Not(accepted), written == -1, written == x), written
+
+    def _update_req(self, y: int, dt: str, dry: bool) -> Relation:
+        """UpdateFeatures(level=y, downgrade=dt, dry_run=dry): one request of the operator."""
+
+        def rel(v: V, v2: V) -> z3.BoolRef:
+            noop, written = self._decide(v, y, dt, dry)
+            return z3.And(self.has_quorum(v), z3.If(noop, frame(v, v2, {}), z3.And(
+                v["loglen"] < self.m, self._commit(v, v2, self.level(v), written))))
+
+        return rel
+
+    def _update(self, v: V, v2: V) -> z3.BoolRef:
+        """The disjunction of the requests, with one commit for all: a commit of level w ends the log with w,
+        so the level written is the new state's level (one copy of the commit instead of one per request)."""
+        decisions = [self._decide(v, *key) for key, _rel in self.update_reqs]
+        new = self.level(v2)
+        commit = z3.And(v["loglen"] < self.m, z3.Or([z3.And(z3.Not(noop), w == new) for noop, w in decisions]),
+                        self._commit(v, v2, self.level(v), new))
+        return z3.And(self.has_quorum(v), z3.Or(z3.And(z3.Or([noop for noop, _w in decisions]), frame(v, v2, {})),
+                                                 commit))
+
+    def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
+        names = [sw.name for sw in self.sws]
+        out: list[tuple[str, dict[str, Any], Relation]] = [
+            ("UpdateFeatures", {"level": y, "downgrade": dt, "dry_run": dry}, rel)
+            for (y, dt, dry), rel in self.update_reqs]
+        out += [("WriteRecord", {"introduced": t}, rel) for t, rel in self.write_reqs]
+        out += [("RestartNode", {"role": role, "node": i, "software": names[k]}, rel)
+                for (role, _p, i, k), rel in self.restart_reqs]
+        if self.config.crashes:
+            out += [("RecoverNode", {"role": role, "node": i}, rel) for (role, _p, i), rel in self.recover_reqs]
+        return out
 
     def _commit(self, v: V, v2: V, x: Any, written: Any) -> z3.BoolRef:
         """A new level committed: the downgrade snapshot drops what it cannot represent, running voters read
@@ -218,12 +259,17 @@ class MetadataVersionZ3(SymbolicSystem):
         ch["leader"] = leader
         return self.step(v, v2, ch, normalize=True)
 
-    def _write_record(self, v: V, v2: V) -> z3.BoolRef:
-        opts = []
-        for t in self.recs:
+    def _write_req(self, t: int) -> Relation:
+        """WriteRecord(introduced=t)."""
+
+        def rel(v: V, v2: V) -> z3.BoolRef:
             enabled = z3.BoolVal(True) if "write_record_above_version" in self.muts else t <= self.level(v)
-            opts.append(z3.And(z3.Not(v[f"r{t}"]), enabled, frame(v, v2, {f"r{t}": True})))
-        return z3.And(self.has_quorum(v), z3.Or(opts or [z3.BoolVal(False)]))
+            return z3.And(self.has_quorum(v), z3.Not(v[f"r{t}"]), enabled, frame(v, v2, {f"r{t}": True}))
+
+        return rel
+
+    def _write_record(self, v: V, v2: V) -> z3.BoolRef:
+        return z3.Or([rel(v, v2) for _t, rel in self.write_reqs] or [z3.BoolVal(False)])
 
     def _replicate(self, v: V, v2: V) -> z3.BoolRef:
         opts = []
@@ -285,12 +331,19 @@ class MetadataVersionZ3(SymbolicSystem):
     def _nodes(self) -> list[tuple[str, str, int]]:
         return [("voter", "v", i) for i in range(self.nv)] + [("broker", "b", i) for i in range(self.nb)]
 
+    def _restart_req(self, role: str, p: str, i: int, k: int) -> Relation:
+        """RestartNode(role, node=i, software=k): onto another software."""
+
+        def rel(v: V, v2: V) -> z3.BoolRef:
+            return z3.And(v[f"{p}{i}.sw"] != k, self._start(v, v2, role, i, z3.IntVal(k)))
+
+        return rel
+
     def _restart_node(self, v: V, v2: V) -> z3.BoolRef:
-        opts = []
-        for role, p, i in self._nodes():
-            for k in range(len(self.sws)):
-                opts.append(z3.And(v[f"{p}{i}.sw"] != k, self._start(v, v2, role, i, z3.IntVal(k))))
-        return z3.Or(opts)
+        """The disjunction of ``restart_reqs``, one copy per node: a start onto software k sets the node's
+        software to k, so k is the new state's software."""
+        return z3.Or([z3.And(v[f"{p}{i}.sw"] != v2[f"{p}{i}.sw"], self._start(v, v2, role, i, v2[f"{p}{i}.sw"]))
+                      for role, p, i in self._nodes()])
 
     def _crash(self, v: V, v2: V) -> z3.BoolRef:
         if not self.config.crashes:
@@ -305,11 +358,18 @@ class MetadataVersionZ3(SymbolicSystem):
             opts.append(z3.And(v[f"{p}{i}.status"] == RUNNING, frame(v, v2, ch)))
         return z3.And(down < self.config.max_down, z3.Or(opts))
 
+    def _recover_req(self, role: str, p: str, i: int) -> Relation:
+        """RecoverNode(role, node=i): a crashed node starts again on its own software."""
+
+        def rel(v: V, v2: V) -> z3.BoolRef:
+            return z3.And(v[f"{p}{i}.status"] == DOWN, self._start(v, v2, role, i, v[f"{p}{i}.sw"]))
+
+        return rel
+
     def _recover(self, v: V, v2: V) -> z3.BoolRef:
         if not self.config.crashes:
             return z3.BoolVal(False)
-        return z3.Or([z3.And(v[f"{p}{i}.status"] == DOWN, self._start(v, v2, role, i, v[f"{p}{i}.sw"]))
-                      for role, p, i in self._nodes()])
+        return z3.Or([rel(v, v2) for _key, rel in self.recover_reqs])
 
     # ---- invariants (properties/metadata_version.py)
     def mv01(self, v: V) -> z3.BoolRef:
@@ -327,3 +387,83 @@ class MetadataVersionZ3(SymbolicSystem):
         return z3.And(*(z3.Implies(v[f"r{t}"], t <= level) for t in breaking),
                       *(z3.Implies(v[f"b{i}.status"] == RUNNING, v[f"b{i}.rpc"] <= self.at(v, v[f"b{i}.off"]))
                         for i in range(self.nb)))
+
+    # ---- step properties (properties/metadata_version.py). An action's parameters come from its
+    # sub-relations (``update_reqs``, ``write_reqs``, ``restart_reqs``, ``recover_reqs``); a property fails on
+    # a step if some action that makes the step (with its parameters) breaks it, as on the explorer's edges.
+    def _changed(self, v: V, v2: V) -> z3.BoolRef:
+        """An UpdateFeatures step that changes the committed level."""
+        return z3.And(self.actions["UpdateFeatures"](v, v2), self.level(v2) != self.level(v))
+
+    def mv02(self, v: V, v2: V) -> z3.BoolRef:
+        """A new level is committed only if a majority of the voters' binaries (any status) and every
+        registered broker's support it."""
+        new = self.level(v2)
+        voters = z3.Sum([z3.If(self.supports(v[f"v{i}.sw"], new), 1, 0) for i in range(self.nv)])
+        brokers = [z3.Implies(v[f"b{i}.reg"] >= 0, self.supports(v[f"b{i}.reg"], new)) for i in range(self.nb)]
+        return z3.Implies(self._changed(v, v2), z3.And(voters * 2 > self.nv, *brokers))
+
+    def _records_same(self, v: V, v2: V) -> z3.BoolRef:
+        return z3.And([v2[f"r{t}"] == v[f"r{t}"] for t in self.recs] or [z3.BoolVal(True)])
+
+    def mv03(self, v: V, v2: V) -> z3.BoolRef:
+        """A lossless downgrade (the catalog's rule, over the catalog's pairs of levels) keeps every record."""
+        levels = self.cat.levels
+        pairs = [z3.And(self.level(v) == x, self.level(v2) == y) for x in levels for y in levels
+                 if y < x and self.cat.is_lossless(x, y)]
+        lossless = z3.Or(pairs) if pairs else z3.BoolVal(False)
+        return z3.Implies(z3.And(self.actions["UpdateFeatures"](v, v2), lossless), self._records_same(v, v2))
+
+    def mv04(self, v: V, v2: V) -> z3.BoolRef:
+        """Records are lost only by an UNSAFE UpdateFeatures: every other action (and request) that makes the
+        step keeps them."""
+        others = [rel(v, v2) for name, rel in self.actions.items() if name != "UpdateFeatures"]
+        others += [rel(v, v2) for (_y, dt, _dry), rel in self.update_reqs if dt != "UNSAFE"]
+        kept = z3.And([z3.Implies(v[f"r{t}"], v2[f"r{t}"]) for t in self.recs] or [z3.BoolVal(True)])
+        return z3.Implies(z3.Or(others), kept)
+
+    def mv06(self, v: V, v2: V) -> z3.BoolRef:
+        """A dry run changes nothing at all."""
+        same = z3.And([v2[k] == v[k] for k in v])
+        return z3.And([z3.Implies(rel(v, v2), same) for (_y, _dt, dry), rel in self.update_reqs if dry]
+                      or [z3.BoolVal(True)])
+
+    def _readable(self, v: V, p: str, i: int, sw: Any) -> Any:
+        """Software ``sw`` reads what node i has on disk: a voter its log from its offset on, a broker the
+        entry at its offset."""
+        off = v[f"{p}{i}.off"]
+        if p == "v":
+            return z3.And([z3.Implies(z3.And(off <= k, k < v["loglen"]), self.supports(sw, v[f"l{k}"]))
+                           for k in range(self.m)])
+        return self.supports(sw, self.at(v, off))
+
+    def mv07(self, v: V, v2: V) -> z3.BoolRef:
+        """A node restarted (onto a software) or recovered (on its own) that cannot read its log terminates."""
+        out = []
+        for (_role, p, i, k), rel in self.restart_reqs:
+            out.append(z3.Implies(rel(v, v2), z3.Or(self._readable(v, p, i, z3.IntVal(k)),
+                                                    v2[f"{p}{i}.status"] == TERMINATED)))
+        if self.config.crashes:
+            for (_role, p, i), rel in self.recover_reqs:
+                out.append(z3.Implies(rel(v, v2), z3.Or(self._readable(v, p, i, v[f"{p}{i}.sw"]),
+                                                        v2[f"{p}{i}.status"] == TERMINATED)))
+        return z3.And(out)
+
+    def mv08(self, v: V, v2: V) -> z3.BoolRef:
+        """A changed level is never below the floor (the catalog's minimum; Kafka: MINIMUM_BOOTSTRAP_VERSION)."""
+        floor = self.cat.bootstrap_floor if self.config.profile == "kafka" else self.cat.minimum
+        return z3.Implies(self._changed(v, v2), self.level(v2) >= floor)
+
+    def mv09(self, v: V, v2: V) -> z3.BoolRef:
+        """A change of level is an increase exactly when the request's DowngradeType is NONE."""
+        out = []
+        for (_y, dt, _dry), rel in self.update_reqs:
+            up = self.level(v2) > self.level(v)
+            out.append(z3.Implies(z3.And(rel(v, v2), self.level(v2) != self.level(v)),
+                                  up if dt == "NONE" else z3.Not(up)))
+        return z3.And(out)
+
+    def mv10(self, v: V, v2: V) -> z3.BoolRef:
+        """WriteRecord(introduced=t) only once the committed level is at least t."""
+        return z3.And([z3.Implies(rel(v, v2), t <= self.level(v)) for t, rel in self.write_reqs]
+                      or [z3.BoolVal(True)])

@@ -14,8 +14,9 @@ the reference's failure text is rebuilt exactly (``FAILURES``).
 
 Encoded: every action (RollingBounce, Rebalance, OnAssignment, ProbeDowngrade, AdoptSupportedVersion,
 LeaderFollowUpRebalance, AssignmentFailure, ErrorShutdown, Crash, Restart) and every mutation of
-``api.MUTATIONS``. Invariants: STR-05, STR-06, STR-07, STR-08. Not encoded: the step properties STR-01 ...
-STR-04 and the graph property STR-L1 (the engine checks state invariants only).
+``api.MUTATIONS``. Invariants: STR-05, STR-06, STR-07, STR-08. Step properties: STR-01 ... STR-04, all of
+them; the parameters they read come from sub-relations (``parameter_relations``): Rebalance per leader,
+each member step per instance. Not encoded: the graph property STR-L1 (liveness: the explorers only).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import z3
 
-from model.core import SymbolicSystem, V, Value, frame
+from model.core import Relation, SymbolicSystem, V, Value, frame
 from reference_impl.streams_probing.api import MUTATIONS
 from reference_impl.streams_probing.releases import StreamsRelease
 from reference_impl.streams_probing.system import (
@@ -40,6 +41,9 @@ from rollcheck.transition import TransitionSystem
 PROBEABLE = 3  # EARLIEST_PROBEABLE_VERSION: subscriptions from version 3 on carry the supported version
 UNKNOWN = -1
 ASSIGNMENT_ERROR = 3
+# The member steps STR-04 constrains (properties/streams_probing.py MEMBER_STEPS), and the other two.
+MEMBER_STEPS = ("OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "LeaderFollowUpRebalance")
+OTHER_STEPS = ("AssignmentFailure", "ErrorShutdown")
 ERROR_NAMES = {1: "INCOMPLETE_SOURCE_TOPIC_METADATA", 2: "VERSION_PROBING", 3: "ASSIGNMENT_ERROR",
                4: "SHUTDOWN_REQUESTED"}
 # upgrade.from -> the subscription version it forces (KIP-268 "Upgrading to 2.0"; KAFKA-6054 for "0.10.0").
@@ -131,6 +135,8 @@ class StreamsProbingZ3(SymbolicSystem):
                 "AssignmentFailure", "ErrorShutdown")},
         }
         self.invariants = {"STR-05": self.str05, "STR-06": self.str06, "STR-07": self.str07, "STR-08": self.str08}
+        self.step_properties = {"STR-01": self.str01, "STR-02": self.str02, "STR-03": self.str03,
+                                "STR-04": self.str04}
         # STR-05 alone is inductive once versions stay in their domains (wellformed): nothing to add.
         self.strengthening = {}
 
@@ -275,27 +281,29 @@ class StreamsProbingZ3(SymbolicSystem):
                                        self.x(v, i, "new") == is_new, self.x(v, i, "uf") == uf, frame(v, v2, ch)))
         return z3.Or(opts)
 
+    def _rebalance_by(self, leader: int) -> Relation:
+        """Rebalance(leader=leader)."""
+
+        def rel_(v: V, v2: V) -> z3.BoolRef:
+            n = self.n
+            mem = [self.member(v, i) for i in range(n)]
+            used = [self.x(v, i, "used") for i in range(n)]
+            lat = [self.lat(v, i) for i in range(n)]
+            # A member that cannot build its subscription (used version above its latest) fails first.
+            bad = [z3.And(mem[i], used[i] > lat[i]) for i in range(n)]
+            sub_fail = [z3.And(bad[i], *(z3.Not(bad[j]) for j in range(i)),
+                               frame(v, v2, {**self._fail(i, 1, used[i], lat[i]), "rebs": 0})) for i in range(n)]
+            ok_subs = z3.And([z3.Not(b) for b in bad])
+            sup = [z3.If(used[i] >= PROBEABLE, lat[i], UNKNOWN) for i in range(n)]
+            base = z3.And(v["pending"], v["follow"] < 0, mem[leader], *(z3.Not(self.x(v, j, "has")) for j in range(n)))
+            opts = [z3.And(self.x(v, leader, "new") == is_new, ok_subs,
+                           self._assign(v, v2, leader, rel, mem, used, sup)) for is_new, rel in self.releases]
+            return z3.And(base, z3.Or(*opts, *sub_fail))
+
+        return rel_
+
     def _rebalance(self, v: V, v2: V) -> z3.BoolRef:
-        n = self.n
-        mem = [self.member(v, i) for i in range(n)]
-        used = [self.x(v, i, "used") for i in range(n)]
-        lat = [self.lat(v, i) for i in range(n)]
-        # A member that cannot build its subscription (used version above its latest) fails first.
-        bad = [z3.And(mem[i], used[i] > lat[i]) for i in range(n)]
-        sub_fail = [z3.And(bad[i], *(z3.Not(bad[j]) for j in range(i)),
-                           frame(v, v2, {**self._fail(i, 1, used[i], lat[i]), "rebs": 0})) for i in range(n)]
-        ok_subs = z3.And([z3.Not(b) for b in bad])
-        sup = [z3.If(used[i] >= PROBEABLE, lat[i], UNKNOWN) for i in range(n)]
-        opts: list[Any] = []
-        for leader in range(n):
-            base = z3.And(v["pending"], v["follow"] < 0, mem[leader],
-                          *(z3.Not(self.x(v, j, "has")) for j in range(n)))
-            for is_new, rel in self.releases:
-                branches = self._assign(v, v2, leader, rel, mem, used, sup)
-                opts.append(z3.And(base, z3.Or(
-                    z3.And(self.x(v, leader, "new") == is_new, ok_subs, branches),
-                    z3.Or(sub_fail))))
-        return z3.Or(opts)
+        return z3.Or([self._rebalance_by(j)(v, v2) for j in range(self.n)])
 
     def _assign(self, v: V, v2: V, leader: int, rel: StreamsRelease, mem: list[Any], used: list[Any],
                 sup: list[Any]) -> z3.BoolRef:
@@ -357,15 +365,22 @@ class StreamsProbingZ3(SymbolicSystem):
             cases.append((z3.BoolVal(True), deliver(inbox, z3.If(any_future, leader, -1))))
         return _first_match(cases)
 
-    def _member_step(self, action: str) -> Any:
+    def _member_step_of(self, action: str, i: int) -> Relation:
+        """A member step of instance ``i`` (its parameter ``instance``)."""
+
         def rel_(v: V, v2: V) -> z3.BoolRef:
             opts = []
-            for i in range(self.n):
-                for is_new, rel in self.releases:
-                    for name, cond, eff in self._on_assignment(v, v2, i, rel):
-                        if name == action:
-                            opts.append(z3.And(self.x(v, i, "has"), self.x(v, i, "new") == is_new, cond, eff))
+            for is_new, rel in self.releases:
+                for name, cond, eff in self._on_assignment(v, v2, i, rel):
+                    if name == action:
+                        opts.append(z3.And(self.x(v, i, "has"), self.x(v, i, "new") == is_new, cond, eff))
             return z3.Or(opts) if opts else z3.BoolVal(False)
+
+        return rel_
+
+    def _member_step(self, action: str) -> Any:
+        def rel_(v: V, v2: V) -> z3.BoolRef:
+            return z3.Or([self._member_step_of(action, i)(v, v2) for i in range(self.n)])
         return rel_
 
     def _on_assignment(self, v: V, v2: V, i: int, rel: StreamsRelease) -> list[tuple[str, Any, Any]]:
@@ -441,6 +456,64 @@ class StreamsProbingZ3(SymbolicSystem):
                          *(z3.And(self.x(v, i, "fk") == 0, self.x(v, i, "running"), z3.Not(self.x(v, i, "has")))
                            for i in range(self.n)))
         return z3.Implies(settled, self._converged(v))
+
+    # ---- step properties (properties/streams_probing.py). The leader of a Rebalance and the instance of a
+    # member step are their parameters: one sub-relation each (``_rebalance_by``, ``_member_step_of``).
+    def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
+        out: list[tuple[str, dict[str, Any], Relation]] = [
+            ("Rebalance", {"leader": j}, self._rebalance_by(j)) for j in range(self.n)]
+        out += [(name, {"instance": i}, self._member_step_of(name, i)) for name in (*MEMBER_STEPS, *OTHER_STEPS)
+                for i in range(self.n)]
+        return out
+
+    def _probing_leader(self, v: V, j: int) -> tuple[Any, list[Any], list[Any]]:
+        """The leader j's latest version, and per instance: it is a member, its used version."""
+        return self.lat(v, j), [self.member(v, i) for i in range(self.n)], [self.x(v, i, "used") for i in range(self.n)]
+
+    def str01(self, v: V, v2: V) -> z3.BoolRef:
+        """A probing leader (2.0+) that receives a future subscription, every other one at version 3 or more,
+        does not fail."""
+        out = []
+        for j in range(self.n):
+            lat, mem, used = self._probing_leader(v, j)
+            future = z3.Or([z3.And(mem[i], used[i] > lat) for i in range(self.n)])
+            old = z3.Or([z3.And(mem[i], used[i] <= lat, used[i] < PROBEABLE) for i in range(self.n)])
+            must_survive = z3.And(lat >= PROBEABLE, future, z3.Not(old))
+            out.append(z3.Implies(z3.And(self._rebalance_by(j)(v, v2), must_survive), self.x(v2, j, "fk") == 0))
+        return z3.And(out)
+
+    def str02(self, v: V, v2: V) -> z3.BoolRef:
+        """After a Rebalance every instance can decode the assignment in its inbox (1 .. its latest version)."""
+        ok = z3.And([z3.Implies(self.x(v2, i, "has"), z3.And(self.x(v2, i, "iv") >= 1,
+                                                             self.x(v2, i, "iv") <= self.lat(v2, i)))
+                     for i in range(self.n)])
+        return z3.Implies(self.actions["Rebalance"](v, v2), ok)
+
+    def str03(self, v: V, v2: V) -> z3.BoolRef:
+        """A Rebalance that assigns (no rebalance pending after it) assigns at the oldest version the leader
+        understands, to every member but those with an error or a probing reply."""
+        out = []
+        for j in range(self.n):
+            lat, mem, used = self._probing_leader(v, j)
+            understood = [(z3.And(mem[i], used[i] <= lat), used[i]) for i in range(self.n)]
+            oldest = _min(understood, lat)
+            at_oldest = z3.And([z3.Implies(z3.And(self.x(v2, i, "has"), self.x(v2, i, "ierr") == 0,
+                                                  z3.Not(self.x(v2, i, "ipr"))), self.x(v2, i, "iv") == oldest)
+                                for i in range(self.n)])
+            assigned = z3.And(self._rebalance_by(j)(v, v2), z3.Not(v2["pending"]), z3.Or([u for u, _ in understood]))
+            out.append(z3.Implies(assigned, at_oldest))
+        return z3.And(out)
+
+    def str04(self, v: V, v2: V) -> z3.BoolRef:
+        """A member that processes an assignment below its used version, with a known supported version,
+        ends at most at that supported version."""
+        out = []
+        for i in range(self.n):
+            probe = z3.And(self.x(v, i, "has"), self.x(v, i, "isup") != UNKNOWN,
+                           self.x(v, i, "iv") < self.x(v, i, "used"))
+            steps = z3.Or([self._member_step_of(name, i)(v, v2) for name in MEMBER_STEPS])
+            out.append(z3.Implies(z3.And(steps, probe), self.x(v2, i, "used") <= self.x(v, i, "isup")))
+        return z3.And(out)
 
 
 def _first_match(cases: list[tuple[Any, Any]]) -> z3.BoolRef:

@@ -1,4 +1,5 @@
-"""``rollcheck prove PROTOCOL``: Z3 bounded model checking and k-induction of the encoded invariants."""
+"""``rollcheck prove PROTOCOL``: Z3 bounded model checking and k-induction of the encoded invariants and
+step properties."""
 
 from __future__ import annotations
 
@@ -40,11 +41,11 @@ def run(args: argparse.Namespace) -> int:
     if args.property is not None:
         if args.property not in known:
             raise UserError(f"protocol '{entry.name}' has no property '{args.property}'; known: {', '.join(known)}")
-        if args.property not in sym.invariants:
-            raise UserError(f"property '{args.property}' is not encoded in Z3; encoded: {', '.join(sym.invariants)}")
+        if args.property not in sym.encoded():
+            raise UserError(f"property '{args.property}' is not encoded in Z3; encoded: {', '.join(sym.encoded())}")
         ids = [args.property]
     else:
-        ids = [i for i in known if i in sym.invariants]
+        ids = [i for i in known if i in sym.encoded()]
     suffix = f"-{args.variant}" if args.variant else ""
     out: Path = args.out / f"{entry.name}-{Path(label).stem}-{config.profile}{suffix}"
     console = err_console()

@@ -1,16 +1,20 @@
 """Level-synchronous breadth-first search on Apache Spark (DESIGN.md, "The Spark explorer").
 
 Each state travels as its canonical encoding; its fingerprint (64 bits of BLAKE2b of the bytes) is the
-key that hash-partitions both the frontier and the visited set. One level:
+key that hash-partitions the successors and the visited set. One level:
 
-1. ``mapPartitions`` expands the frontier on the executors: every labelled successor, encoded, with its
-   parent's fingerprint, the action's label, and the step properties it violates.
-2. ``reduceByKey`` keeps one candidate per successor fingerprint (the smallest ``(parent, label)``, so the
-   choice does not depend on scheduling), ``subtractByKey`` removes what is already visited.
-3. The new states' invariants are checked on the executors; the level is written as Parquet (fingerprint,
-   parent, label, state) and the visited set is rewritten as Parquet, each to a temporary folder renamed
-   into place, then a manifest is replaced atomically. A killed run resumed with ``resume=True`` starts
-   from the last manifest and ends with the same result.
+1. ``mapPartitions`` expands the frontier on the executors (Python: the reference implementation): every
+   labelled successor, encoded, with its parent's fingerprint, the action's label, the step properties the
+   step violates and the invariants the successor violates (memoized per partition).
+2. The rest runs in the JVM, as DataFrames: one candidate per successor fingerprint (the smallest
+   ``(parent, label)``, so the choice does not depend on scheduling), then a left anti-join with the
+   fingerprints of every level written so far (the visited set: a columnar scan of the level files), and
+   the new level is written as Parquet (fingerprint, parent, label, state, violated invariants) to a
+   temporary folder renamed into place; then a manifest is replaced atomically. A killed run resumed with
+   ``resume=True`` starts from the last manifest and ends with the same result.
+
+Only the expansion crosses into Python; deduplication and the visited set never do, which is what makes
+a level cheap when the visited set is large.
 
 Counterexamples are rebuilt on the driver by following parent fingerprints back through the level files,
 so they are shortest, as with the local explorer. The visited set lives in Spark (memory and disk), not
@@ -41,10 +45,6 @@ MANIFEST = "manifest.json"
 def fingerprint(data: bytes) -> int:
     """A non-negative 63-bit key: Python hashes ints to themselves, so partitioning is deterministic."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
-
-
-def _identity(key: int) -> int:
-    return key
 
 
 @dataclass
@@ -84,6 +84,25 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, out_dir: Path
     """
     sc = spark.sparkContext
     nparts = partitions or max(2, sc.defaultParallelism * 2)
+    # The successor shuffle (deduplication and the anti-join with the visited set) uses nparts partitions.
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(nparts))
+    try:
+        return _explore(ts, spark, nparts, out_dir=out_dir, run_key=run_key, config_name=config_name,
+                        variant=variant, resume=resume, max_depth=max_depth, max_states=max_states,
+                        stop_at_first=stop_at_first, progress=progress, stop_after_level=stop_after_level)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def _explore(ts: TransitionSystem[Any], spark: Any, nparts: int, *, out_dir: Path, run_key: dict[str, Any],
+             config_name: str, variant: str | None, resume: bool, max_depth: int | None, max_states: int | None,
+             stop_at_first: bool, progress: Callable[[LevelStats], None] | None,
+             stop_after_level: int | None) -> ExplorationResult:
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
     t0 = time.perf_counter()
     inv, step_props, graph_props = properties_by_kind(ts)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -94,7 +113,7 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, out_dir: Path
     if state is None:
         shutil.rmtree(out_dir / "levels", ignore_errors=True)
         manifest_path.unlink(missing_ok=True)
-        state = _start(ts, inv, out_dir, spark, nparts)
+        state = _start(ts, inv, out_dir, spark)
         _save_manifest(manifest_path, key, state)
     levels = [LevelStats(**lv) for lv in state["levels"]]
     found = [_Found(**{**f, "target": bytes.fromhex(f["target"])}) for f in state["found"]]
@@ -117,37 +136,35 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, out_dir: Path
             break
         if stop_after_level is not None and level >= stop_after_level:
             raise _Killed(level)
-        frontier = _read_level(spark, out_dir, level, nparts)
-        visited = _read_visited(spark, out_dir, level, nparts)
-        expanded = frontier.mapPartitions(_expander(ts, step_props)).persist()
+        frontier = _read_level(spark, out_dir, level)
+        generated_df = spark.createDataFrame(frontier.mapPartitions(_expander(ts, step_props, inv)), _gen_schema(),
+                                             verifySchema=False)
+        generated_df = generated_df.persist(StorageLevel.MEMORY_AND_DISK)
         # One job counts the transitions and brings back the (rare) step-property violations.
-        summary = expanded.mapPartitions(_summarize_steps).collect()
-        generated += sum(n for n, _ in summary)
-        for _fp, (tb, pfp, label, bad) in (row for _, rows in summary for row in rows):
+        n_gen, bad_steps = _summarize(generated_df)
+        generated += n_gen
+        for pfp, label, tb, bad in bad_steps:
             for pid in bad:
                 if pid not in {f.property_id for f in found}:
                     p = next(p for p in step_props if p.id == pid)
                     found.append(_Found(pid, "step", p.description, level + 1, pfp, label, tb))
-        candidates = expanded.map(lambda kv: (kv[0], kv[1][:3])).reduceByKey(
-            lambda a, b: a if (a[1], a[2]) <= (b[1], b[2]) else b, nparts, _identity)
-        new = candidates.subtractByKey(visited, nparts).persist()
-        # One job counts the new states and checks their invariants.
-        checked = new.mapPartitions(_checker(ts, inv)).collect()
-        n_new = sum(n for n, _ in checked)
-        expanded.unpersist()
-        bad_states = [row for _, rows in checked for row in rows]
-        for pid, fp in sorted(bad_states, key=lambda x: (x[0], x[1])):
+        new = _new_states(spark, generated_df, out_dir, level)
+        _atomic_parquet(new, _level_path(out_dir, level + 1))
+        generated_df.unpersist()
+        written = spark.read.parquet(str(_level_path(out_dir, level + 1)))
+        n_new = written.count()
+        bad_states = [(pid, r.fp) for r in written.filter(F.size("bad") > 0).select("fp", "bad").collect()
+                      for pid in r.bad]
+        for pid, fp in sorted(bad_states):
             if pid not in {f.property_id for f in found}:
                 p = next(p for p in inv if p.id == pid)
                 found.append(_Found(pid, "invariant", p.description, level + 1, fp))
         frontier_size = n_new
         stopped = bool(found) and stop_at_first
         if not n_new:
-            new.unpersist()
+            shutil.rmtree(_level_path(out_dir, level + 1), ignore_errors=True)
             break  # the search is over: the last level found nothing new
         level += 1
-        _write_level(spark, out_dir, level, new.map(lambda kv: (kv[0], kv[1][1], kv[1][2], kv[1][0])))
-        new.unpersist()
         distinct += n_new
         levels.append(LevelStats(level, n_new, distinct, generated, time.perf_counter() - t0))
         if progress:
@@ -193,56 +210,67 @@ class _Killed(Exception):
 # --------------------------------------------------------------------------- executor-side functions
 
 
-def _expander(ts: TransitionSystem[Any], step_props: list[StepProperty[Any]]
-              ) -> Callable[[Iterable[tuple[int, bytes]]], Iterator[_StepRow]]:
-    def expand(rows: Iterable[tuple[int, bytes]]) -> Iterator[_StepRow]:
+def _expander(ts: TransitionSystem[Any], step_props: list[StepProperty[Any]], inv: list[Invariant[Any]]
+              ) -> Callable[[Iterable[tuple[int, bytes]]], Iterator[_GenRow]]:
+    def expand(rows: Iterable[tuple[int, bytes]]) -> Iterator[_GenRow]:
+        # A successor reached from several parents is checked once per partition.
+        checked: dict[bytes, list[str]] = {}
         for fp, data in rows:
             s = ts.decode(data)
             for action, t in ts.successors(s):
                 tb = ts.encode(t)
-                bad = tuple(p.id for p in step_props if not p.holds(s, action, t))
-                yield fingerprint(tb), (tb, fp, repr(action), bad)
+                bad_steps = [p.id for p in step_props if not p.holds(s, action, t)]
+                bad = checked.get(tb)
+                if bad is None:
+                    bad = checked[tb] = [p.id for p in inv if not p.holds(t)]
+                yield fingerprint(tb), fp, repr(action), bytearray(tb), bad_steps, bad
 
     return expand
 
 
-_StepRow = tuple[int, tuple[bytes, int, str, tuple[str, ...]]]
+# (fingerprint, parent fingerprint, action label, encoded state, violated step properties, violated invariants)
+_GenRow = tuple[int, int, str, bytearray, list[str], list[str]]
 
 
-def _summarize_steps(rows: Iterable[_StepRow]) -> Iterator[tuple[int, list[_StepRow]]]:
-    n = 0
-    bad = []
-    for row in rows:
-        n += 1
-        if row[1][3]:
-            bad.append(row)
-    yield n, bad
+# --------------------------------------------------------------------------- the JVM side
 
 
-def _checker(ts: TransitionSystem[Any], inv: list[Invariant[Any]]
-             ) -> Callable[[Iterable[tuple[int, tuple[bytes, int, str]]]], Iterator[tuple[int, list[tuple[str, int]]]]]:
-    def check(rows: Iterable[tuple[int, tuple[bytes, int, str]]]) -> Iterator[tuple[int, list[tuple[str, int]]]]:
-        n = 0
-        bad = []
-        for fp, (data, _pfp, _label) in rows:
-            n += 1
-            s = ts.decode(data)
-            for p in inv:
-                if not p.holds(s):
-                    bad.append((p.id, fp))
-        yield n, bad
+def _gen_schema() -> Any:
+    from pyspark.sql.types import ArrayType, BinaryType, LongType, StringType, StructField, StructType
 
-    return check
+    return StructType([StructField("fp", LongType(), False), StructField("parent", LongType(), False),
+                       StructField("action", StringType(), False), StructField("state", BinaryType(), False),
+                       StructField("bad_steps", ArrayType(StringType(), False), False),
+                       StructField("bad", ArrayType(StringType(), False), False)])
+
+
+def _summarize(generated: Any) -> tuple[int, list[tuple[int, str, bytes, list[str]]]]:
+    """The number of transitions and the rows of those that violate a step property, in one job."""
+    from pyspark.sql import functions as F
+
+    row = generated.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.collect_list(F.when(F.size("bad_steps") > 0, F.struct("parent", "action", "state", "bad_steps")))
+        .alias("bad")).collect()[0]
+    bad = sorted((r.parent, r.action, bytes(r.state), list(r.bad_steps)) for r in (row.bad or []))
+    return int(row.n), bad
+
+
+def _new_states(spark: Any, generated: Any, out_dir: Path, level: int) -> Any:
+    """One row per successor fingerprint (its smallest ``(parent, label)``) not in any level 0..level."""
+    from pyspark.sql import functions as F
+
+    best = generated.groupBy("fp").agg(F.min(F.struct("parent", "action", "state", "bad")).alias("b"))
+    best = best.select("fp", "b.parent", "b.action", "b.state", "b.bad")
+    visited = spark.read.parquet(*(str(_level_path(out_dir, k)) for k in range(level + 1))).select("fp")
+    return best.join(visited, "fp", "left_anti")
 
 
 # --------------------------------------------------------------------------- storage
 
 
-def _schema() -> Any:
-    from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
-
-    return StructType([StructField("fp", LongType(), False), StructField("parent", LongType(), False),
-                       StructField("action", StringType(), False), StructField("state", BinaryType(), False)])
+def _level_path(out_dir: Path, level: int) -> Path:
+    return out_dir / "levels" / f"level={level:05d}"
 
 
 def _atomic_parquet(df: Any, final: Path) -> None:
@@ -253,26 +281,12 @@ def _atomic_parquet(df: Any, final: Path) -> None:
     tmp.rename(final)
 
 
-def _write_level(spark: Any, out_dir: Path, level: int, rows: Any) -> None:
-    df = spark.createDataFrame(rows.map(lambda r: (r[0], r[1], r[2], bytearray(r[3]))), _schema())
-    _atomic_parquet(df, out_dir / "levels" / f"level={level:05d}")
+def _read_level(spark: Any, out_dir: Path, level: int) -> Any:
+    df = spark.read.parquet(str(_level_path(out_dir, level))).select("fp", "state")
+    return df.rdd.map(lambda r: (r.fp, bytes(r.state)))
 
 
-def _read_level(spark: Any, out_dir: Path, level: int, nparts: int) -> Any:
-    df = spark.read.parquet(str(out_dir / "levels" / f"level={level:05d}"))
-    return df.rdd.map(lambda r: (r.fp, bytes(r.state))).partitionBy(nparts, _identity)
-
-
-def _read_visited(spark: Any, out_dir: Path, level: int, nparts: int) -> Any:
-    """The visited set: the fingerprints of levels 0..level (only the ``fp`` column is read)."""
-    paths = [str(out_dir / "levels" / f"level={k:05d}") for k in range(level + 1)]
-    df = spark.read.parquet(*paths).select("fp")
-    return df.rdd.map(lambda r: (r.fp, None)).partitionBy(nparts, _identity)
-
-
-def _start(ts: TransitionSystem[Any], inv: list[Invariant[Any]], out_dir: Path, spark: Any, nparts: int
-           ) -> dict[str, Any]:
-    sc = spark.sparkContext
+def _start(ts: TransitionSystem[Any], inv: list[Invariant[Any]], out_dir: Path, spark: Any) -> dict[str, Any]:
     rows: dict[int, bytes] = {}
     for s in ts.initial_states():
         data = ts.encode(s)
@@ -284,8 +298,9 @@ def _start(ts: TransitionSystem[Any], inv: list[Invariant[Any]], out_dir: Path, 
             if not p.holds(s) and p.id not in {f["property_id"] for f in found}:
                 found.append({"property_id": p.id, "kind": "invariant", "description": p.description, "level": 0,
                               "fp": fp, "label": "", "target": ""})
-    init = sc.parallelize([(fp, -1, "Init", data) for fp, data in sorted(rows.items())], 1)
-    _write_level(spark, out_dir, 0, init)
+    init = [(fp, -1, "Init", bytearray(data), [], []) for fp, data in sorted(rows.items())]
+    _atomic_parquet(spark.createDataFrame(init, _gen_schema()).drop("bad_steps").coalesce(1),
+                    _level_path(out_dir, 0))
     stats = LevelStats(0, len(rows), len(rows), 0, 0.0)
     return {"level": 0, "distinct": len(rows), "generated": 0, "levels": [stats.__dict__], "found": found}
 
@@ -310,7 +325,7 @@ def _save_manifest(path: Path, key: dict[str, Any], state: dict[str, Any]) -> No
 def _lookup(spark: Any, out_dir: Path, level: int, fp: int) -> tuple[int, str, bytes]:
     from pyspark.sql.functions import col
 
-    rows = spark.read.parquet(str(out_dir / "levels" / f"level={level:05d}")).filter(col("fp") == fp).collect()
+    rows = spark.read.parquet(str(_level_path(out_dir, level))).filter(col("fp") == fp).collect()
     if not rows:
         raise RuntimeError(f"state {fp} missing from level {level}")
     r = rows[0]
