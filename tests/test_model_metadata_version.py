@@ -12,6 +12,7 @@ from model.metadata_version import MetadataVersionZ3
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
 from rollcheck.transition import PROFILES
+from tests.z3_checks import assert_shortest_replayed_refutation
 
 ENTRY = get_protocol("metadata_version")
 
@@ -103,12 +104,8 @@ def test_bmc_refutes_broken_variant_through_a_step_property(variant: str, profil
         return
     for prop in props:
         res = bmc(sym, prop, 10, timeout=120)
-        assert res.status == "refuted" and res.trace is not None, (prop, res.line)
         shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
-        assert res.depth == shortest[prop] == len(res.trace.actions)
-        states, actions = res.trace.states, res.trace.actions
-        replay(ts, states, [a.name for a in actions], violates=prop)
-        assert not {p.id: p for p in ts.invariants()}[prop].holds(states[-2], actions[-1], states[-1])
+        assert_shortest_replayed_refutation(ts, res, prop, shortest.get(prop, -1))
 
 
 @pytest.mark.parametrize("profile", PROFILES)
