@@ -51,11 +51,12 @@ Strengthening (``strengthening_invariants``): the design's reasons why the prope
 drivers, versions and epochs: /controller_epoch is the highest epoch ever written; no driver's /migration
 version is ahead of ZooKeeper's; the driver holding the current version took over with the current
 /controller_epoch and, once synced, has counted exactly ZooKeeper's records; synced counts stay within the
-log and ZooKeeper; /controller names a KRaft controller from the first take-over on; plus MIG-03 and MIG-06.
-With them every encoded property but MIG-08 is proved by 1-induction on the small, faults and default
-configs under both profiles. MIG-08 is not inductive: what keeps a stale driver (still in BECOME_CONTROLLER
-or ZK_MIGRATION) from acting after the finalization is the bound on faults (``max_epoch``). A mutation drops
-the invariants it breaks (``BROKEN_BY``), so the rest still proves what the mutation leaves intact.
+log and ZooKeeper; /controller names a KRaft controller from the first take-over on; once the migration is
+finalized the leader's driver goes no further than WAIT_FOR_CONTROLLER_QUORUM (MIG-08: an elected voter's
+driver starts INACTIVE, as the order of Kafka's KRaftLeaderEvents makes it); plus MIG-03 and MIG-06. With them
+every encoded property is proved by 1-induction on the small, faults and default configs under both
+profiles. A mutation drops the invariants it breaks (``BROKEN_BY``), so the rest still proves what it leaves
+intact.
 """
 
 from __future__ import annotations
@@ -461,8 +462,10 @@ class ZkMigrationZ3(SymbolicSystem):
         return finalize, resign
 
     def _elected(self, v: V, i: int, resign: Any, finalize: Any) -> dict[str, Any]:
+        # The elected voter's driver saw KRaftLeaderEvent(not leader) first: INACTIVE, nothing held.
         return {"leader": z3.If(resign, -1, i), "repoch": v["repoch"] + 1, "txn": False,
-                "mstate": z3.If(finalize, POST_MIGRATION, v["mstate"])}
+                "mstate": z3.If(finalize, POST_MIGRATION, v["mstate"]), f"v{i}.drv": INACTIVE,
+                f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.synced": 0}
 
     def _elect_leader(self, v: V, i: int) -> list[Branch]:
         finalize, resign = self.activation(v, i)
@@ -731,6 +734,11 @@ class ZkMigrationZ3(SymbolicSystem):
             # MIG-07 with several brokers: no broker has moved to KRaft before the copy.
             "pre-all-zk": lambda v: z3.Implies(v["mstate"] == PRE_MIGRATION,
                                                _and([z3.Not(v[f"b{b}.kraft"]) for b in nb])),
+            # MIG-08: a newly elected voter's driver starts INACTIVE, and after the finalization it goes no
+            # further than WAIT_FOR_CONTROLLER_QUORUM (which sends it back): the leader never takes over again.
+            "finalized-leader-idle": lambda v: _and([z3.Implies(
+                z3.And(v["leader"] == i, v["mstate"] == POST_MIGRATION), v[f"v{i}.drv"] <= WAIT_QUORUM)
+                for i in nv]),
             "MIG-03": self.mig03,
             "MIG-06": self.mig06,
         }

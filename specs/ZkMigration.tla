@@ -243,14 +243,18 @@ Activation(v) ==
     ELSE [write |-> "", resign |-> FALSE]
 
 (* Raft elects v; it replays the log and activates: an open migration transaction is aborted, a        *)
-(* misconfigured controller resigns.                                                                   *)
+(* misconfigured controller resigns.  v's Raft client left its old state first, which fires            *)
+(* KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver is INACTIVE, holding nothing *)
+(* of ZooKeeper, before it acts as the new leader.                                                    *)
 BecomeLeader(v) ==
     LET act == Activation(v) IN
     /\ leader' = IF act.resign THEN -1 ELSE v - 1
     /\ raft_epoch' = raft_epoch + 1
     /\ txn' = FALSE
     /\ migration' = IF act.write = "" THEN migration ELSE act.write
-    /\ UNCHANGED <<zk, brokers, voters, log, zk_controller_epoch, next_id, shutdown>>
+    /\ voters' = [voters EXCEPT ![v].driver = "INACTIVE", ![v].zk_version = -1, ![v].zk_epoch = -1,
+                                 ![v].synced = 0]
+    /\ UNCHANGED <<zk, brokers, log, zk_controller_epoch, next_id, shutdown>>
 
 (* Electing a voter that will resign (misconfigured) is a fault: bounded by the epoch. *)
 ElectLeader(v) ==

@@ -105,6 +105,9 @@ def run_tlc(model_dir: Path, module: str, cfg: str, *, timeout: float = 600.0, *
     result's ``error`` says what happened), only for a missing Java or jar."""
     import time
 
+    # TLC runs inside model_dir, so every path handed to it must be absolute (a relative --out would be
+    # resolved twice).
+    model_dir = Path(model_dir).resolve()
     tmpdir = model_dir / ".tlc-tmp"
     tmpdir.mkdir(parents=True, exist_ok=True)
     cmd = tlc_command(module, cfg, metadir=model_dir / "states", tmpdir=tmpdir, **kwargs)

@@ -64,6 +64,14 @@ def test_cli_tlc_and_conform(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                  "--out", str(tmp_path), "--quiet"]) == 0
 
 
+def test_cli_tlc_with_a_relative_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default --out is relative (rollcheck-out/...) and TLC runs inside the model directory: the paths
+    handed to it must not be resolved twice."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["tlc", "streams_probing", "--config", "small", "--out", "rel/out", "--quiet"]) == 0
+    assert (tmp_path / "rel" / "out" / "streams_probing-small-kip" / "model" / "tlc-output.txt").is_file()
+
+
 def test_no_drift_against_every_emitted_action() -> None:
     emitted: set[str] = set()
     for name in ("default", "kafka-latest", "no-upgrade-from"):

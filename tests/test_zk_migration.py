@@ -130,6 +130,23 @@ def test_the_migration_story() -> None:
     assert s.migration is Z.POST_MIGRATION
 
 
+def test_a_reelected_voter_starts_its_driver_afresh() -> None:
+    """Voter 0 loses leadership while its driver is in BECOME_CONTROLLER and is elected again before the driver
+    noticed: Kafka's driver receives KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader), so it starts
+    again from INACTIVE and never takes ZooKeeper over with what it held in the old epoch."""
+    ts = ENTRY.build(replace(ENTRY.configs["faults"], max_epoch=3))  # two failovers
+    s = next(iter(ts.initial_states()))
+    for label in ["EnableMigrationOnBroker(broker=0)", "RegisterZkBroker(broker=0)", "DriverActivate(voter=0)",
+                  "DriverWaitForQuorum(voter=0)", "DriverWaitForBrokers(voter=0)"]:
+        s = _do(ts, s, label)
+    assert s.voters[0].driver is D.BECOME_CONTROLLER
+    s = _do(ts, s, "LeaderFailover(voter=1)")
+    assert s.voters[0].driver is D.BECOME_CONTROLLER  # not noticed yet: a stale driver
+    s = _do(ts, s, "LeaderFailover(voter=0)")
+    assert s.leader == 0 and s.voters[0].driver is D.INACTIVE and s.voters[0].zk_version == -1
+    assert not any(repr(a) == "BecomeZkController(voter=0)" for a, _ in ts.successors(s))
+
+
 def test_unclean_rollback_can_lose_metadata() -> None:
     # KIP-866 "Rollback to ZK": a forced shutdown may lose metadata; the model must show it.
     ts = ENTRY.build(ENTRY.configs["small"])

@@ -289,7 +289,14 @@ class ZkMigrationSystem(DataclassSystem):
         if "finalize_without_every_voter" in self.muts:
             all_off = True
         act = activate(s.migration, voter.migration, all_off, s.txn, self.config.profile)
-        nxt = replace(s, leader=v, raft_epoch=s.raft_epoch + 1, txn=False if act.abort_transaction else s.txn)
+        # To be elected, v's Raft client left its old state first (candidate, or follower of the epoch
+        # between), which fires KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver
+        # reaches INACTIVE, forgetting what it held of ZooKeeper, before it can act as the new leader
+        # (KRaftMigrationDriver.KRaftLeaderEvent; INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM is the only way in).
+        # Its stale steps before that are modelled before this election, where they have the same effect.
+        fresh = replace(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)
+        nxt = replace(s, voters=_put(s.voters, v, fresh), leader=v, raft_epoch=s.raft_epoch + 1,
+                      txn=False if act.abort_transaction else s.txn)
         if act.write is not None:
             nxt = replace(nxt, migration=act.write)
         if act.resign is not None:
