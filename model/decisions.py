@@ -535,6 +535,8 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
 # --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
 
 ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
+# metadata.version levels: 3.4-IV0 (isMigrationSupported), 3.6-IV1 (isMetadataTransactionSupported).
+ZK_MIGRATION_LEVEL, ZK_TRANSACTION_LEVEL = 8, 13
 # KRaftMigrationDriver states by code: UNINITIALIZED 0, INACTIVE 1, WAIT_FOR_CONTROLLER_QUORUM 2,
 # WAIT_FOR_BROKERS 3, BECOME_CONTROLLER 4, ZK_MIGRATION 5, SYNC_KRAFT_TO_ZK 6, KRAFT_CONTROLLER_TO_BROKER_COMM 7,
 # DUAL_WRITE 8.
@@ -549,25 +551,39 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     /controller_epoch, and the driver's valid state changes; per profile."""
     from reference_impl.zk_migration import api
 
-    states = list(api.ZkMigrationState)[:4]
+    act_inputs = ("state", "enabled", "all_voters_disabled", "txn", "level")
+    # The quorum's default level (3.6-IV1) first, then the levels where Kafka's rules change: 3.4-IV0 (the
+    # migration), 3.6-IV1 (transactions), 3.0-IV1 (no metadata.version record).
+    act_levels = (13, 21, 12, 8, 7, 4, 1)
     for profile in ("kip", "kafka"):
         def act_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
-            st, enabled, all_off = x["state"], x["enabled"] == 1, x["all_voters_disabled"] == 1
-            finalize = z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Or(profile == "kafka", all_off))
-            resign = z3.Or(z3.And(st == ZK_NONE, enabled),
-                           z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Not(finalize)),
-                           z3.And(st == ZK_PRE_MIGRATION, z3.Not(enabled), profile == "kip"))
-            return {"write": z3.If(finalize, ZK_POST_MIGRATION, -1), "resign": resign, "abort": x["txn"] == 1}
+            st, enabled, all_off, txn = x["state"], x["enabled"] == 1, x["all_voters_disabled"] == 1, x["txn"] == 1
+            if profile == "kafka":
+                # recordsForNonEmptyLog throws for a transaction it cannot abort, for migration enabled below
+                # 3.4-IV0 or on a NONE log; below 3.4-IV0 the state is not looked at.
+                migration_mv = x["level"] >= ZK_MIGRATION_LEVEL
+                resign = z3.Or(z3.And(txn, x["level"] < ZK_TRANSACTION_LEVEL), z3.And(enabled, z3.Not(migration_mv)),
+                               z3.And(st == ZK_NONE, enabled))
+                finalize = z3.And(z3.Not(resign), migration_mv, st == ZK_MIGRATION, z3.Not(enabled))
+            else:
+                finalize = z3.And(st == ZK_MIGRATION, z3.Not(enabled), all_off)
+                resign = z3.Or(z3.And(st == ZK_NONE, enabled),
+                               z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Not(finalize)),
+                               z3.And(st == ZK_PRE_MIGRATION, z3.Not(enabled)))
+            # A controller that resigns writes nothing, not even the abort of the open transaction.
+            return {"write": z3.If(finalize, ZK_POST_MIGRATION, -1), "resign": resign,
+                    "abort": z3.And(txn, z3.Not(resign))}
 
         def act_ref(x: Inputs, profile: str = profile) -> Outputs:
-            r = api.activate(states[x["state"]], bool(x["enabled"]), bool(x["all_voters_disabled"]), bool(x["txn"]),
-                             profile)
+            r = api.activate(api.ZkMigrationState.from_code(x["state"]), bool(x["enabled"]),
+                             bool(x["all_voters_disabled"]), bool(x["txn"]), profile, x["level"])
             return {"write": r.write.code if r.write else -1, "resign": int(r.resign is not None),
                     "abort": int(r.abort_transaction)}
 
-        yield (f"activate, {profile}", Formula(["state", "enabled", "all_voters_disabled", "txn"], act_formula),
-               [dict(zip(("state", "enabled", "all_voters_disabled", "txn"), c, strict=True))
-                for c in itertools.product(range(4), (0, 1), (0, 1), (0, 1))], act_ref)
+        yield (f"activate, {profile}", Formula(list(act_inputs), act_formula),
+               [dict(zip(act_inputs, (st, e, a, t, lv), strict=True))
+                for lv in act_levels for st, e, a, t in itertools.product(range(4), (0, 1), (0, 1), (0, 1))],
+               act_ref)
 
         minimum = api.KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else api.KIP_MINIMUM_LEVEL
 
@@ -584,29 +600,36 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         yield (f"bootstrap, {profile}", Formula(["level", "enabled"], boot_formula),
                [{"level": lv, "enabled": e} for lv in range(1, 28) for e in (0, 1)], boot_ref)
 
-    def reg_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
-        ok = z3.And(x["enabled"] == 1, x["ready"] == 1, x["kraft_id"] == 0, x["ibp"] == x["level"])
-        return {"accepted": ok}
+        def reg_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
+            if profile == "kafka":
+                # ClusterControlManager.registerBroker: migration config and a migration-capable
+                # metadata.version, then the IBP range [ibp, ibp] must hold the finalized level.
+                return {"accepted": z3.And(x["enabled"] == 1, x["level"] >= ZK_MIGRATION_LEVEL,
+                                           x["ibp"] == x["level"])}
+            return {"accepted": z3.And(x["enabled"] == 1, x["ready"] == 1, x["kraft_id"] == 0,
+                                       x["ibp"] == x["level"])}
 
-    def reg_ref(x: Inputs) -> Outputs:
-        reg = api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
-        err = api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
-                                               frozenset({1}) if x["kraft_id"] else frozenset())
-        return {"accepted": int(err is None)}
+        def reg_ref(x: Inputs, profile: str = profile) -> Outputs:
+            reg = api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
+            err = api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
+                                                   frozenset({1}) if x["kraft_id"] else frozenset(), profile=profile)
+            return {"accepted": int(err is None)}
 
-    yield ("ZK broker registration", Formula(["ibp", "level", "ready", "enabled", "kraft_id"], reg_formula),
-           [dict(zip(("ibp", "level", "ready", "enabled", "kraft_id"), c, strict=True))
-            for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
+        yield (f"ZK broker registration, {profile}",
+               Formula(["ibp", "level", "ready", "enabled", "kraft_id"], reg_formula),
+               [dict(zip(("ibp", "level", "ready", "enabled", "kraft_id"), c, strict=True))
+                for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
 
     def claim_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
-        return {"epoch": z3.If(x["kraft_in_zk"] >= x["kraft"], -1, x["zk"] + 1)}
+        # Refused for a same-or-newer KRaft epoch in /controller, and without /controller_epoch (-1).
+        return {"epoch": z3.If(z3.Or(x["kraft_in_zk"] >= x["kraft"], x["zk"] < 0), -1, x["zk"] + 1)}
 
     def claim_ref(x: Inputs) -> Outputs:
         r = api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
         return {"epoch": -1 if r is None else r}
 
     yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
-           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(4) for b in range(-1, 4) for c in range(4)],
+           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-1, 4) for b in range(-1, 4) for c in range(4)],
            claim_ref)
 
     drivers = list(api.MigrationDriverState)

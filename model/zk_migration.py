@@ -435,7 +435,7 @@ class ZkMigrationZ3(SymbolicSystem):
     def _register(self, v: V, b: int) -> list[Branch]:
         # api.zk_broker_registration_error restated for a ZK broker with ZkMigrationReady set and no KRaft
         # broker: accepted when the active controller runs with migration enabled and the broker's IBP is
-        # the quorum's metadata.version.
+        # the quorum's metadata.version (kafka also needs 3.4-IV0, below its 3.6-IV1 bootstrap minimum).
         accepted = z3.And(self.sel(v, "mig", v["leader"]), v[f"b{b}.ibp"] == self.config.quorum_level)
         return [(z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.mig"], z3.Not(v[f"b{b}.reg"]), self.leader_ok(v),
                         accepted), {f"b{b}.reg": True})]
@@ -452,7 +452,8 @@ class ZkMigrationZ3(SymbolicSystem):
     # ------------------------------------------------------------------ the KRaft quorum
     def activation(self, v: V, i: int) -> tuple[Any, Any]:
         """(finalize, resign) of voter i becoming active: ``api.activate`` restated (ActivationRecordsGenerator
-        under kafka, KIP-866 "wrong settings" under kip). The open transaction is always aborted."""
+        under kafka at the quorum's metadata.version, which is at least 3.6-IV1 there, KIP-866 "wrong settings"
+        under kip). The system closes the open transaction also when the controller resigns."""
         st, enabled = v["mstate"], v[f"v{i}.mig"]
         all_off: Any = z3.BoolVal(True) if "finalize_without_every_voter" in self.muts else \
             _and([z3.Not(v[f"v{j}.mig"]) for j in range(self.nv)])
@@ -547,10 +548,11 @@ class ZkMigrationZ3(SymbolicSystem):
 
     def _become_controller(self, v: V, i: int) -> list[Branch]:
         """The take-over of /controller and /controller_epoch (api.claim_controller_epoch restated: refused
-        when /controller already names a KRaft controller of the same or a newer Raft epoch), then the
-        unconditional write of /migration that learns its version (KAFKA-16171 / KAFKA-16667)."""
-        claimable = v["zk.kepoch"] < v["repoch"]
-        epoch: Any = z3.If(v["zk.cepoch"] >= 0, v["zk.cepoch"], 0) + 1
+        when /controller already names a KRaft controller of the same or a newer Raft epoch, or when
+        /controller_epoch is absent), then the unconditional write of /migration that learns its version
+        (KAFKA-16171 / KAFKA-16667)."""
+        claimable = z3.And(v["zk.kepoch"] < v["repoch"], v["zk.cepoch"] >= 0)
+        epoch: Any = v["zk.cepoch"] + 1
         if "kraft_epoch_not_above_zk" in self.muts:
             epoch = v["repoch"]
         ch: dict[str, Any] = {

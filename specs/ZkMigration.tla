@@ -367,13 +367,14 @@ DriverWaitForBrokers(v) ==
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
 (* KafkaZkClient.tryRegisterKRaftControllerAsActiveController: /controller names this voter with its   *)
-(* Raft epoch and /controller_epoch becomes ZooKeeper's epoch + 1 (refused when /controller already     *)
-(* names a KRaft controller with the same or a newer Raft epoch); then /migration is written            *)
-(* unconditionally to learn its latest version (KAFKA-16171 / KAFKA-16667).  Before those fixes          *)
-(* ("stale_migration_version") /migration was not written and the driver kept the version it last saw.  *)
+(* Raft epoch and /controller_epoch becomes ZooKeeper's epoch + 1 (refused when /controller already    *)
+(* names a KRaft controller with the same or a newer Raft epoch, or when /controller_epoch is absent); *)
+(* then /migration is written unconditionally to learn its latest version (KAFKA-16171 / KAFKA-16667). *)
+(* Before those fixes ("stale_migration_version") /migration was not written and the driver kept the   *)
+(* version it last saw.                                                                                *)
 BecomeZkController(v) ==
     LET epoch == IF "kraft_epoch_not_above_zk" \in Mutations THEN raft_epoch
-                 ELSE Max(zk.controller_epoch, 0) + 1
+                 ELSE zk.controller_epoch + 1
         stale == "stale_migration_version" \in Mutations
         znode == IF stale THEN zk.migration_version ELSE zk.migration_version + 1
         held == IF ~stale THEN znode
@@ -383,6 +384,7 @@ BecomeZkController(v) ==
     /\ voters[v].driver = "BECOME_CONTROLLER"
     /\ zk.available
     /\ zk.kraft_epoch < raft_epoch
+    /\ zk.controller_epoch >= 0
     /\ zk' = [zk EXCEPT !.controller = KRaftId + v - 1, !.kraft_epoch = raft_epoch, !.controller_epoch = epoch,
                         !.epoch_version = @ + 1, !.migration_version = znode, !.epoch_high = Max(@, epoch)]
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = IF zk.migrated THEN "SYNC_KRAFT_TO_ZK" ELSE "ZK_MIGRATION",

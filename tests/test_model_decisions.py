@@ -85,7 +85,8 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
 
     res = differential("zk_triggers", zk_trigger_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 7  # activate and bootstrap per profile, registration, epoch claim, driver changes
+    # activate, bootstrap and registration per profile, epoch claim, driver changes
+    assert res.cases == 8
 
 
 def test_zk_activation_profiles_differ_concretely() -> None:

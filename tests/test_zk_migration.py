@@ -27,13 +27,23 @@ ENTRY = get_protocol("zk_migration")
 
 # ---------------------------------------------------------------- API facts
 def test_zk_migration_state_codes_and_the_3_4_swap() -> None:
-    assert [(s.name, s.code) for s in Z] == [("NONE", 0), ("MIGRATION", 1), ("PRE_MIGRATION", 2),
+    # Kafka's declaration (and iteration) order, which is not the order of the codes.
+    assert [(s.name, s.code) for s in Z] == [("NONE", 0), ("PRE_MIGRATION", 2), ("MIGRATION", 1),
                                             ("POST_MIGRATION", 3), ("ZK", 4)]
     # Kafka 3.4 wrote PRE_MIGRATION as 1: a 3.4 log reads as MIGRATION in 3.5+.
     assert api.ZkMigrationState.from_code(1) is Z.MIGRATION
-    with pytest.raises(ValueError, match="Unsupported ZkMigrationState code 4"):
-        api.ZkMigrationState.from_code(4)
     assert Z.PRE_MIGRATION.in_progress() and Z.MIGRATION.in_progress() and not Z.POST_MIGRATION.in_progress()
+    assert not Z.ZK.in_progress() and not Z.NONE.in_progress()
+
+
+def test_zk_migration_state_of_decodes_every_kafka_code() -> None:
+    # ZkMigrationState.of: ZK (4) is a valid code though it is never persisted.
+    assert [Z.from_code(c) for c in range(5)] == [Z.NONE, Z.MIGRATION, Z.PRE_MIGRATION, Z.POST_MIGRATION, Z.ZK]
+    assert Z.of(4) is Z.ZK and Z.optional_of(4) is Z.ZK
+    for code in (5, -1, 127):
+        assert Z.optional_of(code) is None
+        with pytest.raises(ValueError, match=f"^Value {code} is not a valid Zk migration state$"):
+            Z.from_code(code)
 
 
 def test_driver_transitions_are_kafkas() -> None:
@@ -54,11 +64,14 @@ def test_driver_transitions_are_kafkas() -> None:
 def test_bootstrap_and_activation() -> None:
     assert api.bootstrap_migration_state(13, True, "kafka") is Z.PRE_MIGRATION
     assert api.bootstrap_migration_state(8, True, "kip") is Z.PRE_MIGRATION
-    with pytest.raises(api.ActivationError, match="does not support ZK migrations"):
+    with pytest.raises(api.ActivationError, match=r"^The bootstrap metadata\.version 3\.4-IV0 does not support ZK "
+                       r"migrations\. Cannot continue with ZK migrations enabled\.$"):
         api.bootstrap_migration_state(8, True, "kafka")  # 3.9: an empty log needs 3.6-IV1
-    assert api.bootstrap_migration_state(8, False, "kafka") is Z.NONE
+    with pytest.raises(api.ActivationError, match=r"metadata\.version 3\.3-IV3 does not support"):
+        api.bootstrap_migration_state(7, True, "kip")
+    assert api.bootstrap_migration_state(8, False, "kafka") is Z.NONE  # no record written: NONE is the default
     act = api.activate(Z.NONE, True, False, False, "kafka")
-    assert act.resign is not None and "created in KRaft mode" in act.resign
+    assert act.resign == "Should not have ZK migrations enabled on a cluster that was created in KRaft mode."
     assert api.activate(Z.MIGRATION, False, False, True, "kafka") == api.Activation(Z.POST_MIGRATION, None, True)
     kip = api.activate(Z.MIGRATION, False, False, False, "kip")
     assert kip.write is None and kip.resign is not None
@@ -67,6 +80,148 @@ def test_bootstrap_and_activation() -> None:
     # A pre-migration controller without the config: the KIP's "wrong settings" resigns, Kafka carries on.
     assert api.activate(Z.PRE_MIGRATION, False, False, False, "kip").resign is not None
     assert api.activate(Z.PRE_MIGRATION, False, False, False, "kafka") == api.Activation(None, None, False)
+
+
+def test_activation_that_throws_writes_nothing() -> None:
+    """recordsForNonEmptyLog appends the abort record before it may throw; the throw discards it."""
+    for profile in ("kip", "kafka"):
+        act = api.activate(Z.NONE, True, False, True, profile)
+        assert act.resign is not None and act == api.Activation(None, act.resign, False)
+    assert api.activate(Z.MIGRATION, False, False, True, "kip") == api.Activation(
+        None, api.activate(Z.MIGRATION, False, False, False, "kip").resign, False)
+    # Kafka at a metadata.version below 3.6-IV1 cannot abort the open transaction, below 3.4-IV0 it refuses
+    # migration mode, and below 3.4-IV0 with migration off it does not look at the state (no finalization).
+    act = api.activate(Z.MIGRATION, True, False, True, "kafka", level=12)
+    assert act == api.Activation(None, "Detected in-progress transaction at offset 0, but the metadata.version "
+                                 "3.6-IV0 does not support transactions. Cannot continue.", False)
+    assert api.activate(Z.PRE_MIGRATION, True, False, False, "kafka", level=7).resign == (
+        "Should not have ZK migrations enabled on a cluster running metadata.version 3.3-IV3")
+    assert api.activate(Z.MIGRATION, False, False, False, "kafka", level=7) == api.Activation(None, None, False)
+    assert api.activate(Z.MIGRATION, False, False, False, "kafka", level=8) == api.Activation(Z.POST_MIGRATION)
+
+
+def test_activation_message_for_empty_log() -> None:
+    """ActivationRecordsGeneratorTest.testActivationMessageForEmptyLog (Kafka 3.9)."""
+    mv = api.MetadataVersion
+    boot_3_3 = (api.metadata_version_record(mv.IBP_3_3_IV0),)  # BootstrapMetadata.fromVersion(MINIMUM_BOOTSTRAP..)
+    r = api.records_for_empty_log(-1, False, mv.IBP_3_0_IV1, "test", boot_3_3)
+    assert r.message == ("Performing controller activation. The metadata log appears to be empty. Appending 1 "
+                         "bootstrap record(s) at metadata.version 3.0-IV1 from bootstrap source 'test'.")
+    assert r.is_atomic and len(r.records) == 1 and r.zk_migration_state is None
+    r = api.records_for_empty_log(-1, False, mv.IBP_3_4_IV0, "test")
+    assert r.message == ("Performing controller activation. The metadata log appears to be empty. Appending 1 "
+                         "bootstrap record(s) at metadata.version 3.4-IV0 from bootstrap source 'test'.")
+    assert r.is_atomic and len(r.records) == 1
+    for version in (mv.IBP_3_3_IV2, mv.IBP_3_4_IV0):
+        with pytest.raises(api.ActivationError) as caught:
+            api.records_for_empty_log(-1, True, version, "test")
+        assert str(caught.value) == (f"The bootstrap metadata.version {version} does not support ZK migrations. "
+                                     "Cannot continue with ZK migrations enabled.")
+    r = api.records_for_empty_log(-1, False, mv.IBP_3_6_IV1, "test")
+    assert r.message == ("Performing controller activation. The metadata log appears to be empty. Appending 1 "
+                         "bootstrap record(s) in metadata transaction at metadata.version 3.6-IV1 from bootstrap "
+                         "source 'test'. Setting the ZK migration state to NONE since this is a de-novo KRaft "
+                         "cluster.")
+    assert not r.is_atomic and [str(x) for x in r.records] == [
+        "BeginTransactionRecord(Bootstrap records)", "FeatureLevelRecord(13)", "ZkMigrationStateRecord(NONE)",
+        "EndTransactionRecord"]
+    assert r.zk_migration_state is Z.NONE
+    r = api.records_for_empty_log(-1, True, "3.6-IV1", "test")
+    assert r.message == ("Performing controller activation. The metadata log appears to be empty. Appending 1 "
+                         "bootstrap record(s) in metadata transaction at metadata.version 3.6-IV1 from bootstrap "
+                         "source 'test'. Putting the controller into pre-migration mode. No metadata updates will be "
+                         "allowed until the ZK metadata has been migrated.")
+    assert not r.is_atomic and len(r.records) == 4 and r.zk_migration_state is Z.PRE_MIGRATION
+    r = api.records_for_empty_log(0, False, mv.IBP_3_6_IV1, "test")
+    assert r.message == ("Performing controller activation. Aborting partial bootstrap records transaction at offset "
+                         "0. Re-appending 1 bootstrap record(s) in new metadata transaction at metadata.version "
+                         "3.6-IV1 from bootstrap source 'test'. Setting the ZK migration state to NONE since this is "
+                         "a de-novo KRaft cluster.")
+    assert not r.is_atomic and len(r.records) == 5 and r.aborts_transaction
+    assert [x.name for x in r.records] == ["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
+                                           "ZkMigrationStateRecord", "EndTransactionRecord"]
+    r = api.records_for_empty_log(0, True, 13, "test")
+    assert r.message == ("Performing controller activation. Aborting partial bootstrap records transaction at offset "
+                         "0. Re-appending 1 bootstrap record(s) in new metadata transaction at metadata.version "
+                         "3.6-IV1 from bootstrap source 'test'. Putting the controller into pre-migration mode. No "
+                         "metadata updates will be allowed until the ZK metadata has been migrated.")
+    assert not r.is_atomic and len(r.records) == 5
+    with pytest.raises(api.ActivationError) as caught:
+        api.records_for_empty_log(0, True, mv.IBP_3_6_IV0, "test")
+    assert str(caught.value) == ("Detected partial bootstrap records transaction at 0, but the metadata.version "
+                                 "3.6-IV0 does not support transactions. Cannot continue.")
+
+
+def test_activation_message_for_non_empty_log_no_migrations() -> None:
+    """ActivationRecordsGeneratorTest.testActivationMessageForNonEmptyLogNoMigrations (Kafka 3.9)."""
+    r = api.records_for_non_empty_log(-1, False, "3.0-IV1")
+    assert r.message == ("Performing controller activation. No metadata.version feature level record was found in "
+                         "the log. Treating the log as version 3.0-IV1.")
+    assert r.is_atomic and r.records == ()
+    r = api.records_for_non_empty_log(-1, False, "3.3-IV0")
+    assert r.message == "Performing controller activation." and r.is_atomic and r.records == ()
+    r = api.records_for_non_empty_log(-1, False, "3.4-IV0")
+    assert r.message == ("Performing controller activation. Loaded ZK migration state of NONE. This is expected "
+                         "because this is a de-novo KRaft cluster.")
+    assert r.is_atomic and r.records == ()
+    r = api.records_for_non_empty_log(42, False, "3.6-IV1")
+    assert r.message == ("Performing controller activation. Aborting in-progress metadata transaction at offset 42. "
+                         "Loaded ZK migration state of NONE. This is expected because this is a de-novo KRaft "
+                         "cluster.")
+    assert r.is_atomic and [str(x) for x in r.records] == ["AbortTransactionRecord(Controller failover)"]
+    with pytest.raises(api.ActivationError) as caught:
+        api.records_for_non_empty_log(42, False, "3.6-IV0")
+    assert str(caught.value) == ("Detected in-progress transaction at offset 42, but the metadata.version 3.6-IV0 "
+                                 "does not support transactions. Cannot continue.")
+
+
+@pytest.mark.parametrize(("offset", "enabled", "version", "state", "message", "records"), [
+    (-1, True, "3.6-IV1", Z.PRE_MIGRATION, "Loaded ZK migration state of PRE_MIGRATION.", 0),
+    (-1, True, "3.6-IV1", Z.MIGRATION, "Loaded ZK migration state of MIGRATION. Staying in ZK migration mode since "
+     "'zookeeper.metadata.migration.enable' is still 'true'.", 0),
+    (-1, False, "3.4-IV0", Z.MIGRATION, "Loaded ZK migration state of MIGRATION. Completing the ZK migration since "
+     "this controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'.", 1),
+    (42, False, "3.6-IV1", Z.MIGRATION, "Aborting in-progress metadata transaction at offset 42. Loaded ZK migration "
+     "state of MIGRATION. Completing the ZK migration since this controller was configured with "
+     "'zookeeper.metadata.migration.enable' set to 'false'.", 2),
+    (-1, False, "3.4-IV0", Z.POST_MIGRATION, "Loaded ZK migration state of POST_MIGRATION.", 0),
+    (42, False, "3.6-IV1", Z.POST_MIGRATION, "Aborting in-progress metadata transaction at offset 42. Loaded ZK "
+     "migration state of POST_MIGRATION.", 1),
+    (-1, True, "3.4-IV0", Z.POST_MIGRATION, "Loaded ZK migration state of POST_MIGRATION. Ignoring "
+     "'zookeeper.metadata.migration.enable' value of 'true' since the ZK migration has been completed.", 0),
+    (42, True, "3.6-IV1", Z.POST_MIGRATION, "Aborting in-progress metadata transaction at offset 42. Loaded ZK "
+     "migration state of POST_MIGRATION. Ignoring 'zookeeper.metadata.migration.enable' value of 'true' since the "
+     "ZK migration has been completed.", 1),
+    # Not in Kafka's test: a PRE_MIGRATION log below 3.6-IV1 (a 3.4 / 3.5 quorum) warns of a partial copy.
+    (-1, True, "3.5-IV2", Z.PRE_MIGRATION, "Loaded ZK migration state of PRE_MIGRATION. Activating pre-migration "
+     "controller without empty log. There may be a partial migration.", 0),
+])
+def test_activation_message_for_non_empty_log_with_migrations(offset: int, enabled: bool, version: str, state: Z,
+                                                               message: str, records: int) -> None:
+    """ActivationRecordsGeneratorTest.testActivationMessageForNonEmptyLogWithMigrations (Kafka 3.9)."""
+    r = api.records_for_non_empty_log(offset, enabled, version, state)
+    assert r.message == "Performing controller activation. " + message
+    assert r.is_atomic and len(r.records) == records
+    assert r.zk_migration_state is (Z.POST_MIGRATION if state is Z.MIGRATION and not enabled else None)
+
+
+def test_activation_with_migrations_throws() -> None:
+    """ActivationRecordsGeneratorTest.testActivationMessageForNonEmptyLogWithMigrations, the throwing cases."""
+    with pytest.raises(api.ActivationError) as caught:
+        api.records_for_non_empty_log(-1, True, "3.3-IV0")
+    assert str(caught.value) == "Should not have ZK migrations enabled on a cluster running metadata.version 3.3-IV0"
+    for version in ("3.4-IV0", "3.6-IV1"):
+        with pytest.raises(api.ActivationError) as caught:
+            api.records_for_non_empty_log(-1, True, version)
+        assert str(caught.value) == ("Should not have ZK migrations enabled on a cluster that was created in KRaft "
+                                     "mode.")
+    # A ZK (4) state replayed from the log is Kafka's IllegalStateException in the switch's default branch.
+    with pytest.raises(api.ActivationError, match=r"^Unsupported ZkMigrationState ZK$"):
+        api.records_for_non_empty_log(-1, False, "3.9-IV0", Z.ZK)
+    # generate(): the empty log at the bootstrap version, a replayed one at its own.
+    assert api.generate_activation_records(True, -1, True, "3.9-IV0").zk_migration_state is Z.PRE_MIGRATION
+    assert api.generate_activation_records(False, -1, False, "3.9-IV0", Z.MIGRATION).zk_migration_state \
+        is Z.POST_MIGRATION
 
 
 def test_registration_and_takeover_rules() -> None:
@@ -83,6 +238,97 @@ def test_registration_and_takeover_rules() -> None:
     # tryRegisterKRaftControllerAsActiveController: ZK epoch + 1, refused if /controller has a newer KRaft epoch
     assert api.claim_controller_epoch(5, -1, 1) == 6
     assert api.claim_controller_epoch(6, 3, 3) is None and api.claim_controller_epoch(6, 3, 4) == 7
+    # ... and when /controller_epoch is absent (the driver retries).
+    assert api.claim_controller_epoch(None, -1, 1) is None and api.claim_controller_epoch(-1, -1, 1) is None
+
+
+def test_register_broker_follows_cluster_control_manager() -> None:
+    """ClusterControlManager.registerBroker (Kafka 3.9): the migration checks, their order and messages."""
+    zk = api.BrokerRegistrationRequest.zk_broker(1, "3.6-IV1")
+    kraft = api.BrokerRegistrationRequest(2, False, (1, 21))
+    assert api.register_broker(zk, True, "3.6-IV1") is None
+    assert api.register_broker(kraft, False, "3.9-IV0", Z.MIGRATION) is None
+    for enabled, version in ((False, "3.6-IV1"), (True, "3.3-IV3")):
+        with pytest.raises(api.BrokerIdNotRegisteredError) as caught:
+            # The controller check comes before the listener and feature checks.
+            api.register_broker(replace(zk, listeners=()), enabled, version)
+        assert str(caught.value) == "Controller does not support registering ZK brokers."
+        assert caught.value.error == "BrokerIdNotRegisteredException"
+    with pytest.raises(api.BrokerIdNotRegisteredError) as caught:
+        api.register_broker(kraft, True, "3.6-IV1", Z.PRE_MIGRATION)
+    assert str(caught.value) == ("Controller is in pre-migration mode and cannot register KRaft brokers until the "
+                                 "metadata migration is complete.")
+    # In pre-migration mode ZK brokers register (that is what the driver waits for).
+    assert api.register_broker(zk, True, "3.6-IV1", Z.PRE_MIGRATION) is None
+    with pytest.raises(api.UnsupportedVersionError) as caught:
+        api.register_broker(api.BrokerRegistrationRequest.zk_broker(1, "3.6-IV0"), True, "3.6-IV1")
+    assert str(caught.value) == ("Unable to register because the broker does not support finalized version 13 of "
+                                 "metadata.version. The broker wants a version between 12 and 12, inclusive.")
+    # Kafka has no ZkMigrationReady check and no rule about ids shared with KRaft brokers: KIP-866 only.
+    reg = api.ZkBrokerRegistration(1, 13, False)
+    assert api.zk_broker_registration_error(reg, 13, True, frozenset({1}), profile="kafka") is None
+    assert api.zk_broker_registration_error(reg, 13, False, profile="kafka") == (
+        "Controller does not support registering ZK brokers.")
+    assert api.zk_broker_registration_error(api.ZkBrokerRegistration(1, 8, True), 8, True, profile="kafka") is None
+    assert api.zk_broker_registration_error(api.ZkBrokerRegistration(1, 7, True), 7, True, profile="kafka") == (
+        "Controller does not support registering ZK brokers.")
+
+
+def test_registration_with_incorrect_inter_broker_listener_name() -> None:
+    """ClusterControlManagerTest.testRegistrationWithIncorrectInterBrokerListenerName (Kafka 3.9)."""
+    req = api.BrokerRegistrationRequest(1, True, None, ("PLAINTEXT",))
+    with pytest.raises(api.InvalidRegistrationError) as caught:
+        api.register_broker(req, True, "3.9-IV0", inter_broker_listener_name="INTERNAL", finalized_level=1)
+    assert str(caught.value) == "Broker does not have the current inter.broker.listener INTERNAL"
+    # Without a metadata.version range the broker is taken to support 3.0-IV1 only.
+    assert api.register_broker(req, True, "3.9-IV0", finalized_level=1) is None
+    with pytest.raises(api.UnsupportedVersionError, match="between 1 and 1, inclusive"):
+        api.register_broker(req, True, "3.9-IV0")
+
+
+def test_quorum_readiness_follows_quorum_features() -> None:
+    """QuorumFeaturesTest's reasonAllControllersZkMigrationNotReady cases (Kafka 3.9)."""
+    nodes = (0, 1, 2)
+    assert api.reason_all_controllers_zk_migration_not_ready("3.0-IV1", nodes, {}) == (
+        "The metadata.version too low at 3.0-IV1")
+    assert api.reason_all_controllers_zk_migration_not_ready("3.4-IV0", nodes, {}) is None
+    assert api.reason_all_controllers_zk_migration_not_ready("3.6-IV2", nodes, {0: False}) is None
+    assert api.reason_all_controllers_zk_migration_not_ready("3.7-IV0", nodes, {}) == (
+        "No registration found for controller 0")
+    assert api.reason_all_controllers_zk_migration_not_ready("3.7-IV0", nodes, {0: False}) == (
+        "Controller 0 has not enabled zookeeper.metadata.migration.enable")
+    assert api.reason_all_controllers_zk_migration_not_ready("3.7-IV0", nodes, dict.fromkeys(nodes, True)) is None
+
+
+def test_try_register_kraft_controller_as_active_controller() -> None:
+    """KafkaZkClient.tryRegisterKRaftControllerAsActiveController (Kafka 3.9)."""
+    r = api.try_register_kraft_controller_as_active_controller(3000, 1, 5, 7)
+    assert r == api.KRaftRegistrationResult(6, 8)
+    assert api.try_register_kraft_controller_as_active_controller(3000, 4, 6, 0, kraft_epoch_in_zk=3).controller_epoch \
+        == 7
+    with pytest.raises(api.ControllerMovedError) as moved:
+        api.try_register_kraft_controller_as_active_controller(3000, 3, 6, 0, kraft_epoch_in_zk=3)
+    assert str(moved.value) == ("Cannot register KRaft controller 3000 with epoch 3 as the current controller register "
+                                "in ZK has the same or newer epoch 3.")
+    with pytest.raises(api.IllegalStateError) as absent:
+        api.try_register_kraft_controller_as_active_controller(3000, 1, None)
+    assert str(absent.value) == ("Cannot register KRaft controller 3000 as the active controller since there is no ZK "
+                                 "controller epoch present.")
+    # The KRaft epoch is checked first.
+    with pytest.raises(api.ControllerMovedError):
+        api.try_register_kraft_controller_as_active_controller(3000, 2, None, kraft_epoch_in_zk=2)
+
+
+def test_system_does_not_claim_without_a_controller_epoch() -> None:
+    """The system's take-over uses the same rule: no BecomeZkController while /controller_epoch is absent."""
+    ts = ENTRY.build(ENTRY.configs["small"])
+    s = next(iter(ts.initial_states()))
+    for label in HAPPY[:5]:
+        s = _do(ts, s, label)
+    assert s.voters[0].driver is D.BECOME_CONTROLLER
+    assert "BecomeZkController(voter=0)" in [repr(a) for a, _ in ts.successors(s)]
+    gone = replace(s, zk=replace(s.zk, controller=-1, controller_epoch=-1, epoch_version=-1))
+    assert "BecomeZkController(voter=0)" not in [repr(a) for a, _ in ts.successors(gone)]
 
 
 # ---------------------------------------------------------------- explorations

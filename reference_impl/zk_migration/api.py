@@ -10,21 +10,30 @@ metadata log by ``ZkMigrationStateRecord``), ``MigrationDriverState`` (the in-me
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reference_impl.metadata_version.catalog import MetadataVersion
+from reference_impl.metadata_version.catalog import (
+    LATEST_PRODUCTION_3_9,
+    MINIMUM_KRAFT_VERSION,
+    MetadataVersion,
+    from_feature_level,
+    from_version_string,
+)
 
 
 class ZkMigrationState(enum.Enum):
     """The persisted migration state and its byte code in ``ZkMigrationStateRecord`` (Kafka 3.5+).
 
-    Kafka 3.4 wrote PRE_MIGRATION as 1 and never wrote MIGRATION; 3.5 swapped the two codes so that a 3.4
-    log reads as MIGRATION (``ZkMigrationState.java``). ZK is never persisted (only a metric value).
+    Declared in Kafka's order (NONE, PRE_MIGRATION, MIGRATION, POST_MIGRATION, ZK), which is not the
+    order of the codes: Kafka 3.4 wrote PRE_MIGRATION as 1 and never wrote MIGRATION; 3.5 swapped the two
+    codes so that a 3.4 log reads as MIGRATION (``ZkMigrationState.java``). ZK is never persisted (only a
+    metric value), but ``ZkMigrationState.of`` still decodes it.
     """
 
     NONE = 0
-    MIGRATION = 1
     PRE_MIGRATION = 2
+    MIGRATION = 1
     POST_MIGRATION = 3
     ZK = 4
 
@@ -33,11 +42,23 @@ class ZkMigrationState(enum.Enum):
         return self.value
 
     @staticmethod
-    def from_code(code: int) -> ZkMigrationState:
+    def optional_of(code: int) -> ZkMigrationState | None:
+        """``ZkMigrationState.optionalOf``: the state with this code, or None."""
         for s in ZkMigrationState:
-            if s.value == code and s is not ZkMigrationState.ZK:
+            if s.value == code:
                 return s
-        raise ValueError(f"Unsupported ZkMigrationState code {code}")
+        return None
+
+    @staticmethod
+    def from_code(code: int) -> ZkMigrationState:
+        """``ZkMigrationState.of``: every code Kafka defines, ZK (4) included; otherwise Kafka's
+        IllegalArgumentException (a ValueError here)."""
+        s = ZkMigrationState.optional_of(code)
+        if s is None:
+            raise ValueError(f"Value {code} is not a valid Zk migration state")
+        return s
+
+    of = from_code
 
     def in_progress(self) -> bool:
         # ZkMigrationState.inProgress: metadata.version changes are refused in these states.
@@ -113,18 +134,222 @@ def kip_state(state: ZkMigrationState, driver: MigrationDriverState) -> KipMigra
 # only from 3.6-IV1, which has metadata transactions (ActivationRecordsGenerator.recordsForEmptyLog).
 KIP_MINIMUM_LEVEL = MetadataVersion.IBP_3_4_IV0.feature_level
 KAFKA_EMPTY_LOG_MINIMUM_LEVEL = MetadataVersion.IBP_3_6_IV1.feature_level
+# MetadataVersion.isMetadataTransactionSupported / isControllerRegistrationSupported (3.9).
+TRANSACTIONS_MINIMUM = MetadataVersion.IBP_3_6_IV1
+CONTROLLER_REGISTRATION_MINIMUM = MetadataVersion.IBP_3_7_IV0
+
+MetadataVersionLike = MetadataVersion | int | str
+
+
+def to_metadata_version(mv: MetadataVersionLike) -> MetadataVersion:
+    """A ``MetadataVersion`` from itself, its feature level or its version string ("3.6-IV1")."""
+    if isinstance(mv, MetadataVersion):
+        return mv
+    if isinstance(mv, str):
+        return from_version_string(mv)
+    return from_feature_level(mv)
+
+
+def is_metadata_transaction_supported(mv: MetadataVersion) -> bool:
+    return mv.is_at_least(TRANSACTIONS_MINIMUM)
+
+
+def _label(level: int) -> str:
+    # The version string Kafka prints ("3.4-IV0"); a level Kafka does not define stays a number.
+    try:
+        return str(from_feature_level(level))
+    except ValueError:
+        return str(level)
 
 
 class ActivationError(RuntimeError):
-    """A controller that cannot activate (Kafka throws and the controller resigns)."""
+    """A controller that cannot activate: ``ActivationRecordsGenerator`` throws (a RuntimeException or
+    IllegalStateException) and nothing it generated is written. Kafka's QuorumController then hands the
+    error to its fatal fault handler; the system model lets the controller resign."""
 
 
+# ---------------------------------------------------------------- ActivationRecordsGenerator (Kafka 3.9)
+@dataclass(frozen=True)
+class MetadataRecord:
+    """One record a newly active controller appends, by Kafka's record class and the field that matters
+    here: the transaction name or abort reason, the metadata.version level, the ZkMigrationState."""
+
+    name: str
+    value: str | int | ZkMigrationState | None = None
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return self.name
+        return f"{self.name}({self.value.name if isinstance(self.value, ZkMigrationState) else self.value})"
+
+
+def abort_transaction_record() -> MetadataRecord:
+    return MetadataRecord("AbortTransactionRecord", "Controller failover")
+
+
+def begin_transaction_record(name: str) -> MetadataRecord:
+    return MetadataRecord("BeginTransactionRecord", name)
+
+
+def end_transaction_record() -> MetadataRecord:
+    return MetadataRecord("EndTransactionRecord")
+
+
+def zk_migration_state_record(state: ZkMigrationState) -> MetadataRecord:
+    return MetadataRecord("ZkMigrationStateRecord", state)
+
+
+def metadata_version_record(mv: MetadataVersion) -> MetadataRecord:
+    """The one bootstrap record of ``BootstrapMetadata.fromVersion``: a FeatureLevelRecord for metadata.version."""
+    return MetadataRecord("FeatureLevelRecord", mv.feature_level)
+
+
+@dataclass(frozen=True)
+class ActivationRecords:
+    """``ControllerResult<Void>`` of ActivationRecordsGenerator: the records, whether they go in one atomic
+    batch, and the activation message Kafka logs (the message consumer's argument)."""
+
+    records: tuple[MetadataRecord, ...]
+    atomic: bool
+    message: str
+
+    @property
+    def is_atomic(self) -> bool:
+        return self.atomic
+
+    @property
+    def zk_migration_state(self) -> ZkMigrationState | None:
+        """The ZkMigrationState written, or None when no ZkMigrationStateRecord is."""
+        written = [r.value for r in self.records if r.name == "ZkMigrationStateRecord"]
+        return written[-1] if written and isinstance(written[-1], ZkMigrationState) else None
+
+    @property
+    def aborts_transaction(self) -> bool:
+        return any(r.name == "AbortTransactionRecord" for r in self.records)
+
+
+def records_for_empty_log(transaction_start_offset: int, zk_migration_enabled: bool,
+                          bootstrap_metadata_version: MetadataVersionLike,
+                          bootstrap_source: str = "the default bootstrap",
+                          bootstrap_records: Sequence[MetadataRecord] | None = None) -> ActivationRecords:
+    """``ActivationRecordsGenerator.recordsForEmptyLog``: the bootstrap records, in a metadata transaction
+    from 3.6-IV1 (an atomic batch below), then PRE_MIGRATION or NONE, which is written only from 3.6-IV1;
+    with migration enabled below 3.6-IV1 it throws (Kafka 3.9 moved the empty-log minimum to 3.6-IV1).
+    ``transaction_start_offset`` is -1, or where a partial bootstrap transaction began. Raises
+    ActivationError with Kafka's message (nothing is written then)."""
+    mv = to_metadata_version(bootstrap_metadata_version)
+    boot = tuple(bootstrap_records) if bootstrap_records is not None else (metadata_version_record(mv),)
+    txn = is_metadata_transaction_supported(mv)
+    msg = ["Performing controller activation. "]
+    records: list[MetadataRecord] = []
+    if transaction_start_offset != -1:
+        if not txn:
+            raise ActivationError(f"Detected partial bootstrap records transaction at {transaction_start_offset}, "
+                                  f"but the metadata.version {mv} does not support transactions. Cannot continue.")
+        msg.append(f"Aborting partial bootstrap records transaction at offset {transaction_start_offset}. "
+                   f"Re-appending {len(boot)} bootstrap record(s) in new metadata transaction at metadata.version "
+                   f"{mv} from bootstrap source '{bootstrap_source}'. ")
+        records += [abort_transaction_record(), begin_transaction_record("Bootstrap records")]
+    else:
+        msg.append(f"The metadata log appears to be empty. Appending {len(boot)} bootstrap record(s) ")
+        if txn:
+            records.append(begin_transaction_record("Bootstrap records"))
+            msg.append("in metadata transaction ")
+        msg.append(f"at metadata.version {mv} from bootstrap source '{bootstrap_source}'. ")
+    records += boot
+    if txn:
+        if zk_migration_enabled:
+            msg.append("Putting the controller into pre-migration mode. No metadata updates will be allowed until "
+                       "the ZK metadata has been migrated. ")
+            records.append(zk_migration_state_record(ZkMigrationState.PRE_MIGRATION))
+        else:
+            msg.append("Setting the ZK migration state to NONE since this is a de-novo KRaft cluster. ")
+            records.append(zk_migration_state_record(ZkMigrationState.NONE))
+        records.append(end_transaction_record())
+    elif zk_migration_enabled:
+        raise ActivationError(f"The bootstrap metadata.version {mv} does not support ZK migrations. "
+                              "Cannot continue with ZK migrations enabled.")
+    return ActivationRecords(tuple(records), not txn, "".join(msg).strip())
+
+
+def records_for_non_empty_log(transaction_start_offset: int, zk_migration_enabled: bool,
+                              metadata_version: MetadataVersionLike,
+                              zk_migration_state: ZkMigrationState = ZkMigrationState.NONE) -> ActivationRecords:
+    """``ActivationRecordsGenerator.recordsForNonEmptyLog``: abort an in-progress transaction (which needs
+    3.6-IV1), then check the replayed ZkMigrationState against ``zookeeper.metadata.migration.enable``;
+    below 3.4-IV0 the state is not looked at (and migration enabled throws). Always one atomic batch.
+    ``zk_migration_state`` is the replayed state (NONE when the log has no ZkMigrationStateRecord). Raises
+    ActivationError with Kafka's message: the abort record generated before the throw is not written."""
+    mv = to_metadata_version(metadata_version)
+    msg = ["Performing controller activation. "]
+    records: list[MetadataRecord] = []
+    if transaction_start_offset != -1:
+        if not is_metadata_transaction_supported(mv):
+            raise ActivationError(f"Detected in-progress transaction at offset {transaction_start_offset}, but the "
+                                  f"metadata.version {mv} does not support transactions. Cannot continue.")
+        msg.append(f"Aborting in-progress metadata transaction at offset {transaction_start_offset}. ")
+        records.append(abort_transaction_record())
+    if mv is MINIMUM_KRAFT_VERSION:
+        msg.append("No metadata.version feature level record was found in the log. "
+                   f"Treating the log as version {MINIMUM_KRAFT_VERSION}. ")
+    if zk_migration_enabled and not mv.is_migration_supported():
+        raise ActivationError(f"Should not have ZK migrations enabled on a cluster running metadata.version {mv}")
+    if mv.is_migration_supported():
+        state = zk_migration_state
+        msg.append(f"Loaded ZK migration state of {state.name}. ")
+        if state is ZkMigrationState.NONE:
+            # NONE is the default state and need not be in the log: nothing is written for it.
+            if zk_migration_enabled:
+                raise ActivationError("Should not have ZK migrations enabled on a cluster that was created in "
+                                      "KRaft mode.")
+            msg.append("This is expected because this is a de-novo KRaft cluster.")
+        elif state is ZkMigrationState.PRE_MIGRATION:
+            if not is_metadata_transaction_supported(mv):
+                msg.append("Activating pre-migration controller without empty log. There may be a partial "
+                           "migration. ")
+        elif state is ZkMigrationState.MIGRATION:
+            if not zk_migration_enabled:
+                # Leadership moved to a controller whose migration config is off (a rolling restart of the
+                # quorum that turns it off): Kafka finalizes here.
+                msg.append("Completing the ZK migration since this controller was configured with "
+                           "'zookeeper.metadata.migration.enable' set to 'false'. ")
+                records.append(zk_migration_state_record(ZkMigrationState.POST_MIGRATION))
+            else:
+                msg.append("Staying in ZK migration mode since 'zookeeper.metadata.migration.enable' is still "
+                           "'true'. ")
+        elif state is ZkMigrationState.POST_MIGRATION:
+            if zk_migration_enabled:
+                msg.append("Ignoring 'zookeeper.metadata.migration.enable' value of 'true' since the ZK migration "
+                           "has been completed. ")
+        else:
+            raise ActivationError(f"Unsupported ZkMigrationState {state.name}")  # IllegalStateException
+    return ActivationRecords(tuple(records), True, "".join(msg).strip())
+
+
+def generate_activation_records(is_empty: bool, transaction_start_offset: int, zk_migration_enabled: bool,
+                                metadata_version: MetadataVersionLike,
+                                zk_migration_state: ZkMigrationState = ZkMigrationState.NONE,
+                                bootstrap_source: str = "the default bootstrap") -> ActivationRecords:
+    """``ActivationRecordsGenerator.generate``: the empty log gets the bootstrap records (at the bootstrap
+    metadata.version), a replayed log is checked (at its metadata.version)."""
+    if is_empty:
+        return records_for_empty_log(transaction_start_offset, zk_migration_enabled, metadata_version,
+                                     bootstrap_source)
+    return records_for_non_empty_log(transaction_start_offset, zk_migration_enabled, metadata_version,
+                                     zk_migration_state)
+
+
+# ---------------------------------------------------------------- activation as the system model uses it
 def bootstrap_migration_state(level: int, migration_enabled: bool, profile: str) -> ZkMigrationState:
-    """What the first active controller of an empty log writes (ActivationRecordsGenerator.recordsForEmptyLog)."""
-    minimum = KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else KIP_MINIMUM_LEVEL
+    """The migration state of a new quorum after its first controller activated on an empty log: Kafka's
+    ``recordsForEmptyLog`` (NONE also when no record is written below 3.6-IV1: it is the default) and the
+    KIP's bridge release 3.4-IV0 as the minimum (kip). Raises ActivationError."""
+    if profile == "kafka":
+        written = records_for_empty_log(-1, migration_enabled, level).zk_migration_state
+        return written if written is not None else ZkMigrationState.NONE
     if migration_enabled:
-        if level < minimum:
-            raise ActivationError(f"The bootstrap metadata.version {level} does not support ZK migrations. "
+        if level < KIP_MINIMUM_LEVEL:
+            raise ActivationError(f"The bootstrap metadata.version {_label(level)} does not support ZK migrations. "
                                   "Cannot continue with ZK migrations enabled.")
         return ZkMigrationState.PRE_MIGRATION
     return ZkMigrationState.NONE
@@ -136,34 +361,112 @@ class Activation:
 
     write: ZkMigrationState | None  # a ZkMigrationStateRecord to append, or None
     resign: str | None = None  # the error with which it resigns, or None
-    abort_transaction: bool = False
+    abort_transaction: bool = False  # an AbortTransactionRecord is written (never when it resigns)
 
 
 def activate(state: ZkMigrationState, migration_enabled: bool, all_voters_disabled: bool, transaction_open: bool,
-             profile: str) -> Activation:
-    """``recordsForNonEmptyLog`` (kafka) and KIP-866 "wrong settings" (kip)."""
-    abort = transaction_open  # "the next active controller aborts the transaction" (both)
+             profile: str, level: int | None = None) -> Activation:
+    """``recordsForNonEmptyLog`` (kafka, at metadata.version ``level``, 3.9-IV0 when None) and KIP-866
+    "wrong settings" (kip, which has no metadata.version rule here). A controller that resigns writes
+    nothing: in Kafka the generator throws before any record is appended, the abort record included."""
+    if profile == "kafka":
+        try:
+            r = records_for_non_empty_log(0 if transaction_open else -1, migration_enabled,
+                                          LATEST_PRODUCTION_3_9 if level is None else level, state)
+        except ActivationError as exc:
+            return Activation(None, str(exc), False)
+        return Activation(r.zk_migration_state, None, r.aborts_transaction)
+    abort = transaction_open  # "the next active controller aborts the transaction"
     if state is ZkMigrationState.NONE and migration_enabled:
-        return Activation(None, "Should not have ZK migrations enabled on a cluster that was created in KRaft mode.",
-                          abort)
+        return Activation(None, "Should not have ZK migrations enabled on a cluster that was created in KRaft mode.")
     if state is ZkMigrationState.MIGRATION and not migration_enabled:
-        if profile == "kafka" or all_voters_disabled:
-            # Kafka: "Completing the ZK migration since this controller was configured with
-            # 'zookeeper.metadata.migration.enable' set to 'false'." The KIP finalizes only when the
-            # operator has turned migration off on the whole quorum.
+        if all_voters_disabled:
+            # The KIP finalizes only when the operator has turned migration off on the whole quorum.
             return Activation(ZkMigrationState.POST_MIGRATION, None, abort)
         return Activation(None, "A ZK migration is in progress but this controller is not configured for it "
-                          "(zookeeper.metadata.migration.enable=false): resigning.", abort)
-    if state is ZkMigrationState.PRE_MIGRATION and not migration_enabled and profile == "kip":
-        return Activation(None, "A ZK migration is pending but this controller is not configured for it: resigning.",
-                          abort)
+                          "(zookeeper.metadata.migration.enable=false): resigning.")
+    if state is ZkMigrationState.PRE_MIGRATION and not migration_enabled:
+        return Activation(None, "A ZK migration is pending but this controller is not configured for it: resigning.")
     return Activation(None, None, abort)
+
+
+# ---------------------------------------------------------------- broker registration
+class KafkaApiError(Exception):
+    """An ApiException of the controller; ``error`` is Kafka's exception class."""
+
+    error = "ApiException"
+
+
+class BrokerIdNotRegisteredError(KafkaApiError):
+    error = "BrokerIdNotRegisteredException"
+
+
+class InvalidRegistrationError(KafkaApiError):
+    error = "InvalidRegistrationException"
+
+
+class UnsupportedVersionError(KafkaApiError):
+    error = "UnsupportedVersionException"
+
+
+class ControllerMovedError(KafkaApiError):
+    error = "ControllerMovedException"
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    """The parts of ``BrokerRegistrationRequestData`` the migration checks read. A ZK broker in migration
+    mode sends IsMigratingZkBroker and its IBP as the metadata.version range (KafkaServer); a broker that
+    sends no metadata.version range is taken to support only 3.0-IV1."""
+
+    broker_id: int
+    is_migrating_zk_broker: bool
+    metadata_version_range: tuple[int, int] | None
+    listeners: tuple[str, ...] = ("PLAINTEXT",)
+
+    @staticmethod
+    def zk_broker(broker_id: int, ibp: MetadataVersionLike, listeners: tuple[str, ...] = ("PLAINTEXT",)
+                  ) -> BrokerRegistrationRequest:
+        level = to_metadata_version(ibp).feature_level
+        return BrokerRegistrationRequest(broker_id, True, (level, level), listeners)
+
+
+def register_broker(request: BrokerRegistrationRequest, zk_migration_enabled: bool,
+                    metadata_version: MetadataVersionLike,
+                    zk_migration_state: ZkMigrationState = ZkMigrationState.NONE,
+                    inter_broker_listener_name: str = "PLAINTEXT",
+                    finalized_level: int | None = None) -> None:
+    """``ClusterControlManager.registerBroker`` (3.9), its migration checks in Kafka's order: a ZK broker
+    needs the controller's migration config and a metadata.version that supports the migration; no KRaft
+    broker registers in pre-migration mode; a ZK broker must have the inter-broker listener; the broker's
+    metadata.version range must hold the finalized level (``finalized_level``, the controller's
+    metadata.version when None). Raises the ApiException Kafka throws; returns None when accepted. Not
+    modelled: the cluster id, the incarnation / session checks, log directories, features other than
+    metadata.version. Kafka has no ZkMigrationReady check for brokers and no rule about ids shared by ZK and
+    KRaft brokers (KIP-866 only: zk_broker_registration_error / kraft_broker_registration_error)."""
+    mv = to_metadata_version(metadata_version)
+    if request.is_migrating_zk_broker and not (zk_migration_enabled and mv.is_migration_supported()):
+        raise BrokerIdNotRegisteredError("Controller does not support registering ZK brokers.")
+    if not request.is_migrating_zk_broker and zk_migration_state is ZkMigrationState.PRE_MIGRATION:
+        raise BrokerIdNotRegisteredError("Controller is in pre-migration mode and cannot register KRaft brokers "
+                                         "until the metadata migration is complete.")
+    if request.is_migrating_zk_broker and inter_broker_listener_name not in request.listeners:
+        raise InvalidRegistrationError(f"Broker does not have the current inter.broker.listener "
+                                       f"{inter_broker_listener_name}")
+    finalized = mv.feature_level if finalized_level is None else finalized_level
+    lo, hi = request.metadata_version_range or (MINIMUM_KRAFT_VERSION.feature_level,) * 2
+    if not lo <= finalized <= hi:
+        # ClusterControlManager.processRegistrationFeature
+        raise UnsupportedVersionError(f"Unable to register because the broker does not support finalized version "
+                                      f"{finalized} of metadata.version. The broker wants a version between {lo} "
+                                      f"and {hi}, inclusive.")
 
 
 @dataclass(frozen=True)
 class ZkBrokerRegistration:
     """``BrokerRegistrationRequest`` v1+ from a ZK broker: its IBP as the metadata.version range, and
-    ``ZkMigrationReady`` (present only when it runs with the migration configs)."""
+    ``ZkMigrationReady`` (the KIP's flag, present only when it runs with the migration configs; Kafka 3.9
+    sends IsMigratingZkBroker instead, and only with the migration configs)."""
 
     broker_id: int
     ibp: int
@@ -171,9 +474,19 @@ class ZkBrokerRegistration:
 
 
 def zk_broker_registration_error(reg: ZkBrokerRegistration, quorum_level: int, migration_enabled: bool,
-                                 kraft_broker_ids: frozenset[int] = frozenset()) -> str | None:
-    """KIP-866 "Broker registration": accepted only when its metadata.version equals the quorum's and
-    ZkMigrationReady is set; a KRaft broker reusing a ZK broker's id is rejected. None when accepted."""
+                                 kraft_broker_ids: frozenset[int] = frozenset(), profile: str = "kip") -> str | None:
+    """A ZK broker's registration: the error message, None when accepted.
+
+    kip (KIP-866 "Broker registration"): accepted only when the controller runs with the migration config,
+    ZkMigrationReady is set, no KRaft broker has its id and its metadata.version equals the quorum's.
+    kafka: ``register_broker`` (``zk_migration_ready`` and ``kraft_broker_ids`` play no part)."""
+    if profile == "kafka":
+        try:
+            register_broker(BrokerRegistrationRequest(reg.broker_id, True, (reg.ibp, reg.ibp)), migration_enabled,
+                            quorum_level)
+        except KafkaApiError as exc:
+            return str(exc)
+        return None
     if not migration_enabled:
         return "The controller is not configured for a ZK migration (zookeeper.metadata.migration.enable=false)."
     if not reg.zk_migration_ready:
@@ -187,15 +500,72 @@ def zk_broker_registration_error(reg: ZkBrokerRegistration, quorum_level: int, m
 
 
 def kraft_broker_registration_error(broker_id: int, zk_broker_ids: frozenset[int]) -> str | None:
-    """A KRaft broker that reuses the id of a ZK broker is rejected (KIP-866 "Broker registration")."""
+    """KIP-866 only (kip): a KRaft broker that reuses the id of a ZK broker is rejected ("Broker
+    registration"). Kafka 3.9 has no such rule."""
     if broker_id in zk_broker_ids:
         return f"Broker id {broker_id} belongs to a ZK broker taking part in the migration."
     return None
 
 
-def claim_controller_epoch(zk_epoch: int, kraft_epoch_in_zk: int, kraft_epoch: int) -> int | None:
-    """``tryRegisterKRaftControllerAsActiveController``: the new /controller_epoch (current + 1), or None when
-    /controller already names a KRaft controller with the same or a newer KRaft epoch."""
-    if kraft_epoch_in_zk >= kraft_epoch:
+# ---------------------------------------------------------------- the controller quorum
+def reason_all_controllers_zk_migration_not_ready(metadata_version: MetadataVersionLike,
+                                                  quorum_node_ids: Sequence[int],
+                                                  controllers: Mapping[int, bool]) -> str | None:
+    """``QuorumFeatures.reasonAllControllersZkMigrationNotReady`` (3.9): why the driver stays in
+    WAIT_FOR_CONTROLLER_QUORUM, or None. ``controllers`` maps each registered controller to its
+    ZkMigrationReady. Below 3.7-IV0 there are no controller registrations and nothing is checked."""
+    mv = to_metadata_version(metadata_version)
+    if not mv.is_migration_supported():
+        return f"The metadata.version too low at {mv}"
+    if not mv.is_at_least(CONTROLLER_REGISTRATION_MINIMUM):
         return None
-    return zk_epoch + 1
+    for node in quorum_node_ids:
+        if node not in controllers:
+            return f"No registration found for controller {node}"
+        if not controllers[node]:
+            return f"Controller {node} has not enabled zookeeper.metadata.migration.enable"
+    return None
+
+
+# ---------------------------------------------------------------- the take-over of /controller
+class IllegalStateError(RuntimeError):
+    """Kafka's IllegalStateException."""
+
+
+@dataclass(frozen=True)
+class KRaftRegistrationResult:
+    """``SuccessfulRegistrationResult``: the /controller_epoch written and its new znode version."""
+
+    controller_epoch: int
+    controller_epoch_zk_version: int
+
+
+def try_register_kraft_controller_as_active_controller(
+        kraft_controller_id: int, kraft_controller_epoch: int, controller_epoch: int | None,
+        controller_epoch_zk_version: int = 0, kraft_epoch_in_zk: int | None = None) -> KRaftRegistrationResult:
+    """``KafkaZkClient.tryRegisterKRaftControllerAsActiveController`` (3.9) without concurrent writers:
+    ``controller_epoch`` is /controller_epoch (None when absent), ``kraft_epoch_in_zk`` the KRaft epoch
+    /controller holds (None when /controller is absent or names a ZK broker). /controller_epoch becomes its
+    value + 1 by a write conditional on its version. The KRaft epoch is checked first. The failed multi-op
+    of a concurrent writer (FailedRegistrationResult) is not modelled here."""
+    if kraft_epoch_in_zk is not None and kraft_epoch_in_zk >= kraft_controller_epoch:
+        raise ControllerMovedError(f"Cannot register KRaft controller {kraft_controller_id} with epoch "
+                                   f"{kraft_controller_epoch} as the current controller register in ZK has the same "
+                                   f"or newer epoch {kraft_epoch_in_zk}.")
+    if controller_epoch is None:
+        raise IllegalStateError(f"Cannot register KRaft controller {kraft_controller_id} as the active controller "
+                                "since there is no ZK controller epoch present.")
+    return KRaftRegistrationResult(controller_epoch + 1, controller_epoch_zk_version + 1)
+
+
+def claim_controller_epoch(zk_epoch: int | None, kraft_epoch_in_zk: int, kraft_epoch: int) -> int | None:
+    """The take-over as the driver sees it: the new /controller_epoch (current + 1), or None when the claim
+    fails and the driver stays in BECOME_CONTROLLER to retry: /controller already names a KRaft controller
+    with the same or a newer KRaft epoch (ControllerMovedException), or /controller_epoch is absent (None or
+    negative: IllegalStateException). Both reach the driver's non-fatal fault handler."""
+    try:
+        return try_register_kraft_controller_as_active_controller(
+            0, kraft_epoch, None if zk_epoch is None or zk_epoch < 0 else zk_epoch,
+            kraft_epoch_in_zk=kraft_epoch_in_zk if kraft_epoch_in_zk >= 0 else None).controller_epoch
+    except (ControllerMovedError, IllegalStateError):
+        return None

@@ -167,7 +167,7 @@ class ZkMigrationSystem(DataclassSystem):
                             self.restart_zk_broker(s, b, True, c.broker_ibp - 1)))
             if (br.mode is BrokerMode.ZK and br.migration and not br.registered and self._leader_ok(s)
                     and zk_broker_registration_error(ZkBrokerRegistration(b, br.ibp, True), c.quorum_level,
-                                                     s.voters[s.leader].migration) is None):
+                                                     s.voters[s.leader].migration, profile=c.profile) is None):
                 out.append((Action.of("RegisterZkBroker", broker=b), self._put_broker(s, b, registered=True)))
             if s.migration is ZkMigrationState.MIGRATION and br.mode is BrokerMode.ZK and br.registered \
                     and quorum_up:
@@ -288,15 +288,20 @@ class ZkMigrationSystem(DataclassSystem):
         all_off = all(not x.migration for x in s.voters)
         if "finalize_without_every_voter" in self.muts:
             all_off = True
-        act = activate(s.migration, voter.migration, all_off, s.txn, self.config.profile)
+        act = activate(s.migration, voter.migration, all_off, s.txn, self.config.profile, self.config.quorum_level)
         # To be elected, v's Raft client left its old state first (candidate, or follower of the epoch
         # between), which fires KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver
         # reaches INACTIVE, forgetting what it held of ZooKeeper, before it can act as the new leader
         # (KRaftMigrationDriver.KRaftLeaderEvent; INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM is the only way in).
         # Its stale steps before that are modelled before this election, where they have the same effect.
         fresh = replace(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)
+        # The transaction is closed also when the controller resigns, though it then writes nothing (Kafka's
+        # generator throws before the abort record is appended, and the fatal fault handler stops the
+        # process). Unreachable here: an open transaction means PRE_MIGRATION, where only a voter without
+        # the migration config resigns, and no voter is without it before MIGRATION.
+        closed = act.abort_transaction or act.resign is not None
         nxt = replace(s, voters=_put(s.voters, v, fresh), leader=v, raft_epoch=s.raft_epoch + 1,
-                      txn=False if act.abort_transaction else s.txn)
+                      txn=False if closed else s.txn)
         if act.write is not None:
             nxt = replace(nxt, migration=act.write)
         if act.resign is not None:
@@ -401,8 +406,10 @@ class ZkMigrationSystem(DataclassSystem):
         """Take over /controller and /controller_epoch, then write /migration unconditionally to learn its
         latest version (KAFKA-16171 / KAFKA-16667)."""
         z = s.zk
-        current = z.controller_epoch if z.controller_epoch >= 0 else 0
-        epoch = claim_controller_epoch(current, z.kraft_epoch, s.raft_epoch)
+        # No /controller_epoch: Kafka throws IllegalStateException and the driver retries (unreachable here:
+        # only the KIP's rollback deletes it, after the quorum is shut down).
+        epoch = claim_controller_epoch(z.controller_epoch if z.controller_epoch >= 0 else None, z.kraft_epoch,
+                                       s.raft_epoch)
         if epoch is None:
             return None
         if "kraft_epoch_not_above_zk" in self.muts:
