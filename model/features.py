@@ -113,7 +113,9 @@ class FeaturesZ3(SymbolicSystem):
             raise ValueError(f"features not in the config: {sorted(unknown)}")
 
     def _get_ranges(self, vals: Mapping[str, Value], prefix: str) -> tuple[tuple[str, FinalizedVersionRange], ...]:
-        return tuple((f, FinalizedVersionRange(int(vals[f"{prefix}.{f}.min"]), int(vals[f"{prefix}.{f}.max"])))
+        # Unchecked: an induction counterexample may hold a range the constructor would refuse.
+        return tuple((f, FinalizedVersionRange.unchecked(int(vals[f"{prefix}.{f}.min"]),
+                                                         int(vals[f"{prefix}.{f}.max"])))
                      for f in self.feats if vals[f"{prefix}.{f}.has"])
 
     def values(self, s: FeaturesState) -> dict[str, Value]:

@@ -1,4 +1,4 @@
-"""KIP-584 at the API level: version ranges, the ``/features`` node, ``UpdateFeatures`` and its rules.
+"""KIP-584 at the API level: version ranges, the feature node, ``UpdateFeatures`` and its rules.
 
 Names follow the KIP and Kafka's ZooKeeper-mode code (``SupportedVersionRange``,
 ``FinalizedVersionRange``, ``FeatureZNode``, ``KafkaController.processFeatureUpdates``). Everything
@@ -6,7 +6,10 @@ here is immutable: the controller returns its next self instead of mutating.
 
 Two semantics profiles (``profile``): ``kip`` follows the KIP text; ``kafka`` follows what Apache Kafka
 2.7-3.x shipped in ZooKeeper mode (``core/.../controller/KafkaController.scala`` ``validateFeatureUpdate``
-and ``newFinalizedVersionRangeOrIncompatibilityError``, ``core/.../server/BrokerFeatures.scala``).
+and ``newFinalizedVersionRangeOrIncompatibilityError``, ``core/.../server/KafkaApis.scala``
+``handleUpdateFeatures``, ``core/.../zk/ZkData.scala`` ``FeatureZNode``, ``core/.../server/BrokerFeatures.scala``).
+The version ranges, their maps and strings, and the Admin client's checks are Kafka's
+(``clients/.../common/feature/*.java``, ``clients/.../admin/FeatureUpdate.java``) in both profiles.
 Two update semantics (``semantics``): ``partial`` (KIP-584 as first written: "The API is not
 transactional") and ``atomic`` (the revision: "if a single [update] can not be done, none of feature
 updates are done").
@@ -15,8 +18,10 @@ updates are done").
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 Profile = str  # "kip" | "kafka"
 Semantics = str  # "partial" | "atomic"
@@ -31,6 +36,36 @@ class Errors(enum.IntEnum):
     INVALID_REQUEST = 42
     FEATURE_UPDATE_FAILED = 96
 
+    @property
+    def default_message(self) -> str | None:
+        """``Errors.message()``: what ``new ApiError(error)`` carries when no message is given."""
+        return _DEFAULT_MESSAGES.get(self)
+
+    @property
+    def exception_class(self) -> str | None:
+        """The class of ``Errors.exception()``, as the Admin client's callers see it (``Throwable.toString``)."""
+        return _EXCEPTION_CLASSES.get(self)
+
+    def exception_string(self, message: str | None) -> str:
+        """``error.exception(message).toString()``: a null message falls back to the default one."""
+        text = message if message is not None else self.default_message
+        return f"{self.exception_class}: {text}" if text is not None else str(self.exception_class)
+
+
+_DEFAULT_MESSAGES = {
+    Errors.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    Errors.NOT_CONTROLLER: "This is not the correct controller for this cluster.",
+    Errors.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library or "
+                            "the message was sent to an incompatible broker. See the broker logs for more details.",
+    Errors.FEATURE_UPDATE_FAILED: "Unable to update finalized features due to an unexpected server error.",
+}
+_EXCEPTION_CLASSES = {
+    Errors.CLUSTER_AUTHORIZATION_FAILED: "org.apache.kafka.common.errors.ClusterAuthorizationException",
+    Errors.NOT_CONTROLLER: "org.apache.kafka.common.errors.NotControllerException",
+    Errors.INVALID_REQUEST: "org.apache.kafka.common.errors.InvalidRequestException",
+    Errors.FEATURE_UPDATE_FAILED: "org.apache.kafka.common.errors.FeatureUpdateFailedException",
+}
+
 
 class FeatureZNodeStatus(enum.Enum):
     """KIP-584 "Feature ZK node status": Disabled (0) / Enabled (1)."""
@@ -39,42 +74,106 @@ class FeatureZNodeStatus(enum.Enum):
     ENABLED = 1
 
 
+def _check_range(min_value: int, max_value: int) -> None:
+    # BaseVersionRange's constructor check, with its message (IllegalArgumentException there).
+    if min_value < 1 or max_value < 1 or max_value < min_value:
+        raise ValueError("Expected minValue >= 1, maxValue >= 1 and maxValue >= minValue, but received "
+                         f"minValue: {min_value}, maxValue: {max_value}")
+
+
+def _map_string(values: Mapping[str, object]) -> str:
+    # BaseVersionRange.mapToString: "key:value" pairs joined by ", ".
+    return ", ".join(f"{k}:{v}" for k, v in values.items())
+
+
+def _value_or_throw(key: str, values: Mapping[str, int]) -> int:
+    # BaseVersionRange.valueOrThrow.
+    value = values.get(key)
+    if value is None:
+        raise ValueError(f"{key} absent in [{_map_string(values)}]")
+    return value
+
+
 @dataclass(frozen=True, order=True)
 class SupportedVersionRange:
-    """What a broker binary supports for one feature: ``1 <= min_version <= max_version``."""
+    """What a broker binary supports for one feature: ``1 <= min_version <= max_version``
+    (``clients/.../common/feature/SupportedVersionRange.java``)."""
+
+    MIN_KEY: ClassVar[str] = "min_version"
+    MAX_KEY: ClassVar[str] = "max_version"
 
     min_version: int
     max_version: int
 
     def __post_init__(self) -> None:
-        if not 1 <= self.min_version <= self.max_version:
-            raise ValueError(f"invalid supported range [{self.min_version}, {self.max_version}]: "
-                             "need 1 <= min_version <= max_version")
+        _check_range(self.min_version, self.max_version)
 
     def __contains__(self, level: object) -> bool:
         return isinstance(level, int) and self.min_version <= level <= self.max_version
 
+    def min(self) -> int:
+        return self.min_version
+
+    def max(self) -> int:
+        return self.max_version
+
+    def to_map(self) -> dict[str, int]:
+        return {self.MIN_KEY: self.min_version, self.MAX_KEY: self.max_version}
+
+    @classmethod
+    def from_map(cls, values: Mapping[str, int]) -> SupportedVersionRange:
+        return cls(_value_or_throw(cls.MIN_KEY, values), _value_or_throw(cls.MAX_KEY, values))
+
     def __str__(self) -> str:
-        return f"[{self.min_version}, {self.max_version}]"
+        return f"SupportedVersionRange[{_map_string(self.to_map())}]"
 
 
 @dataclass(frozen=True, order=True)
 class FinalizedVersionRange:
-    """Cluster-wide finalized levels of one feature: ``1 <= min_version_level <= max_version_level``."""
+    """Cluster-wide finalized levels of one feature: ``1 <= min_version_level <= max_version_level``
+    (``clients/.../common/feature/FinalizedVersionRange.java``)."""
+
+    MIN_KEY: ClassVar[str] = "min_version_level"
+    MAX_KEY: ClassVar[str] = "max_version_level"
 
     min_version_level: int
     max_version_level: int
 
-    # No check in the constructor: a state holding a bad range must be representable, or the property
-    # "1 <= min <= max" could never be seen to fail. Inputs are checked with ``of``.
+    def __post_init__(self) -> None:
+        _check_range(self.min_version_level, self.max_version_level)
+
+    @classmethod
+    def unchecked(cls, min_version_level: int, max_version_level: int) -> FinalizedVersionRange:
+        """A range without the constructor's check: the symbolic model must be able to build any state,
+        a bad range included, or the property "1 <= min <= max" could never be seen to fail there."""
+        r = object.__new__(cls)
+        object.__setattr__(r, "min_version_level", min_version_level)
+        object.__setattr__(r, "max_version_level", max_version_level)
+        return r
+
     @staticmethod
     def of(min_version_level: int, max_version_level: int) -> FinalizedVersionRange:
-        if not 1 <= min_version_level <= max_version_level:
-            raise ValueError(f"invalid finalized range [{min_version_level}, {max_version_level}]")
         return FinalizedVersionRange(min_version_level, max_version_level)
 
+    def min(self) -> int:
+        return self.min_version_level
+
+    def max(self) -> int:
+        return self.max_version_level
+
+    def is_incompatible_with(self, supported: SupportedVersionRange) -> bool:
+        """``isIncompatibleWith``: the finalized range does not lie inside the supported range."""
+        return self.min_version_level < supported.min_version or self.max_version_level > supported.max_version
+
+    def to_map(self) -> dict[str, int]:
+        return {self.MIN_KEY: self.min_version_level, self.MAX_KEY: self.max_version_level}
+
+    @classmethod
+    def from_map(cls, values: Mapping[str, int]) -> FinalizedVersionRange:
+        return cls(_value_or_throw(cls.MIN_KEY, values), _value_or_throw(cls.MAX_KEY, values))
+
     def __str__(self) -> str:
-        return f"[{self.min_version_level}, {self.max_version_level}]"
+        return f"FinalizedVersionRange[{_map_string(self.to_map())}]"
 
 
 # A broker's supported features and the finalized features are kept as sorted tuples of pairs so that
@@ -90,7 +189,7 @@ def supported_features(items: Mapping[str, tuple[int, int]] | Iterable[tuple[str
 
 
 def finalized_features(items: Mapping[str, tuple[int, int]]) -> FinalizedFeatures:
-    return tuple(sorted((name, FinalizedVersionRange.of(lo, hi)) for name, (lo, hi) in items.items()))
+    return tuple(sorted((name, FinalizedVersionRange(lo, hi)) for name, (lo, hi) in items.items()))
 
 
 def lookup(features: tuple[tuple[str, object], ...], name: str) -> object | None:
@@ -100,18 +199,82 @@ def lookup(features: tuple[tuple[str, object], ...], name: str) -> object | None
     return None
 
 
+# Kafka's ``Features`` (a map of name -> range) over the tuples above: toMap, from*FeaturesMap, toString.
+def features_to_map(features: SupportedFeatures | FinalizedFeatures) -> dict[str, dict[str, int]]:
+    return {name: r.to_map() for name, r in features}
+
+
+def supported_features_from_map(values: Mapping[str, Mapping[str, int]]) -> SupportedFeatures:
+    return tuple(sorted((name, SupportedVersionRange.from_map(m)) for name, m in values.items()))
+
+
+def finalized_features_from_map(values: Mapping[str, Mapping[str, int]]) -> FinalizedFeatures:
+    return tuple(sorted((name, FinalizedVersionRange.from_map(m)) for name, m in values.items()))
+
+
+def features_str(features: SupportedFeatures | FinalizedFeatures) -> str:
+    return "Features{" + ", ".join(f"({name} -> {r})" for name, r in features) + "}"
+
+
+class JsonMappingException(ValueError):
+    """Jackson's ``JsonMappingException`` as Kafka's JSON helpers raise it (a missing field, a value of the
+    wrong type). A ``ValueError`` here so that every decoding failure is one type for callers."""
+
+
+def _json_str(value: object) -> str:
+    # Jackson's JsonNode.toString: compact JSON.
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _json_int(value: object) -> int:
+    # kafka.utils.json.DecodeJson.IntDecodeJson: only a JSON int (Jackson's isInt: 32-bit) decodes.
+    if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
+        raise JsonMappingException(f"Expected `Int` value, received {_json_str(value)}")
+    return value
+
+
+def _json_object(value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise JsonMappingException(f"Expected JSON object, received {_json_str(value)}")
+    return value
+
+
+def _java_map_str(values: Mapping[str, Mapping[str, int]]) -> str:
+    # java.util.AbstractMap.toString of the nested map Kafka builds while decoding.
+    inner = (k + "={" + ", ".join(f"{lk}={lv}" for lk, lv in v.items()) + "}" for k, v in values.items())
+    return "{" + ", ".join(inner) + "}"
+
+
 @dataclass(frozen=True)
 class FeatureZNode:
-    """The ``/features`` ZooKeeper node.
+    """The feature ZooKeeper node (``core/.../zk/ZkData.scala`` ``FeatureZNode``).
 
     ``epoch`` is the ZooKeeper version of the node, which the KIP exposes as ``FinalizedFeaturesEpoch``
     and which rises by one on every write ("Upon successful write, ZK should automatically increment
-    the version of the node by 1"). The JSON's own ``version`` key is the schema version, always 0.
+    the version of the node by 1"). It lives in the node's Stat, not in its JSON: ``encode`` leaves it out
+    and ``decode`` takes it as an argument. The JSON's own ``version`` key is the schema version; it and
+    the node's path differ by profile (``schema_version``, ``path``).
+
+    ``encode`` / ``decode`` are Kafka's functions with Kafka's error messages, so their profile defaults to
+    ``kafka``; under ``kip`` they write and accept the KIP's schema version 0.
     """
+
+    V1: ClassVar[int] = 1  # Kafka: "V1 contains 'version', 'status' and 'features' keys"
+    CURRENT_VERSION: ClassVar[int] = 1
+    KIP_VERSION: ClassVar[int] = 0  # the KIP's schema example: "version": 0
 
     status: FeatureZNodeStatus
     features: FinalizedFeatures
-    epoch: int
+    epoch: int = 0
+
+    @staticmethod
+    def path(profile: Profile = "kafka") -> str:
+        # The KIP proposes '/features'; Kafka shipped '/feature'.
+        return "/feature" if profile == "kafka" else "/features"
+
+    @staticmethod
+    def schema_version(profile: Profile = "kafka") -> int:
+        return FeatureZNode.CURRENT_VERSION if profile == "kafka" else FeatureZNode.KIP_VERSION
 
     def get(self, name: str) -> FinalizedVersionRange | None:
         r = lookup(self.features, name)
@@ -119,6 +282,48 @@ class FeatureZNode:
 
     def write(self, status: FeatureZNodeStatus, features: FinalizedFeatures) -> FeatureZNode:
         return FeatureZNode(status, features, self.epoch + 1)
+
+    def encode(self, profile: Profile = "kafka") -> bytes:
+        """``FeatureZNode.encode``: ``{"version":..,"status":0|1,"features":{f:{"min_version_level":..,
+        "max_version_level":..}}}``."""
+        return _json_str({"version": FeatureZNode.schema_version(profile), "status": self.status.value,
+                          "features": features_to_map(self.features)}).encode("utf-8")
+
+    @staticmethod
+    def decode(data: bytes | str, epoch: int = 0, profile: Profile = "kafka") -> FeatureZNode:
+        """``FeatureZNode.decode``: its checks in Kafka's order, with its messages. Every failure is a
+        ``ValueError`` (Kafka: IllegalArgumentException, or Jackson's JsonMappingException for a missing
+        ``version`` or a value of the wrong type)."""
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"Failed to parse feature information: {text}") from exc
+        info = _json_object(parsed)
+        if "version" not in info:
+            raise JsonMappingException("No such field exists: `version`")
+        version = _json_int(info["version"])
+        if version < FeatureZNode.schema_version(profile):
+            raise ValueError(f"Unsupported version: {version} of feature information: {text}")
+        raw = info.get("features")
+        if raw is None:
+            raise ValueError(f"Features map can not be absent in: {text}")
+        features_map = {name: {k: _json_int(v) for k, v in _json_object(m).items()}
+                        for name, m in _json_object(raw).items()}
+        raw_status = info.get("status")
+        if raw_status is None:
+            raise ValueError(f"Status can not be absent in feature information: {text}")
+        status_id = _json_int(raw_status)
+        status = next((st for st in FeatureZNodeStatus if st.value == status_id), None)
+        if status is None:
+            # Kafka formats the Option it holds: "Some(2)".
+            raise ValueError(f"Malformed status: Some({status_id}) found in feature information: {text}")
+        try:
+            features = finalized_features_from_map(features_map)
+        except ValueError as exc:
+            raise ValueError("Unable to convert to finalized features from map: "
+                             f"{_java_map_str(features_map)}") from exc
+        return FeatureZNode(status, features, epoch)
 
 
 def incompatible_features(supported: SupportedFeatures, finalized: FinalizedFeatures,
@@ -137,7 +342,7 @@ def incompatible_features(supported: SupportedFeatures, finalized: FinalizedFeat
         if not isinstance(sup, SupportedVersionRange):
             bad.append(name)
         elif profile == "kafka":
-            if sup.min_version > rng.min_version_level or sup.max_version < rng.max_version_level:
+            if rng.is_incompatible_with(sup):
                 bad.append(name)
         elif rng.max_version_level not in sup:
             bad.append(name)
@@ -153,7 +358,12 @@ def is_compatible(supported: SupportedFeatures, node: FeatureZNode | None, profi
 
 @dataclass(frozen=True)
 class FeatureUpdate:
-    """One ``FeatureUpdateKey``: a level < 1 asks for deletion."""
+    """One ``FeatureUpdateKey`` of the request as it reaches the controller: a level < 1 asks for deletion.
+
+    Unchecked on purpose: a raw request may carry a level < 1 without ``allowDowngrade`` (the controller's
+    own check answers it). The Admin client's checks are in :class:`AdminFeatureUpdate` and
+    :func:`admin_update_features_request`.
+    """
 
     feature: str
     max_version_level: int
@@ -172,6 +382,37 @@ class UpdateFeaturesRequest:
     # request's ValidateOnly field (KIP-778); here it is part of the request so that the controller's
     # own validation answers the dry run.
     dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class AdminFeatureUpdate:
+    """The Admin client's ``org.apache.kafka.clients.admin.FeatureUpdate`` (the feature name is its map key)."""
+
+    max_version_level: int
+    allow_downgrade: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_version_level < 1 and not self.allow_downgrade:
+            raise ValueError("The allowDowngrade flag should be set when the provided "
+                             f"maxVersionLevel:{self.max_version_level} is < 1.")
+
+    def __str__(self) -> str:
+        return (f"FeatureUpdate{{maxVersionLevel:{self.max_version_level}, "
+                f"allowDowngrade:{str(self.allow_downgrade).lower()}}}")
+
+
+def admin_update_features_request(updates: Mapping[str, AdminFeatureUpdate], timeout_ms: int = 60000
+                                  ) -> UpdateFeaturesRequest:
+    """``KafkaAdminClient.updateFeatures``' checks before it sends anything, then the request it builds.
+    Being a map, the Admin client can never send two updates for one feature."""
+    if not updates:
+        raise ValueError("Feature updates can not be null or empty.")
+    for feature in updates:
+        # Java's String.trim: strips every char <= ' '.
+        if not feature.strip("".join(map(chr, range(33)))):
+            raise ValueError("Provided feature can not be empty.")
+    return UpdateFeaturesRequest(tuple(FeatureUpdate(f, u.max_version_level, u.allow_downgrade)
+                                       for f, u in updates.items()), timeout_ms)
 
 
 @dataclass(frozen=True)
@@ -224,17 +465,21 @@ class FeatureController:
         assert self.node is not None
         existing = dict(self.node.features)
         target = dict(existing)
-        results: list[UpdatableFeatureResult] = []
+        # One result per feature. Kafka 2.8 keys its errors by feature name and does not reject a feature
+        # named twice (only the kip profile does, in _top_level_error): each update is validated against
+        # the existing node, a valid one overwrites the target, and the last update's result is reported.
+        by_feature: dict[str, UpdatableFeatureResult] = {}
         for update in request.feature_updates:
             outcome = self._validate(update, existing.get(update.feature))
             if isinstance(outcome, UpdatableFeatureResult):
-                results.append(outcome)
+                by_feature[update.feature] = outcome
                 continue
             if outcome is None:
                 target.pop(update.feature, None)
             else:
                 target[update.feature] = outcome
-            results.append(UpdatableFeatureResult(update.feature, Errors.NONE))
+            by_feature[update.feature] = UpdatableFeatureResult(update.feature, Errors.NONE)
+        results = list(by_feature.values())
         failed = any(r.error is not Errors.NONE for r in results)
         if failed and self.semantics == "atomic" and "apply_partially_when_atomic" not in self.mutations:
             # The revision: if one update cannot be applied, none is. The updates that were valid on
@@ -254,18 +499,18 @@ class FeatureController:
     # -------------------------------------------------------------------- rules
     def _top_level_error(self, request: UpdateFeaturesRequest, can_alter: bool
                          ) -> tuple[Errors, str] | None:
-        # Kafka checks authorization first (KafkaApis.handleUpdateFeatures), then whether versioning is
-        # enabled, then whether this broker is the active controller (KafkaController.processFeatureUpdates).
-        # The KIP lists the two top-level errors without an order; the kip profile uses Kafka's order.
+        # KafkaApis.handleUpdateFeatures: authorization, then NOT_CONTROLLER, then "versioning disabled".
+        # The KIP lists the top-level errors without an order, so both profiles use Kafka's. Messages are
+        # Kafka's: ApiError(error) carries the error's default message.
         if not can_alter:
-            return Errors.CLUSTER_AUTHORIZATION_FAILED, "UpdateFeatures requires ALTER on the CLUSTER resource."
-        if not self.versioning_enabled or self.node is None or self.node.status is FeatureZNodeStatus.DISABLED:
-            return Errors.INVALID_REQUEST, "Feature versioning system is disabled."
+            return Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
         if not self.is_active:
             return Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster."
+        if not self.versioning_enabled or self.node is None or self.node.status is FeatureZNodeStatus.DISABLED:
+            return Errors.INVALID_REQUEST, "Feature versioning system is disabled."
         names = [u.feature for u in request.feature_updates]
-        if len(names) != len(set(names)):
-            # FeatureUpdates is keyed by feature name (mapKey in the schema): one update per feature.
+        if self.profile == "kip" and len(names) != len(set(names)):
+            # KIP silent; the schema keys FeatureUpdates by feature name (mapKey), so one update per feature.
             return Errors.INVALID_REQUEST, "A feature may appear only once in a request."
         return None
 
@@ -337,11 +582,14 @@ class FeatureController:
         if "skip_range_check" in self.mutations:
             return new
         probe = ((update.feature, new),)
-        for broker_id, supported in self.live_brokers:
-            if incompatible_features(supported, probe, self.profile):
-                return self._fail(update, incompatible,
-                                  f"Could not apply finalized feature update because broker {broker_id} has "
-                                  "incompatible versions for the feature.")
+        bad = [broker_id for broker_id, supported in self.live_brokers
+               if incompatible_features(supported, probe, self.profile)]
+        if bad and self.profile == "kafka":
+            return self._fail(update, incompatible, "Could not apply finalized feature update because brokers were "
+                              "found to have incompatible versions for the feature.")
+        if bad:
+            return self._fail(update, incompatible, f"Could not apply finalized feature update because broker "
+                              f"{bad[0]} has incompatible versions for the feature.")
         return new
 
     # -------------------------------------------------------------------- controller-side events
