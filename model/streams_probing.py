@@ -405,6 +405,8 @@ class StreamsProbingZ3(SymbolicSystem):
         raw: list[tuple[Any, Any]] = []  # (condition, [(name, subcondition, effect)])
         raw.append((z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))]))
         if not kip and probing:
+            # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
+            raw.append((z3.And(received >= 4, err == 2), none))
             raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
         raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
         if not probing:

@@ -1,22 +1,30 @@
 """KIP-268 at the API level: byte encodings (checked against layouts written out by hand from Kafka's
-``SubscriptionInfo`` / ``AssignmentInfo``), decoding errors, ``upgrade.from``, the leader's ``assign()`` and
-the member's ``onAssignment()`` under both profiles."""
+``SubscriptionInfo`` / ``AssignmentInfo`` and against bytes and answers of the JVM, tests/data/
+streams_probing_jvm.json), Kafka's unit tests (2.0 / 2.1 ``SubscriptionInfoTest``, ``AssignmentInfoTest``),
+decoding errors, ``upgrade.from``, the leader's ``assign()`` and the member's ``onAssignment()`` under both
+profiles."""
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from reference_impl.streams_probing import api
+from reference_impl.streams_probing import api, jvm
 from reference_impl.streams_probing.api import (
     AssignmentInfo,
     AssignorError,
+    BufferUnderflowException,
     HostInfo,
+    IllegalArgumentException,
     IllegalStateException,
     MemberOutcome,
+    NegativeArraySizeException,
     SubscriptionInfo,
     TaskAssignmentException,
     TaskId,
@@ -70,17 +78,58 @@ def test_subscription_round_trip(version: int) -> None:
 
 
 def test_subscription_decode_errors() -> None:
+    """``SubscriptionInfo.decode`` reads a raw ``ByteBuffer`` (Kafka 2.0 / 2.1, the JVM's answers)."""
     data = api.encode_subscription(SubscriptionInfo.of(3, 3, PID, frozenset({TaskId(0, 1)})))
     for cut in (0, 3, 9, len(data) - 1):
-        with pytest.raises(TaskAssignmentException, match="truncated"):
+        with pytest.raises(BufferUnderflowException):
             api.decode_subscription(data[:cut])
-    with pytest.raises(TaskAssignmentException, match="version=0"):
-        api.decode_subscription(_i(0))
-    bad_count = _i(3, 3) + struct.pack(">qq", 1, 2) + _i(-1)
-    with pytest.raises(TaskAssignmentException, match="negative count -1"):
-        api.decode_subscription(bad_count)
-    with pytest.raises(IllegalStateException, match="between 1 and 3"):
+    # 2.1 decodes a version 4 subscription in full: two ints are not enough.
+    with pytest.raises(BufferUnderflowException):
+        api.decode_subscription(_i(4, 7), latest_supported=4)
+    head = _i(2) + PID.bytes
+    # A negative task count reads no task (a for loop), a negative endpoint length is `new byte[-2]`.
+    assert api.decode_subscription(head + _i(-1, -1, 0)) == SubscriptionInfo(2, UNKNOWN, PID)
+    with pytest.raises(NegativeArraySizeException, match=r"^-2$"):
+        api.decode_subscription(head + _i(0, 0, -2))
+    # Malformed UTF-8 in the endpoint is replaced (new String(bytes, UTF_8)), trailing bytes are ignored.
+    assert api.decode_subscription(head + _i(0, 0, 2) + b"\xffA").user_endpoint == "\ufffdA"
+    assert api.decode_subscription(head + _i(0, 0, 0) + b"\xde\xad").user_endpoint is None
+    assert api.decode_subscription(_i(1) + PID.bytes + _i(0, 0, 3) + b"abc").user_endpoint is None
+    with pytest.raises(IllegalArgumentException, match=re.escape("version must be between 1 and 3; was: 4")):
         SubscriptionInfo.of(4, 3)
+
+
+@pytest.mark.parametrize(("data", "latest", "expected"), [
+    (_i(0, 255), 3, SubscriptionInfo(0, 255)),
+    (_i(-1, 3), 3, SubscriptionInfo(-1, 3)),
+    (_i(0, 255), 4, SubscriptionInfo(0, 255)),
+    (_i(10, 11), 4, SubscriptionInfo(10, 11)),
+])
+def test_probing_release_reads_any_unknown_subscription_version_in_its_default_branch(
+        data: bytes, latest: int, expected: SubscriptionInfo) -> None:
+    """2.0 / 2.1 ``decode``: ``default:`` reads the supported version for any version it has no case for."""
+    assert api.decode_subscription(data, latest_supported=latest) == expected
+
+
+def test_pre_2_0_releases_encode_one_layout() -> None:
+    """0.10.1 ... 1.1 ``SubscriptionInfo.encode`` writes the endpoint whatever the version; 0.10.0 encodes only
+    version 1 (``TaskAssignmentException("unable to encode subscription data: version=2")``)."""
+    info = SubscriptionInfo.of(1, 2, PID, user_endpoint="host:1")
+    data = api.encode_subscription(info, latest_supported=2)
+    assert data == _i(1) + PID.bytes + _i(0, 0, 6) + b"host:1"
+    # 0.10.0 and 2.0 read the version 1 fields and ignore the endpoint after them.
+    assert api.decode_subscription(data, latest_supported=1) == SubscriptionInfo.of(1, 1, PID)
+    assert api.decode_subscription(data, latest_supported=3) == SubscriptionInfo.of(1, 3, PID)
+    with pytest.raises(TaskAssignmentException, match=r"^unable to encode subscription data: version=2$"):
+        api.encode_subscription(SubscriptionInfo(2, UNKNOWN, PID), latest_supported=1)
+
+
+def test_pre_2_0_subscription_decode_keeps_its_error() -> None:
+    for version in (0, -1, 3):
+        with pytest.raises(TaskAssignmentException, match=f"^unable to decode subscription data: version={version}$"):
+            api.decode_subscription(_i(version, 3), latest_supported=2)
+    with pytest.raises(TaskAssignmentException, match="version=2"):
+        api.decode_subscription(_i(2) + PID.bytes + _i(0, 0, 0), latest_supported=1)  # 0.10.0 reads only 1
 
 
 def test_future_subscription_decodes_as_versions_only_on_a_probing_release() -> None:
@@ -122,16 +171,61 @@ def test_assignment_writes_topics_as_java_modified_utf8() -> None:
 
 def test_assignment_decode_errors() -> None:
     data = api.encode_assignment(AssignmentInfo(4, 4, (TaskId(0, 0),)))
-    with pytest.raises(TaskAssignmentException, match="truncated"):
+    with pytest.raises(TaskAssignmentException, match=r"^Failed to decode AssignmentInfo$") as exc:
         api.decode_assignment(data[:-1])
+    assert isinstance(exc.value.__cause__, jvm.EOFException)  # the IOException, as Kafka's cause
     with pytest.raises(TaskAssignmentException, match="used version: 4; latest supported version: 3"):
         api.decode_assignment(data, latest_supported=3)
     with pytest.raises(TaskAssignmentException, match="used version: 9"):
         api.decode_assignment(_i(9, 9))
-    with pytest.raises(TaskAssignmentException, match="unknown error code 77"):
-        api.decode_assignment(_i(4, 4, 0, 0, 0, 77))
-    with pytest.raises(IllegalStateException, match="Unknown metadata version: 5"):
+    # Before 2.0: "Unknown assignment data version".
+    with pytest.raises(TaskAssignmentException, match=r"^Unknown assignment data version: 3$"):
+        api.decode_assignment(_i(3, 3, 0, 0, 0), latest_supported=2)
+    # Kafka's constructors reject a version their release does not speak (not the encoder's IllegalStateException).
+    with pytest.raises(IllegalArgumentException, match=re.escape("version must be between 1 and 4; was: 5")):
         api.encode_assignment(AssignmentInfo(5, 5))
+
+
+@pytest.mark.parametrize(("data", "error", "message"), [
+    (_i(1, -1, 0), IllegalArgumentException, "Illegal Capacity: -1"),  # new ArrayList<>(count)
+    (_i(1, 0, -1), IllegalArgumentException, "Illegal initial capacity: -1"),  # new HashMap<>(count)
+    (_i(1, 0, 1, 1, 1, -1), IllegalArgumentException, "Illegal initial capacity: -1"),  # new HashSet<>(n)
+    (_i(4, 4), TaskAssignmentException, "Failed to decode AssignmentInfo"),
+    (_i(4, 4, 0, 0, 0), TaskAssignmentException, "Failed to decode AssignmentInfo"),
+    (_i(2, 0, 0, 1) + bytes.fromhex("0004f09f9880") + _i(1, 0), TaskAssignmentException,
+     "Failed to decode AssignmentInfo"),  # 4-byte UTF-8 is malformed for readUTF
+])
+def test_assignment_decode_failures_are_kafkas(data: bytes, error: type[Exception], message: str) -> None:
+    """Kafka 2.1 ``AssignmentInfo.decode`` on the JVM (the auditor's run): only an ``IOException`` is wrapped."""
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        api.decode_assignment(data)
+
+
+def test_assignment_decode_accepts_what_kafka_accepts() -> None:
+    # A negative host count reads no host (a plain for loop over `new HashMap<>()`); trailing bytes are ignored.
+    assert api.decode_assignment(_i(2, 0, 0, -1)) == AssignmentInfo(2)
+    assert api.decode_assignment(_i(1, 0, 0) + b"\xde\xad\xbe\xef") == AssignmentInfo(1)
+    # An error code Kafka does not define is kept as it is (2.1: errCode = in.readInt()).
+    info = api.decode_assignment(_i(4, 4, 0, 0, 0, 7))
+    assert info.error == 7 and not isinstance(info.error, AssignorError)
+    assert api.encode_assignment(info) == _i(4, 4, 0, 0, 0, 7)
+    # readUTF: no check for overlong forms or encoded surrogates.
+    host = _i(2, 0, 0, 1)
+    for raw, text in (("0002c181", "A"), ("0003eda080", "\ud800"), ("0002c080", "\x00")):
+        got = api.decode_assignment(host + bytes.fromhex(raw) + _i(1, 0))
+        assert got.partitions_by_host == ((HostInfo(text, 1), ()),)
+
+
+def test_assignment_encodes_lone_surrogates_and_rejects_long_strings() -> None:
+    # writeUTF writes each UTF-16 unit: a lone surrogate is 3 bytes.
+    data = api.encode_assignment(AssignmentInfo(2, UNKNOWN, (), (), ((HostInfo("a\ud800", 1), ()),)))
+    assert data == _i(2, 0, 0, 1) + bytes.fromhex("000461eda080") + _i(1, 0)
+    with pytest.raises(TaskAssignmentException, match=r"^Failed to encode AssignmentInfo$") as exc:
+        api.encode_assignment(AssignmentInfo(2, UNKNOWN, (), (), ((HostInfo("a" * 70000, 1), ()),)))
+    assert isinstance(exc.value.__cause__, jvm.UTFDataFormatException)
+    # A subscription's endpoint is String.getBytes(UTF_8): a lone surrogate becomes "?".
+    sub = api.encode_subscription(SubscriptionInfo(2, UNKNOWN, PID, user_endpoint="a\ud800"))
+    assert sub.endswith(_i(2) + b"a?")
 
 
 # ---------------------------------------------------------------- releases and upgrade.from
@@ -154,8 +248,8 @@ def test_upgrade_from_table() -> None:
     assert upgrade_from_values(release("1.1"), "kip") == ("0.10.0",)
     assert configured_metadata_version(release("1.1"), "0.10.0", "kip") == 1
     assert upgrade_from_values(release("0.10.0"), "kip") == ()
-    unknown = re.escape("Unknown configuration value for parameter 'upgrade.from': 1.1")
-    with pytest.raises(ConfigException, match=unknown):
+    unknown = re.escape("Invalid value 1.1 for configuration upgrade.from: String must be one of: null, 0.10.0")
+    with pytest.raises(ConfigException, match=f"^{unknown}$"):
         configured_metadata_version(release("1.0"), "1.1", "kip")
     # Kafka today: "2.0" ... "3.8" are known and leave the metadata version alone.
     assert configured_metadata_version(release("3.9"), "2.3", "kafka") == 11
@@ -272,3 +366,185 @@ def test_pre_2_0_member_ignores_probing_fields() -> None:
     assert api.on_assignment(old, "kip", 2, AssignmentInfo(2)).outcome is MemberOutcome.NONE
     with pytest.raises(TaskAssignmentException, match="used version: 3; latest supported version: 2"):
         api.on_assignment(old, "kip", 2, AssignmentInfo(3, 3))
+
+
+# ---------------------------------------------------------------- Kafka's unit tests, ported
+# SubscriptionInfoTest / AssignmentInfoTest of Apache Kafka 2.0 (LATEST_SUPPORTED_VERSION 3) and 2.1 (4).
+ACTIVE = frozenset({TaskId(0, 0), TaskId(0, 1), TaskId(1, 0)})
+STANDBY = frozenset({TaskId(1, 1), TaskId(2, 0)})
+ACTIVE_LIST = (TaskId(0, 0), TaskId(0, 0), TaskId(0, 1), TaskId(1, 0))
+STANDBY_MAP = {TaskId(1, 1): [TopicPartition("t1", 1), TopicPartition("t2", 1)],
+               TaskId(2, 0): [TopicPartition("t3", 0), TopicPartition("t3", 0)]}  # Utils.mkSet: one partition
+GLOBAL = {HostInfo("localhost", 80): [TopicPartition("t1", 1), TopicPartition("t3", 3)]}
+JVM: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "streams_probing_jvm.json").read_text())
+
+
+@pytest.mark.parametrize("latest", [3, 4])
+def test_subscription_should_throw_for_unknown_version(latest: int) -> None:
+    for version in (0, latest + 1):
+        with pytest.raises(IllegalArgumentException,
+                           match=f"^version must be between 1 and {latest}; was: {version}$"):
+            SubscriptionInfo.of(version, latest, PID, ACTIVE, STANDBY, "localhost:80")
+
+
+@pytest.mark.parametrize("latest", [3, 4])
+def test_subscription_should_encode_and_decode_every_version(latest: int) -> None:
+    for version in range(1, latest + 1):
+        info = SubscriptionInfo.of(version, latest, PID, ACTIVE, STANDBY,
+                                   "ignoredUserEndpoint:80" if version == 1 else "localhost:80")
+        expected = SubscriptionInfo(version, latest if version >= 3 else UNKNOWN, PID, ACTIVE, STANDBY,
+                                    None if version == 1 else "localhost:80")
+        assert api.decode_subscription(api.encode_subscription(info, latest), latest) == expected
+
+
+def test_subscription_should_encode_and_decode_smaller_latest_supported_version() -> None:
+    info = SubscriptionInfo(3, 3, PID, ACTIVE, STANDBY, "localhost:80")  # 2.1's test: used = supported = 3
+    assert api.decode_subscription(api.encode_subscription(info)) == info
+    # 2.0's encoder writes its own LATEST_SUPPORTED_VERSION whatever the field says.
+    assert api.encode_subscription(SubscriptionInfo(3, 9, PID), latest_supported=3)[4:8] == _i(3)
+
+
+@pytest.mark.parametrize("latest", [3, 4])
+def test_assignment_should_throw_for_unknown_version(latest: int) -> None:
+    for version in (0, latest + 1):
+        message = f"^version must be between 1 and {latest}; was: {version}$"
+        with pytest.raises(IllegalArgumentException, match=message):
+            AssignmentInfo.of(version, latest, ACTIVE_LIST, STANDBY_MAP, GLOBAL)
+    # Built directly (the model's constructor): below 1 at once, above the release's latest when encoded.
+    with pytest.raises(IllegalArgumentException, match=r"was: 0$"):
+        AssignmentInfo(0, latest, ACTIVE_LIST)
+    message = f"^version must be between 1 and {latest}; was: {latest + 1}$"
+    with pytest.raises(IllegalArgumentException, match=message):
+        api.encode_assignment(AssignmentInfo(latest + 1, latest, ACTIVE_LIST), latest)
+
+
+@pytest.mark.parametrize("latest", [3, 4])
+def test_assignment_should_encode_and_decode_every_version(latest: int) -> None:
+    for version in range(1, latest + 1):
+        error = AssignorError.VERSION_PROBING if version >= 4 else AssignorError.NONE
+        info = AssignmentInfo.of(version, latest, ACTIVE_LIST, STANDBY_MAP, GLOBAL, error)
+        expected = AssignmentInfo(version, latest if version >= 3 else UNKNOWN, ACTIVE_LIST, STANDBY_MAP,
+                                  GLOBAL if version >= 2 else {}, error)
+        assert api.decode_assignment(api.encode_assignment(info, latest), latest) == expected
+
+
+def test_assignment_should_encode_and_decode_smaller_commonly_supported_version() -> None:
+    info = AssignmentInfo.of(3, 4, ACTIVE_LIST, STANDBY_MAP, GLOBAL, commonly_supported=3)
+    assert info.latest_supported == 3
+    assert api.decode_assignment(api.encode_assignment(info)) == AssignmentInfo(3, 3, ACTIVE_LIST, STANDBY_MAP, GLOBAL)
+
+
+def test_sets_and_maps_compare_as_sets_and_maps() -> None:
+    # Set<TaskId>: duplicates collapse, order does not matter.
+    twice = SubscriptionInfo(1, UNKNOWN, PID, [TaskId(0, 1), TaskId(1, 0), TaskId(0, 1)])
+    assert twice == SubscriptionInfo(1, UNKNOWN, PID, {TaskId(1, 0), TaskId(0, 1)})
+    assert twice.prev_tasks == frozenset({TaskId(0, 1), TaskId(1, 0)}) and len(twice.prev_tasks) == 2
+    # ... but the order tasks were added in is kept: 0_1 and 1_0 share a HashSet bin (hash 1).
+    assert list(twice.prev_tasks) == [TaskId(0, 1), TaskId(1, 0)]
+    v1 = _i(1) + PID.bytes
+    assert api.encode_subscription(twice) == v1 + _i(2, 0, 1, 1, 0, 0)
+    other_way = SubscriptionInfo(1, UNKNOWN, PID, [TaskId(1, 0), TaskId(0, 1)])
+    assert api.encode_subscription(other_way) == v1 + _i(2, 1, 0, 0, 1, 0)
+    # Decoding keeps the wire order, so Kafka's decode-then-encode is reproduced byte for byte.
+    assert api.encode_subscription(api.decode_subscription(v1 + _i(2, 1, 0, 0, 1, 0))) == v1 + _i(2, 1, 0, 0, 1, 0)
+    a = AssignmentInfo(2, UNKNOWN, (), STANDBY_MAP, GLOBAL)
+    b = AssignmentInfo(2, UNKNOWN, (), tuple(reversed(list(STANDBY_MAP.items()))),
+                       {HostInfo("localhost", 80): [TopicPartition("t3", 3), TopicPartition("t1", 1)]})
+    assert a == b and hash(a) == hash(b)
+    assert dict(a.standby_tasks)[TaskId(2, 0)] == (TopicPartition("t3", 0),)
+    # The active tasks are a List: order and duplicates count.
+    assert AssignmentInfo(1, UNKNOWN, (TaskId(0, 0), TaskId(0, 1))) != AssignmentInfo(1, UNKNOWN, (TaskId(0, 1),
+                                                                                                 TaskId(0, 0)))
+    assert AssignmentInfo(1, UNKNOWN, (TaskId(0, 0),)) != AssignmentInfo(1, UNKNOWN, (TaskId(0, 0), TaskId(0, 0)))
+
+
+# ---------------------------------------------------------------- bytes and answers of the JVM
+@pytest.mark.parametrize("case", range(len(JVM["hash_order"])))
+def test_java_hash_set_iteration_order(case: int) -> None:
+    """``new HashSet<>()`` / ``new HashMap<>()`` filled in the given order, as the JDK iterates it (tree bins
+    and table resizes included)."""
+    c = JVM["hash_order"][case]
+    cls = {"TaskId": TaskId, "TopicPartition": TopicPartition, "HostInfo": HostInfo}[c["class"]]
+    keys = [cls(*k) for k in c["put"]]
+    compare = (lambda x, y: (x > y) - (x < y)) if cls is TaskId else None
+    assert jvm.hash_order(keys, cls.java_hash, compare) == [cls(*k) for k in c["iteration"]]
+
+
+def test_task_sets_are_written_in_hash_set_order() -> None:
+    """The auditor's subscription with 62 tasks, encoded by Kafka 2.0 and 2.1 (``sub_enc_big_*``)."""
+    pid = uuid.UUID("01234567-89ab-cdef-fedc-ba9876543210")
+    # The harness added the tasks to its HashSet in this order: it decides the order inside a bin (5: 0_5,
+    # 1_4, 2_3, -1_5). A plain Python set would be taken in TaskId order (-1_5 first).
+    big = [TaskId(g, p) for g in range(3) for p in range(20)] + [TaskId(17, 3), TaskId(-1, 5)]
+    for rel, latest, version in (("2.0", 3, 3), ("2.1", 4, 3), ("2.1", 4, 4)):
+        info = SubscriptionInfo.of(version, latest, pid, big, big, "x:1")
+        assert api.encode_subscription(info, latest).hex() == JVM["kafka_bytes"][f"{rel}:sub_enc_big_v{version}"]
+        uni = SubscriptionInfo.of(3, latest, pid, ACTIVE, STANDBY, "h\u00f4st\x00\U0001F600:80")
+        assert api.encode_subscription(uni, latest).hex() == JVM["kafka_bytes"][f"{rel}:sub_enc_uni_ep_v3"]
+
+
+def test_assignment_bytes_match_kafka() -> None:
+    glob_uni = {HostInfo("h\u00f4st\x00\U0001F600", 9092): [TopicPartition("t\x00\u00e9\U0001F600", 7)]}
+    for rel, latest in (("2.0", 3), ("2.1", 4)):
+        info = AssignmentInfo.of(3, latest, ACTIVE_LIST, STANDBY_MAP, GLOBAL)
+        assert api.encode_assignment(info, latest).hex() == JVM["kafka_bytes"][f"{rel}:asg_enc_v3"]
+        assert api.encode_assignment(AssignmentInfo.of(latest, latest), latest).hex() == \
+            JVM["kafka_bytes"][f"{rel}:asg_empty_probe"]
+    v4 = AssignmentInfo.of(4, 4, ACTIVE_LIST, STANDBY_MAP, GLOBAL, AssignorError.VERSION_PROBING)
+    assert api.encode_assignment(v4).hex() == JVM["kafka_bytes"]["2.1:asg_enc_v4"]
+    uni = AssignmentInfo.of(4, 4, (), {}, glob_uni, AssignorError.VERSION_PROBING)
+    assert api.encode_assignment(uni).hex() == JVM["kafka_bytes"]["2.1:asg_enc_uni_v4"]
+
+
+def _units(s: str) -> str:
+    return "".join(f"{u:04x}" for u in jvm.utf16_units(s))
+
+
+def _java_string(units: str) -> str:
+    return jvm.from_utf16_units([int(units[i:i + 4], 16) for i in range(0, len(units), 4)])
+
+
+def test_strings_as_the_jvm_reads_and_writes_them() -> None:
+    utf = JVM["utf"]
+    for raw, want in utf["readUTF"].items():
+        try:
+            got = _units(jvm.read_utf(bytes.fromhex(raw)))
+        except jvm.UTFDataFormatException as exc:
+            got = f"EXC UTFDataFormatException: {exc}"
+        assert got == want, raw
+    for raw, want in utf["newString"].items():
+        assert _units(jvm.utf8_string(bytes.fromhex(raw))) == want, raw
+    for units, want in utf["getBytes"].items():
+        assert jvm.utf8_bytes(_java_string(units)).hex() == want, units
+    for units, want in utf["writeUTF"].items():
+        assert jvm.write_utf(_java_string(units)).hex() == want, units
+
+
+# ---------------------------------------------------------------- StreamsConfig: upgrade.from
+@pytest.mark.parametrize(("rel", "profile", "accepted"), [
+    ("1.1", "kip", "null, 0.10.0"),
+    ("0.10.1", "kafka", "null, 0.10.0"),
+    ("2.0", "kip", "null, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1"),
+    ("post-2.0", "kafka", "null, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1"),
+    ("3.9", "kafka", "null, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, "
+                     "2.8, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8"),
+])
+def test_invalid_upgrade_from_is_rejected_by_streams_config(rel: str, profile: str, accepted: str) -> None:
+    """``ConfigDef.ValidString.in(null, ...)``: ``ConfigException("Invalid value X for configuration
+    upgrade.from: String must be one of: ...")`` (StreamsConfig of 0.10.1 ... 1.1, 2.0 / 2.1, 3.9 / trunk)."""
+    message = f"Invalid value 9.9 for configuration upgrade.from: String must be one of: {accepted}"
+    with pytest.raises(ConfigException, match=f"^{re.escape(message)}$"):
+        configured_metadata_version(release(rel), "9.9", profile)
+
+
+# ---------------------------------------------------------------- today's member: error codes
+def test_kafka_member_handles_error_codes_as_streams_rebalance_listener() -> None:
+    new = release("post-2.0")
+    # VERSION_PROBING is logged only; onAssignment returned before the versions, so nothing changes.
+    upd = api.on_assignment(new, "kafka", 3, AssignmentInfo(4, 4, error=AssignorError.VERSION_PROBING))
+    assert (upd.outcome, upd.used_version, upd.rebalance) == (MemberOutcome.NONE, 3, False)
+    with pytest.raises(TaskAssignmentException, match=r"^Hit an unrecognized exception during rebalance$"):
+        api.on_assignment(new, "kafka", 4, AssignmentInfo(4, 4, error=7))
+    for code in (AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA, AssignorError.SHUTDOWN_REQUESTED):
+        assert api.on_assignment(new, "kafka", 4, AssignmentInfo(4, 4, error=code)).outcome is \
+            MemberOutcome.ERROR_SHUTDOWN

@@ -11,7 +11,21 @@ Encodings (big-endian, as ``java.nio.ByteBuffer`` and ``DataOutputStream`` write
   Kafka encodes standby tasks with their partitions (``AssignmentInfo.encodeActiveAndStandbyTaskAssignment``)
   where the KIP's sketch writes ``[TaskId]``; we follow Kafka.
 
-Versions above 4 (Kafka 2.3 ... 3.9) exist in the system model as numbers only: their fields (task offset
+Kafka's sets and maps (``HashSet<TaskId>``, ``Map<TaskId, Set<TopicPartition>>``, ``Map<HostInfo, ...>``) are
+written in ``java.util.HashMap`` iteration order (``jvm.hash_order``), each as ``new HashSet<>()`` /
+``new HashMap<>()`` filled in the order given (``TaskSet`` keeps it; a plain Python set is taken in
+``TaskId`` order). Kafka's own collections may have been built otherwise (``AssignmentInfo.decode``'s
+``new HashMap<>(count)`` / ``new HashSet<>(n)``, ``new HashSet<>(collection)``): a table of another size
+can order the same keys differently, so bytes match Kafka's for collections built the usual way.
+Equality treats them as sets and maps; the active task list keeps its order and duplicates, as Kafka's ``List``.
+
+Errors are Kafka's (Apache Kafka 2.0 / 2.1 ``SubscriptionInfo`` / ``AssignmentInfo``): a subscription is read
+from a raw ``ByteBuffer`` (truncated: ``BufferUnderflowException``; a negative task count reads no task; a
+negative endpoint length: ``NegativeArraySizeException``; bad UTF-8 is replaced); an assignment through a
+``DataInputStream`` (an ``IOException`` becomes ``TaskAssignmentException("Failed to decode AssignmentInfo")``,
+its cause kept as ``__cause__``; negative counts fail in ``ArrayList`` / ``HashMap`` constructors).
+
+Versions above 4 (Kafka 2.4 ... 3.9) exist in the system model as numbers only: their fields (task offset
 sums, client tags, rack ids...) play no part in version probing, so they have no encoding here.
 
 The assignor's rules come in two profiles. ``kip`` is KIP-268 as written (and Kafka 2.0's
@@ -25,9 +39,18 @@ from __future__ import annotations
 import enum
 import struct
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from reference_impl.streams_probing import jvm
+from reference_impl.streams_probing.jvm import (
+    BufferUnderflowException,
+    EOFException,
+    IllegalArgumentException,
+    NegativeArraySizeException,
+    UTFDataFormatException,
+)
 from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, UNKNOWN, StreamsRelease
 
 MAX_ENCODED_VERSION = 4
@@ -51,10 +74,21 @@ class AssignorError(enum.IntEnum):
     SHUTDOWN_REQUESTED = 4
 
 
+def _error_code(code: int) -> AssignorError | int:
+    """An ``AssignorError`` if the code is one, else the raw int (2.1's ``errCode = in.readInt()`` keeps any)."""
+    try:
+        return AssignorError(code)
+    except ValueError:
+        return int(code)
+
+
 @dataclass(frozen=True, order=True)
 class TaskId:
     topic_group_id: int
     partition: int
+
+    def java_hash(self) -> int:
+        return jvm.task_id_hash(self.topic_group_id, self.partition)
 
 
 @dataclass(frozen=True, order=True)
@@ -62,11 +96,49 @@ class TopicPartition:
     topic: str
     partition: int
 
+    def java_hash(self) -> int:
+        return jvm.topic_partition_hash(self.topic, self.partition)
+
 
 @dataclass(frozen=True, order=True)
 class HostInfo:
     host: str
     port: int
+
+    def java_hash(self) -> int:
+        return jvm.host_info_hash(self.host, self.port)
+
+
+def _compare_task_ids(a: TaskId, b: TaskId) -> int:
+    return (a > b) - (a < b)  # TaskId.compareTo: group id, then partition
+
+
+class TaskSet(frozenset[TaskId]):
+    """A ``Set<TaskId>`` that remembers the order its tasks were added in, which a Java ``HashSet``'s iteration
+    order depends on (keys in one bin stay in insertion order). It equals and hashes as the plain frozenset of
+    its tasks and iterates in that order. Built from a sequence it keeps the sequence's order (a task given
+    twice keeps its first place); from an unordered set it takes ``TaskId`` order."""
+
+    _order: tuple[TaskId, ...]
+
+    def __new__(cls, tasks: Iterable[TaskId] = ()) -> TaskSet:
+        if isinstance(tasks, TaskSet):
+            return tasks
+        order = tuple(sorted(tasks)) if isinstance(tasks, (set, frozenset)) else tuple(dict.fromkeys(tasks))
+        self = super().__new__(cls, order)
+        self._order = order
+        return self
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return iter(self._order)
+
+    def __repr__(self) -> str:
+        return f"TaskSet({list(self._order)!r})"
+
+
+def _task_set_order(tasks: Iterable[TaskId]) -> list[TaskId]:
+    """A ``HashSet<TaskId>``'s iteration order: ``new HashSet<>()`` filled in the set's insertion order."""
+    return jvm.hash_order(TaskSet(tasks), TaskId.java_hash, _compare_task_ids)
 
 
 @dataclass(frozen=True)
@@ -74,7 +146,8 @@ class SubscriptionInfo:
     """A member's rebalance metadata. ``latest_supported`` is ``UNKNOWN`` for versions 1 and 2.
 
     A probing release decoding a version newer than its own gets only ``version`` and ``latest_supported``
-    (Kafka: "Unable to decode subscription data"); ``process_id`` is then ``None``.
+    (Kafka: "Unable to decode subscription data"); ``process_id`` is then ``None``. Constructing it directly
+    is Kafka's unchecked test constructor; :meth:`of` is the public one.
     """
 
     version: int
@@ -84,246 +157,315 @@ class SubscriptionInfo:
     standby_tasks: frozenset[TaskId] = frozenset()
     user_endpoint: str | None = None
 
+    def __post_init__(self) -> None:
+        # Kafka's fields are Set<TaskId>: any iterable, duplicates collapse, insertion order kept for encoding.
+        object.__setattr__(self, "prev_tasks", TaskSet(self.prev_tasks))
+        object.__setattr__(self, "standby_tasks", TaskSet(self.standby_tasks))
+
     @staticmethod
     def of(version: int, latest_supported: int, process_id: uuid.UUID | None = None,
-           prev_tasks: frozenset[TaskId] = frozenset(), standby_tasks: frozenset[TaskId] = frozenset(),
+           prev_tasks: Iterable[TaskId] = frozenset(), standby_tasks: Iterable[TaskId] = frozenset(),
            user_endpoint: str | None = None) -> SubscriptionInfo:
         """A subscription as a member of a release with ``latest_supported`` builds it (no supported version
-        below version 3: it is not encoded)."""
-        if version < 1:
-            raise ValueError(f"version must be at least 1; was: {version}")
-        if version > latest_supported:
-            # Kafka's SubscriptionInfo constructor: "version must be between 1 and LATEST_SUPPORTED_VERSION"
-            raise IllegalStateException(f"version must be between 1 and {latest_supported}; was: {version}")
+        below version 3: it is not encoded).
+
+        Kafka 2.0+'s constructor checks the version against its ``LATEST_SUPPORTED_VERSION``. Releases before
+        2.0 had no check (their ``encode`` wrote any version); the model applies the same one to them.
+        """
+        if not 1 <= version <= latest_supported:
+            raise IllegalArgumentException(f"version must be between 1 and {latest_supported}; was: {version}")
         supported = latest_supported if version >= EARLIEST_PROBEABLE_VERSION else UNKNOWN
-        return SubscriptionInfo(version, supported, process_id or uuid.UUID(int=0), prev_tasks, standby_tasks,
-                                user_endpoint)
+        return SubscriptionInfo(version, supported, process_id or uuid.UUID(int=0), TaskSet(prev_tasks),
+                                TaskSet(standby_tasks), user_endpoint)
 
 
-@dataclass(frozen=True)
+_PartitionMap = tuple[tuple[Any, tuple[TopicPartition, ...]], ...]
+
+
+def _partition_map(entries: Mapping[Any, Iterable[TopicPartition]] | Iterable[tuple[Any, Iterable[TopicPartition]]]
+                   ) -> _PartitionMap:
+    """A ``Map<K, Set<TopicPartition>>`` as pairs in insertion order: a key given twice keeps its first place
+    and its last value (``HashMap.put``), a partition given twice counts once (``HashSet.add``)."""
+    items = entries.items() if isinstance(entries, Mapping) else entries
+    out: dict[Any, tuple[TopicPartition, ...]] = {}
+    for key, parts in items:
+        out[key] = tuple(dict.fromkeys(parts))
+    return tuple(out.items())
+
+
+def _as_map(entries: _PartitionMap) -> frozenset[tuple[Any, frozenset[TopicPartition]]]:
+    return frozenset((k, frozenset(v)) for k, v in entries)
+
+
+@dataclass(frozen=True, eq=False)
 class AssignmentInfo:
     """The leader's reply to one member. ``latest_supported`` is the leader's supported version (``kip``) or
-    the group's commonly supported version (``kafka``); ``UNKNOWN`` for versions 1 and 2."""
+    the group's commonly supported version (``kafka``); ``UNKNOWN`` for versions 1 and 2.
+
+    ``standby_tasks`` and ``partitions_by_host`` are maps (given as a ``Mapping`` or as pairs) of partition
+    sets; ``error`` is an ``AssignorError`` or, for a code Kafka does not define, the raw int. Every Kafka 2.1
+    constructor rejects a version below 1 (``IllegalArgumentException``); the upper bound depends on the
+    release that builds it: :meth:`of`, or ``encode_assignment(info, latest_supported)``.
+    """
 
     version: int
     latest_supported: int = UNKNOWN
     active_tasks: tuple[TaskId, ...] = ()
-    standby_tasks: tuple[tuple[TaskId, tuple[TopicPartition, ...]], ...] = ()
-    partitions_by_host: tuple[tuple[HostInfo, tuple[TopicPartition, ...]], ...] = ()
-    error: AssignorError = AssignorError.NONE
+    standby_tasks: _PartitionMap = ()
+    partitions_by_host: _PartitionMap = ()
+    error: AssignorError | int = AssignorError.NONE
     partitions: tuple[TopicPartition, ...] = field(default=(), compare=False)  # the consumer-level partitions
+
+    def __post_init__(self) -> None:
+        if self.version < 1:
+            raise IllegalArgumentException(f"version must be between 1 and {MAX_ENCODED_VERSION}; "
+                                           f"was: {self.version}")
+        object.__setattr__(self, "active_tasks", tuple(self.active_tasks))
+        object.__setattr__(self, "standby_tasks", _partition_map(self.standby_tasks))
+        object.__setattr__(self, "partitions_by_host", _partition_map(self.partitions_by_host))
+        object.__setattr__(self, "error", _error_code(int(self.error)))
+
+    def _key(self) -> tuple[Any, ...]:
+        # Kafka's equals: the active List in order, the maps and partition sets as maps and sets.
+        return (self.version, self.latest_supported, int(self.error), self.active_tasks,
+                _as_map(self.standby_tasks), _as_map(self.partitions_by_host))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AssignmentInfo):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    @staticmethod
+    def of(version: int, latest_supported: int, active_tasks: Iterable[TaskId] = (),
+           standby_tasks: Mapping[TaskId, Iterable[TopicPartition]] | Iterable[tuple[TaskId, Iterable[TopicPartition]]]
+           = (), partitions_by_host: Mapping[HostInfo, Iterable[TopicPartition]]
+           | Iterable[tuple[HostInfo, Iterable[TopicPartition]]] = (),
+           error: AssignorError | int = AssignorError.NONE, commonly_supported: int | None = None) -> AssignmentInfo:
+        """An assignment as a release speaking ``latest_supported`` builds it: Kafka 2.0's
+        ``AssignmentInfo(version, activeTasks, standbyTasks, hostState)`` and 2.1's ``AssignmentInfo(version,
+        activeTasks, standbyTasks, partitionsByHost, errCode)`` check the version and encode their
+        ``LATEST_SUPPORTED_VERSION`` as the supported one; 2.1's ``commonlySupportedVersion`` overrides it."""
+        if not 1 <= version <= latest_supported:
+            raise IllegalArgumentException(f"version must be between 1 and {latest_supported}; was: {version}")
+        supported = latest_supported if commonly_supported is None else commonly_supported
+        return AssignmentInfo(version, supported if version >= EARLIEST_PROBEABLE_VERSION else UNKNOWN,
+                              tuple(active_tasks), _partition_map(standby_tasks), _partition_map(partitions_by_host),
+                              error)
 
     @property
     def is_empty(self) -> bool:
         return not self.active_tasks and not self.standby_tasks and not self.partitions
 
 
-# ------------------------------------------------------------------------------------------ byte encodings
+# ------------------------------------------------------------------------------------------ SubscriptionInfo bytes
 
 
-class _Writer:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
+class _ByteBuffer:
+    """``java.nio.ByteBuffer`` reads: past the end is a ``BufferUnderflowException`` (no message)."""
 
-    def int32(self, v: int) -> None:
-        self.parts.append(struct.pack(">i", v))
-
-    def int64(self, v: int) -> None:
-        self.parts.append(struct.pack(">q", v))
-
-    def utf(self, s: str) -> None:
-        data = _modified_utf8(s)
-        if len(data) > 0xFFFF:
-            raise TaskAssignmentException(f"string too long for writeUTF: {len(data)} bytes")
-        self.parts.append(struct.pack(">H", len(data)) + data)
-
-    def bytes(self) -> bytes:
-        return b"".join(self.parts)
-
-
-class _Reader:
-    def __init__(self, data: bytes, what: str) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data = data
         self.pos = 0
-        self.what = what
 
-    def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise TaskAssignmentException(
-                f"Failed to decode {self.what}: truncated at byte {self.pos} (needed {n} more, "
-                f"{len(self.data) - self.pos} left)")
+    def get(self, n: int) -> bytes:
+        if n > len(self.data) - self.pos:
+            raise BufferUnderflowException()
         chunk = self.data[self.pos:self.pos + n]
         self.pos += n
         return chunk
 
-    def int32(self) -> int:
-        return int(struct.unpack(">i", self._take(4))[0])
+    def get_int(self) -> int:
+        return int(struct.unpack(">i", self.get(4))[0])
 
-    def int64(self) -> int:
-        return int(struct.unpack(">q", self._take(8))[0])
-
-    def count(self) -> int:
-        n = self.int32()
-        if n < 0:
-            raise TaskAssignmentException(f"Failed to decode {self.what}: negative count {n} at byte {self.pos - 4}")
-        return n
-
-    def utf(self) -> str:
-        (n,) = struct.unpack(">H", self._take(2))
-        raw = self._take(int(n))
-        try:
-            return _from_modified_utf8(raw)
-        except UnicodeDecodeError as exc:
-            raise TaskAssignmentException(f"Failed to decode {self.what}: malformed string ({exc.reason})") from None
+    def get_long(self) -> int:
+        return int(struct.unpack(">q", self.get(8))[0])
 
 
-def _modified_utf8(s: str) -> bytes:
-    """Java's modified UTF-8 (``DataOutputStream.writeUTF``): NUL as C0 80, supplementary characters as
-    two 3-byte surrogates."""
-    out = bytearray()
-    for ch in s:
-        cp = ord(ch)
-        if cp == 0:
-            out += b"\xc0\x80"
-        elif cp >= 0x10000:
-            cp -= 0x10000
-            for sur in (0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF)):
-                out += bytes((0xE0 | (sur >> 12), 0x80 | ((sur >> 6) & 0x3F), 0x80 | (sur & 0x3F)))
-        else:
-            out += ch.encode("utf-8")
-    return bytes(out)
+def _version_range_error(version: int, latest_supported: int) -> IllegalStateException:
+    return IllegalStateException(f"Unknown metadata version: {version}; latest supported version: {latest_supported}")
 
 
-def _from_modified_utf8(raw: bytes) -> str:
-    return raw.replace(b"\xc0\x80", b"\x00").decode("utf-8", errors="surrogatepass").encode(
-        "utf-16", "surrogatepass").decode("utf-16")
+def encode_subscription(info: SubscriptionInfo, latest_supported: int = MAX_ENCODED_VERSION) -> bytes:
+    """``SubscriptionInfo.encode()`` of a release speaking ``latest_supported`` (versions 1 to 4).
 
-
-def _write_task_ids(w: _Writer, tasks: Sequence[TaskId]) -> None:
-    w.int32(len(tasks))
-    for t in tasks:
-        w.int32(t.topic_group_id)
-        w.int32(t.partition)
-
-
-def _read_task_ids(r: _Reader) -> list[TaskId]:
-    return [TaskId(r.int32(), r.int32()) for _ in range(r.count())]
-
-
-def encode_subscription(info: SubscriptionInfo) -> bytes:
-    """``SubscriptionInfo.encode()`` for versions 1 to 4."""
-    if not 1 <= info.version <= MAX_ENCODED_VERSION:
-        raise IllegalStateException(f"Unknown metadata version: {info.version}; latest supported version: "
-                                    f"{MAX_ENCODED_VERSION}")
+    Task sets are written in ``HashSet`` order; the endpoint as ``String.getBytes(UTF_8)`` (a lone surrogate
+    becomes ``?``). Kafka 2.0 writes its ``LATEST_SUPPORTED_VERSION`` as the supported version, 2.1 the field.
+    Before 2.0 there is one layout: 0.10.0 encodes only version 1; 0.10.1 ... 1.1 write any version with the
+    endpoint after the tasks, so their version 1 (``upgrade.from="0.10.0"``) carries it too (0.10.0's
+    ``decode`` ignores the extra bytes).
+    """
+    if latest_supported == 1 and info.version != 1:
+        raise TaskAssignmentException(f"unable to encode subscription data: version={info.version}")
+    if latest_supported != 2 and not 1 <= info.version <= min(latest_supported, MAX_ENCODED_VERSION):
+        raise _version_range_error(info.version, latest_supported)
     pid = info.process_id or uuid.UUID(int=0)
-    w = _Writer()
-    w.int32(info.version)
-    if info.version >= 3:
-        w.int32(info.latest_supported)
-    msb, lsb = pid.int >> 64, pid.int & ((1 << 64) - 1)
-    w.int64(msb - (1 << 64) if msb >= 1 << 63 else msb)
-    w.int64(lsb - (1 << 64) if lsb >= 1 << 63 else lsb)
-    _write_task_ids(w, sorted(info.prev_tasks))
-    _write_task_ids(w, sorted(info.standby_tasks))
-    if info.version >= 2:
-        endpoint = (info.user_endpoint or "").encode("utf-8")
-        w.int32(len(endpoint))
-        w.parts.append(endpoint)
-    return w.bytes()
+    parts = [struct.pack(">i", info.version)]
+    if info.version >= 3 and latest_supported != 2:
+        parts.append(struct.pack(">i", 3 if latest_supported == 3 else info.latest_supported))
+    parts.append(struct.pack(">QQ", pid.int >> 64, pid.int & ((1 << 64) - 1)))
+    for tasks in (info.prev_tasks, info.standby_tasks):
+        ordered = _task_set_order(tasks)
+        parts.append(struct.pack(">i", len(ordered)))
+        parts += [struct.pack(">ii", t.topic_group_id, t.partition) for t in ordered]
+    if info.version >= 2 or latest_supported == 2:
+        endpoint = b"" if info.user_endpoint is None else jvm.utf8_bytes(info.user_endpoint)
+        parts.append(struct.pack(">i", len(endpoint)) + endpoint)
+    return b"".join(parts)
+
+
+def _read_task_set(buf: _ByteBuffer) -> TaskSet:
+    # for (int i = 0; i < numPrevTasks; i++): a negative count reads nothing; wire order is insertion order
+    return TaskSet([TaskId(buf.get_int(), buf.get_int()) for _ in range(buf.get_int())])
 
 
 def decode_subscription(data: bytes, latest_supported: int = MAX_ENCODED_VERSION) -> SubscriptionInfo:
     """``SubscriptionInfo.decode`` as a release speaking up to ``latest_supported`` does it.
 
     A release before 2.0 (``latest_supported`` < 3) fails on a version it does not know. A probing release
-    reads only the used and supported version of a newer one (version probing needs nothing else).
+    takes any other version (a newer one, 0, a negative one) to its ``default:`` branch: it reads the supported
+    version and nothing else (version probing needs nothing else).
     """
-    r = _Reader(data, "SubscriptionInfo")
-    version = r.int32()
-    if version < 1:
-        raise TaskAssignmentException(f"unable to decode subscription data: version={version}")
-    if version > latest_supported:
-        if latest_supported < EARLIEST_PROBEABLE_VERSION:
+    buf = _ByteBuffer(data)
+    version = buf.get_int()
+    if latest_supported < EARLIEST_PROBEABLE_VERSION:
+        # 0.10.0 reads version 1; 0.10.1 ... 1.1 read 1 and CURRENT_VERSION (2).
+        if not 1 <= version <= latest_supported:
             raise TaskAssignmentException(f"unable to decode subscription data: version={version}")
-        return SubscriptionInfo(version, r.int32())
-    if version > MAX_ENCODED_VERSION:
+    elif not 1 <= version <= latest_supported:
+        return SubscriptionInfo(version, buf.get_int())
+    elif version > MAX_ENCODED_VERSION:
         raise TaskAssignmentException(f"unable to decode subscription data: version={version} has no encoding "
                                       f"in this model (versions 1..{MAX_ENCODED_VERSION})")
-    supported = r.int32() if version >= 3 else UNKNOWN
-    msb, lsb = r.int64(), r.int64()
+    supported = buf.get_int() if version >= 3 else UNKNOWN
+    msb, lsb = buf.get_long(), buf.get_long()
     pid = uuid.UUID(int=((msb & ((1 << 64) - 1)) << 64) | (lsb & ((1 << 64) - 1)))
-    prev = frozenset(_read_task_ids(r))
-    standby = frozenset(_read_task_ids(r))
+    prev = _read_task_set(buf)
+    standby = _read_task_set(buf)
     endpoint = None
     if version >= 2:
-        n = r.count()
-        raw = r._take(n)
-        if n:
-            try:
-                endpoint = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise TaskAssignmentException("Failed to decode SubscriptionInfo: user endpoint is not UTF-8") from None
+        n = buf.get_int()
+        if n != 0:
+            if n < 0:
+                raise NegativeArraySizeException(str(n))  # new byte[bytesLength]
+            endpoint = jvm.utf8_string(buf.get(n))
     return SubscriptionInfo(version, supported, pid, prev, standby, endpoint)
 
 
-def _write_partitions(w: _Writer, partitions: Sequence[TopicPartition]) -> None:
-    w.int32(len(partitions))
-    for p in partitions:
-        w.utf(p.topic)
-        w.int32(p.partition)
+# ------------------------------------------------------------------------------------------ AssignmentInfo bytes
 
 
-def _read_partitions(r: _Reader) -> tuple[TopicPartition, ...]:
-    return tuple(TopicPartition(r.utf(), r.int32()) for _ in range(r.count()))
+class _DataInputStream:
+    """``DataInputStream`` over the assignment bytes: past the end is an ``EOFException``."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def read(self, n: int) -> bytes:
+        if n > len(self.data) - self.pos:
+            raise EOFException()
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def read_int(self) -> int:
+        return int(struct.unpack(">i", self.read(4))[0])
+
+    def read_utf(self) -> str:
+        (n,) = struct.unpack(">H", self.read(2))
+        return jvm.read_utf(self.read(int(n)))
 
 
-def encode_assignment(info: AssignmentInfo) -> bytes:
-    """``AssignmentInfo.encode()`` for versions 1 to 4."""
-    if not 1 <= info.version <= MAX_ENCODED_VERSION:
-        raise IllegalStateException(f"Unknown metadata version: {info.version}; latest supported version: "
-                                    f"{MAX_ENCODED_VERSION}")
-    w = _Writer()
-    w.int32(info.version)
+def _capacity(n: int, message: str) -> int:
+    """``new ArrayList<>(n)`` ("Illegal Capacity: ") / ``new HashMap<>(n)`` ("Illegal initial capacity: ")."""
+    if n < 0:
+        raise IllegalArgumentException(f"{message}{n}")
+    return n
+
+
+def _read_partition_set(src: _DataInputStream) -> tuple[TopicPartition, ...]:
+    n = _capacity(src.read_int(), "Illegal initial capacity: ")  # new HashSet<>(numPartitions)
+    return tuple(TopicPartition(src.read_utf(), src.read_int()) for _ in range(n))
+
+
+def _write_partition_set(parts: Iterable[TopicPartition]) -> list[bytes]:
+    ordered = jvm.hash_order(parts, TopicPartition.java_hash)
+    out = [struct.pack(">i", len(ordered))]
+    for p in ordered:
+        out += [jvm.write_utf(p.topic), struct.pack(">i", p.partition)]
+    return out
+
+
+def encode_assignment(info: AssignmentInfo, latest_supported: int = MAX_ENCODED_VERSION) -> bytes:
+    """``AssignmentInfo.encode()`` of a release speaking ``latest_supported`` (versions 1 to 4).
+
+    A version outside 1 .. ``latest_supported`` is the constructor's ``IllegalArgumentException`` (Kafka could
+    not have built it). Maps and partition sets are written in ``HashMap`` order; a string over 65535 bytes of
+    modified UTF-8 fails as ``TaskAssignmentException("Failed to encode AssignmentInfo")``.
+    """
+    if not 1 <= info.version <= latest_supported:
+        raise IllegalArgumentException(f"version must be between 1 and {latest_supported}; was: {info.version}")
+    if info.version > MAX_ENCODED_VERSION:
+        raise _version_range_error(info.version, MAX_ENCODED_VERSION)  # no layout in this model
+    parts = [struct.pack(">i", info.version)]
     if info.version >= 3:
-        w.int32(info.latest_supported)
-    _write_task_ids(w, info.active_tasks)
-    w.int32(len(info.standby_tasks))
-    for task, parts in info.standby_tasks:
-        w.int32(task.topic_group_id)
-        w.int32(task.partition)
-        _write_partitions(w, parts)
-    if info.version >= 2:
-        w.int32(len(info.partitions_by_host))
-        for host, parts in info.partitions_by_host:
-            w.utf(host.host)
-            w.int32(host.port)
-            _write_partitions(w, parts)
+        # Kafka 2.0 writes its LATEST_SUPPORTED_VERSION, 2.1 the commonly supported version field.
+        parts.append(struct.pack(">i", 3 if latest_supported == 3 else info.latest_supported))
+    try:
+        parts.append(struct.pack(">i", len(info.active_tasks)))
+        parts += [struct.pack(">ii", t.topic_group_id, t.partition) for t in info.active_tasks]
+        standby = dict(info.standby_tasks)
+        parts.append(struct.pack(">i", len(standby)))
+        for task in jvm.hash_order(standby, TaskId.java_hash, _compare_task_ids):
+            parts.append(struct.pack(">ii", task.topic_group_id, task.partition))
+            parts += _write_partition_set(standby[task])
+        if info.version >= 2:
+            hosts = dict(info.partitions_by_host)
+            parts.append(struct.pack(">i", len(hosts)))
+            for host in jvm.hash_order(hosts, HostInfo.java_hash):
+                parts += [jvm.write_utf(host.host), struct.pack(">i", host.port)]
+                parts += _write_partition_set(hosts[host])
+    except UTFDataFormatException as exc:
+        raise TaskAssignmentException("Failed to encode AssignmentInfo") from exc
     if info.version >= 4:
-        w.int32(int(info.error))
-    return w.bytes()
+        parts.append(struct.pack(">i", int(info.error)))
+    return b"".join(parts)
 
 
 def decode_assignment(data: bytes, latest_supported: int = MAX_ENCODED_VERSION) -> AssignmentInfo:
     """``AssignmentInfo.decode`` as a release speaking up to ``latest_supported`` does it: a version it does
-    not know is fatal (Kafka: "Unable to decode assignment data")."""
-    r = _Reader(data, "AssignmentInfo")
-    version = r.int32()
-    if not 1 <= version <= min(latest_supported, MAX_ENCODED_VERSION):
-        raise TaskAssignmentException(f"Unable to decode assignment data: used version: {version}; latest "
-                                      f"supported version: {latest_supported}")
-    supported = r.int32() if version >= 3 else UNKNOWN
-    active = tuple(_read_task_ids(r))
-    standby = tuple((TaskId(r.int32(), r.int32()), _read_partitions(r)) for _ in range(r.count()))
-    by_host: tuple[tuple[HostInfo, tuple[TopicPartition, ...]], ...] = ()
-    if version >= 2:
-        by_host = tuple((HostInfo(r.utf(), r.int32()), _read_partitions(r)) for _ in range(r.count()))
-    error = AssignorError.NONE
-    if version >= 4:
-        code = r.int32()
-        try:
-            error = AssignorError(code)
-        except ValueError:
-            raise TaskAssignmentException(f"Failed to decode AssignmentInfo: unknown error code {code}") from None
+    not know is fatal (2.0+: "Unable to decode assignment data", before 2.0: "Unknown assignment data
+    version"); running out of bytes or malformed modified UTF-8 is "Failed to decode AssignmentInfo" (the
+    ``IOException`` as ``__cause__``); a negative active / standby / partition count is the
+    ``IllegalArgumentException`` of ``new ArrayList<>(n)`` / ``new HashMap<>(n)``; a negative host count
+    reads no host. Bytes after the last field are ignored, as Kafka does.
+    """
+    src = _DataInputStream(data)
+    try:
+        version = src.read_int()
+        if latest_supported < EARLIEST_PROBEABLE_VERSION:
+            # 0.10.1 ... 1.1 check `version < 0 || version > CURRENT_VERSION` and would read a version 0 as
+            # version 1: the model has no version 0 assignment and rejects it too.
+            if not 1 <= version <= latest_supported:
+                raise TaskAssignmentException(f"Unknown assignment data version: {version}")
+        elif not 1 <= version <= min(latest_supported, MAX_ENCODED_VERSION):
+            raise TaskAssignmentException(f"Unable to decode assignment data: used version: {version}; latest "
+                                          f"supported version: {latest_supported}")
+        supported = src.read_int() if version >= 3 else UNKNOWN
+        active = tuple(TaskId(src.read_int(), src.read_int())
+                       for _ in range(_capacity(src.read_int(), "Illegal Capacity: ")))
+        standby = tuple((TaskId(src.read_int(), src.read_int()), _read_partition_set(src))
+                        for _ in range(_capacity(src.read_int(), "Illegal initial capacity: ")))
+        by_host: _PartitionMap = ()
+        if version >= 2:
+            by_host = tuple((HostInfo(src.read_utf(), src.read_int()), _read_partition_set(src))
+                            for _ in range(src.read_int()))
+        error = src.read_int() if version >= 4 else 0
+    except (EOFException, UTFDataFormatException) as exc:
+        raise TaskAssignmentException("Failed to decode AssignmentInfo") from exc
     return AssignmentInfo(version, supported, active, standby, by_host, error)
 
 
@@ -442,7 +584,7 @@ class MemberUpdate:
     used_version: int
     rebalance: bool  # the member forces a new rebalance (unsubscribe/subscribe/poll)
     outcome: MemberOutcome
-    error: AssignorError = AssignorError.NONE
+    error: AssignorError | int = AssignorError.NONE
 
 
 def on_assignment(member: StreamsRelease, profile: str, used_version: int, info: AssignmentInfo,
@@ -456,6 +598,15 @@ def on_assignment(member: StreamsRelease, profile: str, used_version: int, info:
         raise TaskAssignmentException(f"Unable to decode assignment data: used version: {received}; latest "
                                       f"supported version: {member.latest_supported}")
     if profile == "kafka" and member.probing and received >= 4 and info.error != AssignorError.NONE:
+        # Today's onAssignment stores the code and returns before looking at any version; then
+        # StreamsRebalanceListener.onPartitionsAssigned decides. VERSION_PROBING is only logged.
+        if info.error == AssignorError.VERSION_PROBING:
+            return MemberUpdate(used_version, False, MemberOutcome.NONE, info.error)
+        if not isinstance(info.error, AssignorError):
+            raise TaskAssignmentException("Hit an unrecognized exception during rebalance")
+        # INCOMPLETE_SOURCE_TOPIC_METADATA (MissingSourceTopicException) and ASSIGNMENT_ERROR
+        # (TaskAssignmentException) kill the thread, SHUTDOWN_REQUESTED shuts the client down: the model
+        # takes all three as the client stopping on the leader's word (ERROR_SHUTDOWN).
         return MemberUpdate(used_version, False, MemberOutcome.ERROR_SHUTDOWN, info.error)
     if received > used_version:
         # Kafka 2.0 threw IllegalStateException; today's validateMetadataVersions a TaskAssignmentException.

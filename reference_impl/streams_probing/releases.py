@@ -3,7 +3,7 @@
 Each release is described by its ``LATEST_SUPPORTED_VERSION`` (the subscription / assignment metadata
 version it speaks) and whether it implements version probing (2.0 and later). The numbers are read from
 Apache Kafka's branches: ``SubscriptionInfo.CURRENT_VERSION`` is 1 in 0.10.0 and 2 in 0.10.1 ... 1.1;
-``LATEST_SUPPORTED_VERSION`` is 3 in 2.0, 4 in 2.1 ... 2.3 and 11 in 3.4 ... 3.9
+``LATEST_SUPPORTED_VERSION`` is 3 in 2.0, 4 in 2.1 ... 2.3 and 11 in 3.2 ... 3.9
 (``StreamsAssignmentProtocolVersions``).
 
 ``post-2.0`` is the KIP's test-matrix column "post-2.0.x (simulate metadata version 4)": a release that
@@ -106,7 +106,8 @@ def upgrade_from_values(rel: StreamsRelease, profile: str) -> tuple[str, ...]:
 
 
 class ConfigException(UserError):
-    """An ``upgrade.from`` value the release does not know (Kafka: IllegalArgumentException at start-up)."""
+    """Kafka's ``ConfigException``: ``StreamsConfig`` rejects an ``upgrade.from`` value its validator
+    (``ConfigDef.ValidString.in(null, ...)``) does not list, before the assignor ever sees it."""
 
 
 def configured_metadata_version(rel: StreamsRelease, upgrade_from: str | None, profile: str) -> int:
@@ -117,8 +118,14 @@ def configured_metadata_version(rel: StreamsRelease, upgrade_from: str | None, p
     """
     if upgrade_from is None:
         return rel.latest_supported
-    if upgrade_from not in upgrade_from_values(rel, profile):
-        raise ConfigException(f"Unknown configuration value for parameter 'upgrade.from': {upgrade_from}")
+    values = upgrade_from_values(rel, profile)
+    if not values:
+        # 0.10.0 defines no upgrade.from: Kafka would only log an unknown config; the model rejects it.
+        raise ConfigException(f"Kafka Streams {rel} has no configuration upgrade.from (set to {upgrade_from})")
+    if upgrade_from not in values:
+        # ConfigException(name, value, "String must be one of: " + join(validStrings, ", ")), null first.
+        raise ConfigException(f"Invalid value {upgrade_from} for configuration upgrade.from: String must be one "
+                              f"of: {', '.join(('null', *values))}")
     return min(UPGRADE_FROM_VERSION.get(upgrade_from, rel.latest_supported), rel.latest_supported)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from reference_impl.streams_probing.api import (
     AssignmentInfo,
     AssignorError,
+    IllegalArgumentException,
     IllegalStateException,
     MemberOutcome,
     SubscriptionInfo,
@@ -193,7 +194,7 @@ class StreamsProbingSystem(DataclassSystem):
             rel = release(x.release)
             try:
                 subs[str(i)] = SubscriptionInfo.of(x.used_version, rel.latest_supported)
-            except IllegalStateException as exc:
+            except IllegalArgumentException as exc:
                 # The member cannot even build its subscription (a version above what it speaks).
                 failed = replace(x, running=False, failure=f"subscription: {exc}")
                 return Action.of("Rebalance", leader=leader), replace(
