@@ -198,10 +198,12 @@ def is_step_property(sym: SymbolicSystem, prop_id: str) -> bool:
     raise KeyError(f"{sym.name}: property {prop_id} is not encoded (encoded: {', '.join(sym.encoded())})")
 
 
-def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = None) -> ProofResult:
+def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = None, first: int = 0
+        ) -> ProofResult:
     """Bounded model checking: the shortest violation of ``prop_id`` (an invariant: a state that violates
     it; a step property: a transition that violates it) within ``depth`` steps, replayed on the reference,
-    or "checked to depth"."""
+    or "checked to depth". ``first`` skips the checks of shorter paths (a violation is then the shortest
+    only from ``first`` on): for a depth whose shorter paths another checker has already cleared."""
     step = is_step_property(sym, prop_id)
     t0 = time.perf_counter()
     solver = _solver(timeout)
@@ -211,8 +213,8 @@ def bmc(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None = N
         if k > 0:
             vs.append(sym.declare(str(k)))
             solver.add(sym.wellformed(vs[k]), sym.trans(vs[k - 1], vs[k]))
-        if step and k == 0:
-            continue  # no transition yet
+        if (step and k == 0) or k < first:
+            continue  # no transition yet, or a depth left to another checker
         solver.push()
         bad = z3.Not(sym.step_properties[prop_id](vs[k - 1], vs[k])) if step else z3.Not(sym.invariants[prop_id](vs[k]))
         solver.add(bad)
