@@ -429,12 +429,14 @@ def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: A
                  (z3.Not(local), FEATURE_UPDATE_FAILED), (z3.Not(majority), FEATURE_UPDATE_FAILED),
                  (z3.And(lossy, dt != UNSAFE_DT), UNSAFE_FEATURE_DOWNGRADE)]
     else:
+        # Kafka 3.9 refuses a level below MINIMUM_BOOTSTRAP_VERSION; 4.0 has no level below MINIMUM_VERSION.
+        floor = catalog.minimum_for("4.0") if release == "4.0" else catalog.bootstrap_floor
         registration = x >= catalog.controller_registration_level
         quorum_ok = z3.Or(z3.Not(registration), no_quorum,
                           z3.And([z3.And(h, contains(lo, hi)) for h, lo, hi in others] or [z3.BoolVal(True)]))
         bad = z3.Or(y < 0, z3.Not(local), z3.Not(brokers_ok), z3.Not(quorum_ok),
                     z3.And(y < x, dt == NONE_DT, not unchecked), z3.And(y > x, dt != NONE_DT), z3.Not(known),
-                    z3.And(y < catalog.bootstrap_floor, not no_floor), lossy)
+                    z3.And(y < floor, not no_floor), lossy)
         chain = [(bad, INVALID_UPDATE_VERSION)]
     err: Any = z3.IntVal(0)
     for cond, code in reversed(chain):
@@ -508,11 +510,12 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
     if edge_ranges:
         ranges = [(lo, hi) for lo, hi in ranges if lo == lv[0] or hi == lv[-1]]
     if len(lv) > 6:
-        # The kafka catalog (27 levels): the levels around its floor and controller registration, where the
-        # rule changes, and both ends (the lossless rule itself is checked on every pair by mv_lossless).
-        floor, reg = cat.bootstrap_floor, cat.controller_registration_level
-        lv = tuple(sorted({lv[0], floor - 1, floor, floor + 1, reg - 1, reg, reg + 1, lv[-1]} & set(lv)))
-        ranges = [(cat.minimum, hi) for hi in lv] + [(floor, cat.latest)]
+        # The kafka catalog (27 levels): the levels around its floors (3.9, 4.0) and controller registration,
+        # where the rule changes, and both ends (the lossless rule itself is checked on every pair by mv_lossless).
+        floor, reg, m40 = cat.bootstrap_floor, cat.controller_registration_level, cat.minimum_for("4.0")
+        lv = tuple(sorted({lv[0], floor - 1, floor, floor + 1, m40 - 1, m40, reg - 1, reg, reg + 1, lv[-1]}
+                          & set(lv)))
+        ranges = [(cat.minimum, hi) for hi in lv] + [(floor, cat.latest), (m40, cat.latest)]
     voter_opts = [(0, 1, 1)] + [(1, lo, hi) for lo, hi in ranges]
     for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
         for dry in dry_runs:

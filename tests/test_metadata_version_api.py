@@ -21,6 +21,7 @@ from reference_impl.metadata_version.api import (
     UpgradeType,
     VersionRange,
     bootstrap_metadata_version,
+    default_local_supported,
     format_storage,
     request,
 )
@@ -179,8 +180,9 @@ def test_kafka_39_per_feature_results_against_40_all_or_nothing() -> None:
     assert r39.records == (FeatureLevelRecord(MV, 5),)  # the valid half is written
     r40 = ctl(profile="kafka", kafka_release="4.0", local_supported=local).update_features(req)  # type: ignore[arg-type]
     assert r40.response.error is Errors.INVALID_UPDATE_VERSION and r40.response.results == () and r40.records == ()
-    assert r40.response.message == ("Invalid update version 7 for feature group.version. Local controller 0 only "
-                                    "supports versions 0-1")
+    assert r40.response.message == ("The update failed for all features since the following feature had an "
+                                    "error: Invalid update version 7 for feature group.version. Local controller 0 "
+                                    "only supports versions 0-1")
     ok40 = ctl(profile="kafka", kafka_release="4.0").update_features(request(MV, 4))
     assert ok40.response.ok and ok40.response.results[0].error is Errors.NONE
 
@@ -204,8 +206,10 @@ def test_format_and_bootstrap() -> None:
     assert format_storage("c1", EXAMPLE_CATALOG, 3).metadata_version == 3  # the binary's default
     assert format_storage("c1", EXAMPLE_CATALOG, 3, "V2").metadata_version == 2
     assert format_storage("c1", KAFKA_CATALOG, 21, "3.3-IV3", profile="kafka").metadata_version == 7
-    with pytest.raises(ValueError, match=r"below the minimum bootstrap version 3\.3-IV0"):
+    with pytest.raises(ValueError) as e:
         format_storage("c1", KAFKA_CATALOG, 21, "3.2-IV0", profile="kafka")
+    assert str(e.value) == ("Bootstrap metadata.version before 3.3-IV0 are not supported. Can't load metadata "
+                            "from format command")
     with pytest.raises(ValueError, match="not valid in catalog"):
         format_storage("c1", EXAMPLE_CATALOG, 3, "V9")
     preview = MetaProperties("c1", None)
@@ -234,3 +238,178 @@ def test_kafka_features_tool_functions() -> None:
         tool.upgrade(c)
     with pytest.raises(ValueError, match="not valid in catalog example"):
         tool.upgrade(c, metadata="3.3-IV3")
+
+
+# ---------------------------------------------------------------- Kafka fidelity (QuorumController, 3.9 / 4.0)
+def test_kafka_repeated_feature_is_no_error_the_last_entry_wins() -> None:
+    # QuorumController.updateFeatures puts the entries in a HashMap by name; the KIP profile refuses it.
+    dup = UpdateFeaturesRequest((FeatureUpdate(MV, 4), FeatureUpdate(MV, 5)))
+    result = ctl(profile="kafka").update_features(dup)
+    assert result.response.ok and result.records == (FeatureLevelRecord(MV, 5),)
+    assert [r.feature for r in result.response.results] == [MV]
+    assert ctl().update_features(dup).response.error is Errors.INVALID_REQUEST
+
+
+def test_kafka_v0_allow_downgrade_arrives_as_upgrade() -> None:
+    # The KRaft controller reads UpgradeType, which v0 lacks: its default 1 (UPGRADE) applies.
+    v0 = UpdateFeaturesRequest((FeatureUpdate.legacy(MV, 4, True),))
+    got, text, _ = first(ctl(profile="kafka", level=5), v0)
+    assert got is Errors.INVALID_UPDATE_VERSION and text == (
+        "Invalid update version 4 for feature metadata.version. Can't downgrade the version of this feature "
+        "without setting the upgrade type to either safe or unsafe downgrade.")
+    assert ctl(level=5).update_features(v0).response.ok  # KIP-778: AllowDowngrade is a SAFE downgrade
+    raw = UpdateFeaturesRequest((FeatureUpdate.with_upgrade_type(MV, 4, 7),))
+    got, text, _ = first(ctl(profile="kafka"), raw)
+    assert text == "Invalid update version 4 for feature metadata.version. The controller does not support the " \
+                   "given upgrade type."
+    assert ctl(profile="kafka", level=5).update_features(
+        UpdateFeaturesRequest((FeatureUpdate.with_upgrade_type(MV, 4, 2),))).response.ok
+    assert first(ctl(), raw)[0] is Errors.INVALID_REQUEST
+
+
+def test_kafka_40_response_shape() -> None:
+    local = ((MV, NEW), ("group.version", VersionRange(0, 1)))
+    req = UpdateFeaturesRequest((FeatureUpdate("group.version", 1), FeatureUpdate(MV, 5)))
+    ok = ctl(profile="kafka", kafka_release="4.0", brokers=(), local_supported=local).update_features(req)  # type: ignore[arg-type]
+    assert ok.response.error is Errors.NONE and ok.response.message is None
+    assert [(r.feature, r.error, r.message) for r in ok.response.results] == [
+        ("group.version", Errors.NONE, "NONE"), (MV, Errors.NONE, "NONE")]
+
+
+def test_kafka_40_minimum_version_and_no_zk_checks() -> None:
+    assert default_local_supported(KAFKA_CATALOG, "4.0") == VersionRange(7, 25)
+    assert default_local_supported(KAFKA_CATALOG) == VersionRange(1, 21)
+    assert default_local_supported(KAFKA_CATALOG, "3.9", enable_unstable=True) == VersionRange(1, 27)
+    r40 = default_local_supported(KAFKA_CATALOG, "4.0")
+    kw = {"catalog": KAFKA_CATALOG, "level": 8, "voters": (r40,) * 3, "brokers": (r40,), "kafka_release": "4.0"}
+    _, text, _ = first(ctl(profile="kafka", **kw), request(MV, 5, DowngradeType.SAFE))  # type: ignore[arg-type]
+    assert text == ("The update failed for all features since the following feature had an error: Invalid update "
+                    "version 5 for feature metadata.version. Local controller 0 only supports versions 7-25")
+    wide = VersionRange(1, 25)  # even a controller that claimed 1-25 has no 3.3-IV1 in 4.0
+    kw.update(voters=(wide,) * 3, brokers=(wide,))
+    _, text, _ = first(ctl(profile="kafka", **kw), request(MV, 5, DowngradeType.SAFE))  # type: ignore[arg-type]
+    assert text is not None and text.endswith("Invalid metadata.version 5. Unknown metadata.version.")
+    kw.update(zk_migration_in_progress=True)
+    assert ctl(profile="kafka", **kw).update_features(request(MV, 9)).response.ok  # type: ignore[arg-type]
+
+
+def test_kafka_replay_refuses_a_level_outside_the_local_range() -> None:
+    c = ctl(profile="kafka")
+    with pytest.raises(RuntimeError) as e:
+        c.replay(FeatureLevelRecord(MV, 9))
+    assert str(e.value) == ("Tried to apply FeatureLevelRecord FeatureLevelRecord(name='metadata.version', "
+                            "featureLevel=9), but this controller only supports versions 1-5")
+    assert c.replay(FeatureLevelRecord(MV, 5)).metadata_version == 5
+
+
+def test_top_level_messages_are_kafkas() -> None:
+    c = ctl(profile="kafka")
+    denied = c.update_features(request(MV, 4), principal_can_alter=False, request_description="R1").response
+    assert (denied.error, denied.message) == (Errors.CLUSTER_AUTHORIZATION_FAILED, "Request R1 is not authorized.")
+    follower = replace(c, is_active=False, active_controller_id=2).update_features(request(MV, 4)).response
+    assert (follower.error, follower.message) == (Errors.NOT_CONTROLLER, "The active controller appears to be node 2.")
+    alone = replace(c, is_active=False).update_features(request(MV, 4)).response
+    assert alone.message == "No controller appears to be active."
+
+
+def test_kafka_reason_order_and_other_voters_features() -> None:
+    # Registered controllers are walked first; an unregistered voter is reported only if they all pass.
+    _, text, _ = first(ctl(profile="kafka", voters=(NEW, None, OLD)), request(MV, 4))
+    assert text == "Invalid update version 4 for feature metadata.version. Controller 2 only supports versions 1-3"
+    _, text, _ = first(ctl(profile="kafka", voters=(NEW, None, NEW)), request(MV, 4))
+    assert text is not None and text.endswith("controller 1 has not registered, and may not support this feature")
+    # A voter known by its metadata.version range runs this controller's software for other features ...
+    local = ((MV, NEW), ("group.version", VersionRange(0, 1)))
+    c = ctl(profile="kafka", brokers=(), local_supported=local)  # type: ignore[arg-type]
+    assert c.update_features(request("group.version", 1)).response.ok
+    # ... one known by its registration supports only what it lists.
+    listed = replace(c, voters=((0, NEW), (1, ((MV, NEW),)), (2, NEW)))
+    assert first(listed, request("group.version", 1))[1] == (
+        "Invalid update version 1 for feature group.version. Controller 1 does not support this feature.")
+
+
+def test_registration_checks_in_kafkas_order() -> None:
+    # Request features as sent, then the assumed metadata.version, then finalized features not listed.
+    c = replace(ctl(level=5), finalized=(("a.feature", 1), (MV, 5)))
+    reply, _ = c.register_broker(BrokerRegistrationRequest(11, (("z.feature", VersionRange(2, 3)), (MV, NEW))))
+    assert reply.message == ("Unable to register because the broker does not support finalized version 0 of "
+                             "z.feature. The broker wants a version between 2 and 3, inclusive.")
+    reply, _ = c.register_broker(BrokerRegistrationRequest(11, (("z.feature", VersionRange(0, 1)),)))
+    assert reply.message is not None and "finalized version 5 of metadata.version" in reply.message
+    reply, _ = c.register_broker(BrokerRegistrationRequest(11, ((MV, NEW),)))
+    assert reply.message == ("Unable to register because the broker does not support finalized version 1 of "
+                             "a.feature. The broker wants a version between 0 and 0, inclusive.")
+
+
+def test_kafka_format_messages() -> None:
+    def fmt(version: str | int, **kw: object) -> int | None:
+        return format_storage("c1", KAFKA_CATALOG, 21, version, profile="kafka", **kw).metadata_version  # type: ignore[arg-type]
+
+    assert fmt("3.3") == 7 and fmt("3.3.1") == 7 and fmt("4.0", kafka_release="4.0") == 25
+    assert fmt("4.0-IV0", unstable_feature_versions_enabled=True) == 22
+    for version, kw, message in [
+        ("4.0", {}, "Version 4.0 is not a valid version"),
+        ("4.0-IV0", {}, "metadata.version 4.0-IV0 is not yet stable."),
+        ("2.8", {}, "metadata.version 2.8-IV1 is too old to be supported."),
+        ("3.2-IV0", {}, "Bootstrap metadata.version before 3.3-IV0 are not supported. Can't load metadata from "
+                        "format command"),
+        (3, {}, "Bootstrap metadata.version before 3.3-IV0 are not supported. Can't load metadata from "
+                "format command"),
+        ("4.1-IV0", {"kafka_release": "4.0"}, "metadata.version 4.1-IV0 is not yet stable."),
+    ]:
+        with pytest.raises(ValueError) as e:
+            fmt(version, **kw)
+        assert str(e.value) == message
+
+
+def test_kafka_features_command_output() -> None:
+    r = VersionRange(1, 21)
+    c = replace(ctl(profile="kafka", catalog=KAFKA_CATALOG, level=5, voters=(r,), brokers=()),
+                local_supported=((MV, r), ("foo.bar", VersionRange(0, 10))), finalized=(("foo.bar", 5), (MV, 5)))
+    assert tool.main_no_exit(c, "describe", epoch=123).stdout == (
+        "Feature: foo.bar\tSupportedMinVersion: 0\tSupportedMaxVersion: 10\tFinalizedVersionLevel: 5\tEpoch: 123",
+        "Feature: metadata.version\tSupportedMinVersion: 3.0-IV1\tSupportedMaxVersion: 3.9-IV0\t"
+        "FinalizedVersionLevel: 3.3-IV1\tEpoch: 123")
+    out = tool.main_no_exit(c, "upgrade", "--metadata", "3.3-IV2", "--feature", "foo.bar=6", "--dry-run")
+    assert (out.exit_code, out.text) == (0, "foo.bar can be upgraded to 6.\nmetadata.version can be upgraded to 6.")
+    assert out.controller.metadata_version == 5
+    out = tool.main_no_exit(c, "upgrade", "--metadata", "3.3", "--feature", "foo.bar=4")
+    assert out.exit_code == 1 and out.stderr == "1 out of 2 operation(s) failed."
+    assert out.stdout == ("Could not upgrade foo.bar to 4. Invalid update version 4 for feature foo.bar. Can't "
+                          "downgrade the version of this feature without setting the upgrade type to either safe "
+                          "or unsafe downgrade.", "metadata.version was upgraded to 7.")
+    assert out.controller.metadata_version == 7  # 3.9 writes the update that passed
+    out = tool.main_no_exit(c, "disable", "--feature", "metadata.version", "--dry-run")
+    assert out.text == ("Can not disable metadata.version. Invalid update version 0 for feature metadata.version. "
+                        "Local controller 0 only supports versions 1-21")
+    out = tool.main_no_exit(c, "downgrade", "--unsafe", "--metadata", "3.3-IV0")
+    assert out.text == ("Could not downgrade metadata.version to 4. Invalid metadata.version 4. Unsafe metadata "
+                        "downgrade is not supported in this version.")
+    for args, stderr in [
+        (("upgrade",), "You must specify at least one feature to upgrade"),
+        (("upgrade", "--feature", "baaz"), "Can't parse feature=level string baaz: equals sign not found."),
+        (("upgrade", "--feature", "w=tf"), "Can't parse feature=level string w=tf: unable to parse tf as a short."),
+        (("upgrade", "--feature", "foo.bar=0"), "The upgradeType flag should be set to SAFE_DOWNGRADE or "
+                                                "UNSAFE_DOWNGRADE when the provided maxVersionLevel:0 is < 1."),
+        (("upgrade", "--metadata", "3.3", "--feature", "metadata.version=7"),
+         "Feature metadata.version was specified more than once."),
+        (("upgrade", "--metadata", "3.10"), "Unsupported metadata.version 3.10. Supported metadata.version are "
+                                            "3.3-IV0, 3.3-IV1, 3.3-IV2, 3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, "
+                                            "3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, "
+                                            "3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0"),
+    ]:
+        out = tool.main_no_exit(c, *args)
+        assert (out.exit_code, out.stdout, out.stderr) == (1, (), stderr)
+    assert tool.parse_name_and_level(" quux = 0 ") == ("quux", "0")
+    assert tool.level_to_string("foo.bar", 5) == "5" and tool.level_to_string(MV, 4) == "3.3-IV0"
+    assert tool.level_to_string(MV, 99) == "UNKNOWN 99"
+    # 4.0's controller fails every feature of the request with its one top-level error.
+    c40 = replace(c, kafka_release="4.0", local_supported=((MV, VersionRange(7, 25)), ("foo.bar", VersionRange(0, 10))),
+                  finalized=(("foo.bar", 5), (MV, 7)))
+    out = tool.main_no_exit(c40, "upgrade", "--feature", "foo.bar=11", "--feature", "metadata.version=8")
+    prefix = "The update failed for all features since the following feature had an error: "
+    assert out.stdout == (f"Could not upgrade foo.bar to 11. {prefix}Invalid update version 11 for feature foo.bar. "
+                          "Local controller 0 only supports versions 0-10",
+                          f"Could not upgrade metadata.version to 8. {prefix}Invalid update version 11 for feature "
+                          "foo.bar. Local controller 0 only supports versions 0-10")
+    assert out.stderr == "2 out of 2 operation(s) failed." and out.controller.metadata_version == 7

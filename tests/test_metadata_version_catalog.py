@@ -9,9 +9,13 @@ from reference_impl.metadata_version.catalog import MetadataVersion as MV
 
 
 def test_levels_are_consecutive_from_one() -> None:
-    assert [mv.feature_level for mv in MV] == list(range(1, len(MV) + 1))
+    # MetadataVersionTest.testKRaftFeatureLevels*: -1 before 3.0-IV1, then 1, 2, ... by ordinal.
+    first = MV.IBP_3_0_IV1.ordinal
+    assert all(mv.feature_level == -1 and not mv.is_kraft_supported() for mv in c.VERSIONS[:first])
+    assert [mv.feature_level for mv in c.VERSIONS[first:]] == list(range(1, len(c.VERSIONS) - first + 1))
     assert c.MINIMUM_KRAFT_VERSION.feature_level == 1
-    assert c.KAFKA_CATALOG.levels == tuple(range(1, len(MV) + 1))
+    assert c.KAFKA_CATALOG.levels == tuple(range(1, 28)) == tuple(mv.feature_level for mv in c.KRAFT_VERSIONS)
+    assert c.LATEST is MV.IBP_4_1_IV1 and c.latest_testing() is MV.IBP_4_1_IV1
 
 
 def test_kafka_facts() -> None:
@@ -31,12 +35,75 @@ def test_parsing() -> None:
     assert c.from_feature_level(7) is MV.IBP_3_3_IV3
     assert c.from_version_string("3.3-IV3") is MV.IBP_3_3_IV3
     assert c.from_version_string("3.3") is MV.IBP_3_3_IV3  # bare release: its last IV, as in Kafka
-    for bad in (0, -1, 999, True, "7"):
+    for bad in (0, 999, True, "7"):
         with pytest.raises(ValueError, match="feature level"):
             c.from_feature_level(bad)  # type: ignore[arg-type]
-    for text in ("3.3-IV9", "2.8-IV1", "", "banana"):
-        with pytest.raises(ValueError, match=r"not a valid metadata\.version"):
+    for text in ("3.3-IV9", "8.0", "", "banana", "0.1.0"):
+        with pytest.raises(ValueError, match="is not a valid version"):
             c.from_version_string(text)
+
+
+def test_from_feature_level_like_kafka() -> None:
+    with pytest.raises(ValueError) as e:
+        c.from_feature_level(999)
+    assert str(e.value) == "No MetadataVersion with feature level 999"
+    # Kafka returns the first member with the level, so -1 is 0.8.0.
+    assert c.from_feature_level(-1) is MV.IBP_0_8_0
+    # Kafka 4.0 has no version below MINIMUM_VERSION (3.3-IV3).
+    assert c.from_feature_level(7, "4.0") is MV.IBP_3_3_IV3
+    with pytest.raises(ValueError, match=r"^No MetadataVersion with feature level 6$"):
+        c.from_feature_level(6, "4.0")
+
+
+def test_from_version_string_like_kafka() -> None:
+    # Only the first two segments count (three after "0."): MetadataVersionTest.testFromVersionString.
+    assert c.from_version_string("3.3.1") is MV.IBP_3_3_IV3
+    assert c.from_version_string("1.0.1") is MV.IBP_1_0_IV0
+    assert c.from_version_string("0.8.0.1") is MV.IBP_0_8_0
+    assert c.from_version_string("0.10.0") is MV.IBP_0_10_0_IV1
+    assert c.from_version_string("0.10.0.0-IV0") is MV.IBP_0_10_0_IV1
+    assert c.from_version_string("2.8-IV1") is MV.IBP_2_8_IV1 and c.from_version_string("3.0") is MV.IBP_3_0_IV1
+    # A bare release maps only to production versions of the selected software release.
+    assert c.from_version_string("3.9") is MV.IBP_3_9_IV0
+    assert c.from_version_string("4.0-IV1") is MV.IBP_4_0_IV1  # a full version string is always known
+    with pytest.raises(ValueError) as e:
+        c.from_version_string("4.0")
+    assert str(e.value) == "Version 4.0 is not a valid version"
+    assert c.from_version_string("4.0", "4.0") is MV.IBP_4_0_IV3
+    with pytest.raises(ValueError, match="is not a valid version"):
+        c.from_version_string("4.1", "4.0")
+    # No stripping, and Java's split drops trailing empty segments.
+    for text in (" 3.3", "3.3 ", "3.3."):
+        with pytest.raises(ValueError) as e:
+            c.from_version_string(text)
+        assert str(e.value) == f"Version {text} is not a valid version"
+    assert c.KAFKA_CATALOG.parse("3.3") == 7 and c.KAFKA_CATALOG.parse("4.0", "4.0") == 25
+    assert c.KAFKA_CATALOG.parse("2.8") == -1  # featureLevel() of a ZooKeeper-era version
+
+
+def test_metadata_version_predicates() -> None:
+    assert MV.IBP_3_3_IV3.version() == "3.3-IV3" and MV.IBP_3_3_IV3.short_version() == "3.3"
+    assert MV.IBP_0_8_0.version() == "0.8.0" and str(MV.IBP_0_10_0_IV1) == "0.10.0-IV1"
+    assert MV.IBP_3_0_IV1.previous() is MV.IBP_3_0_IV0 and MV.IBP_0_8_0.previous() is None
+    assert MV.IBP_3_0_IV1.is_kraft_supported() and not MV.IBP_3_0_IV0.is_kraft_supported()
+    assert MV.IBP_3_7_IV0.is_controller_registration_supported()
+    assert not MV.IBP_3_6_IV2.is_controller_registration_supported()
+    assert MV.IBP_4_0_IV1.is_elr_supported() and not MV.IBP_4_0_IV0.is_elr_supported()
+    assert MV.IBP_3_6_IV2.is_delegation_token_supported() and not MV.IBP_3_6_IV1.is_delegation_token_supported()
+    assert MV.IBP_0_8_0.is_less_than(MV.IBP_3_0_IV0)  # by ordinal: every ZooKeeper-era level is -1
+    assert c.LATEST_PRODUCTION.is_production() and not c.latest_testing().is_production()
+    assert not MV.IBP_4_0_IV3.is_production() and MV.IBP_4_0_IV3.is_production("4.0")
+    assert c.latest_production() is MV.IBP_3_9_IV0 and c.latest_production("4.0") is MV.IBP_4_0_IV3
+    assert [MV.IBP_3_3_IV2.register_broker_record_version(), MV.IBP_3_3_IV3.register_broker_record_version(),
+            MV.IBP_3_4_IV0.register_broker_record_version(), MV.IBP_3_7_IV2.register_broker_record_version()] \
+        == [0, 1, 2, 3]
+    assert [mv.partition_record_version() for mv in (MV.IBP_3_7_IV1, MV.IBP_3_7_IV2, MV.IBP_4_0_IV1)] == [0, 1, 2]
+    assert MV.IBP_3_7_IV0.register_controller_record_version() == 0
+    with pytest.raises(RuntimeError, match=r"Controller registration is not supported in MetadataVersion 3\.6-IV2"):
+        MV.IBP_3_6_IV2.register_controller_record_version()
+    assert c.metadata_versions_to_string(MV.IBP_3_3_IV0, MV.IBP_3_3_IV3) == "3.3-IV0, 3.3-IV1, 3.3-IV2, 3.3-IV3"
+    assert c.check_if_metadata_changed(MV.IBP_3_3_IV1, MV.IBP_3_3_IV0)
+    assert not c.check_if_metadata_changed(MV.IBP_3_2_IV0, MV.IBP_3_2_IV0)
 
 
 def test_kafka_lossless_rule() -> None:

@@ -69,6 +69,15 @@ def test_mv_update_decision_agrees_with_reference() -> None:
     assert res.cases == 3 and res.inputs == 3 * 5 * 7 * 3 * 9 * 10
 
 
+def test_mv_update_decision_agrees_on_kafkas_catalog() -> None:
+    """Kafka's own catalog, where 3.9's floor (3.3-IV0) and 4.0's minimum version (3.3-IV3) differ."""
+    from model.decisions import mv_update_cases
+
+    res = differential("mv_update", mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,)))
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 3 and res.inputs == 3 * 10 * 12 * 3 * 12
+
+
 def test_mv_update_decision_disagreement_is_found() -> None:
     """The kip formula against Kafka 3.9's controller: they differ (a lossy UNSAFE downgrade, for one)."""
     from model.decisions import mv_update_cases, mv_update_formula

@@ -11,7 +11,8 @@ Two semantics profiles:
   (``metadata/src/main/java/org/apache/kafka/controller/``) in 3.9 and in 4.0: ``UpgradeType``, every
   failure as ``INVALID_UPDATE_VERSION`` with Kafka's exact message, Kafka's order of checks, the bootstrap
   floor, no change during a ZK migration, lossy downgrades refused even when UNSAFE, per-feature results in
-  3.9 and one top-level error for the whole request in 4.0.
+  3.9 and one top-level error for the whole request in 4.0 (whose minimum is 3.3-IV3 and which has neither
+  the ZK-migration nor the 3.3-IV0 floor check).
 
 Everything is immutable: the controller answers with a :class:`ControllerResult` (response + records)
 and ``replay`` returns the next controller, as Kafka's controller replays its own records.
@@ -23,10 +24,18 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from reference_impl.metadata_version.catalog import FEATURE_NAME, Catalog
+from reference_impl.metadata_version.catalog import (
+    FEATURE_NAME,
+    MINIMUM_BOOTSTRAP_VERSION,
+    Catalog,
+    from_feature_level,
+    from_version_string,
+)
 
 PROFILES = ("kip", "kafka")
 KAFKA_RELEASES = ("3.9", "4.0")
+# Kafka 4.0's QuorumController.updateFeatures: the one error of a refused request follows this sentence.
+ALL_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
 
 
 class Errors(enum.IntEnum):
@@ -100,19 +109,38 @@ DISABLED = VersionRange(0, 0)  # QuorumFeatures.DISABLED: what a node that does 
 
 @dataclass(frozen=True)
 class FeatureUpdate:
-    """One ``FeatureUpdateKey``; ``downgrade_type`` is KIP-778's field (Kafka ships it as UpgradeType)."""
+    """One ``FeatureUpdateKey``; ``downgrade_type`` is KIP-778's field (Kafka ships it as UpgradeType).
+
+    ``allow_downgrade`` is set for a v0 entry (its ``AllowDowngrade``), ``upgrade_type_code`` for a v1 entry
+    that carries a raw ``UpgradeType`` byte (any value, so an unknown one can be sent)."""
 
     feature: str
     max_version_level: int
     downgrade_type: DowngradeType = DowngradeType.NONE
+    allow_downgrade: bool | None = None
+    upgrade_type_code: int | None = None
 
     @staticmethod
     def legacy(feature: str, max_version_level: int, allow_downgrade: bool) -> FeatureUpdate:
-        """The v0 form with ``AllowDowngrade``, mapped as KIP-778 and ``UpdateFeaturesRequest`` v0 do."""
-        return FeatureUpdate(feature, max_version_level, DowngradeType.from_allow_downgrade(allow_downgrade))
+        """The v0 form with ``AllowDowngrade``: KIP-778 maps it to SAFE (``downgrade_type``)."""
+        return FeatureUpdate(feature, max_version_level, DowngradeType.from_allow_downgrade(allow_downgrade),
+                             allow_downgrade=allow_downgrade)
+
+    @staticmethod
+    def with_upgrade_type(feature: str, max_version_level: int, code: int) -> FeatureUpdate:
+        """A v1 entry with the raw ``UpgradeType`` byte ``code`` (1 UPGRADE, 2 SAFE, 3 UNSAFE, else unknown)."""
+        downgrade = {2: DowngradeType.SAFE, 3: DowngradeType.UNSAFE}.get(code, DowngradeType.NONE)
+        return FeatureUpdate(feature, max_version_level, downgrade, upgrade_type_code=code)
 
     @property
     def upgrade_type(self) -> UpgradeType:
+        """What Kafka's KRaft controller reads: QuorumController.updateFeatures takes the ``UpgradeType``
+        field, which a v0 request lacks, so its schema default 1 (UPGRADE) applies and ``AllowDowngrade`` is
+        ignored (only the ZooKeeper path, UpdateFeaturesRequest.getFeature, maps it to SAFE_DOWNGRADE)."""
+        if self.allow_downgrade is not None:
+            return UpgradeType.UPGRADE
+        if self.upgrade_type_code is not None:
+            return UpgradeType.from_code(self.upgrade_type_code)
         return UpgradeType.of(self.downgrade_type)
 
 
@@ -162,6 +190,10 @@ class FeatureLevelRecord:
     name: str
     feature_level: int
 
+    def __str__(self) -> str:
+        # The generated message's toString, as Kafka's replay error prints it.
+        return f"FeatureLevelRecord(name='{self.name}', featureLevel={self.feature_level})"
+
 
 @dataclass(frozen=True)
 class ControllerResult:
@@ -202,19 +234,25 @@ class BrokerRegistrationReply:
         return self.error is Errors.NONE
 
 
+# What the controller knows of one voter: None (no controller registration), its metadata.version range
+# (a voter on the same software as this controller for every other feature), or its registration's
+# supported features (a feature it does not list counts as DISABLED, as in Kafka).
+VoterSupport = VersionRange | tuple[tuple[str, VersionRange], ...] | None
+
+
 @dataclass(frozen=True)
 class QuorumController:
     """The active controller's view of the cluster, as far as feature levels go.
 
-    ``voters`` maps each quorum voter id to the metadata.version range the controller knows for it (the
-    voter's controller registration; None when it has not registered). ``local_supported`` is this
-    controller's own binary, per feature.
+    ``voters`` maps each quorum voter id, in quorum order, to what the controller knows of it
+    (:data:`VoterSupport`). ``local_supported`` is this controller's own binary, per feature.
+    ``active_controller_id`` is the leader a non-active node knows of (None: none known).
     """
 
     catalog: Catalog
     node_id: int
     local_supported: tuple[tuple[str, VersionRange], ...]
-    voters: tuple[tuple[int, VersionRange | None], ...]
+    voters: tuple[tuple[int, VoterSupport], ...]
     brokers: tuple[BrokerRegistration, ...] = ()
     finalized: tuple[tuple[str, int], ...] = ()
     profile: str = "kip"
@@ -222,6 +260,7 @@ class QuorumController:
     zk_migration_in_progress: bool = False
     is_active: bool = True
     mutations: frozenset[str] = field(default_factory=frozenset)  # named bugs, for broken variants
+    active_controller_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -240,30 +279,56 @@ class QuorumController:
     def local_range(self, feature: str) -> VersionRange:
         return dict(self.local_supported).get(feature, DISABLED)
 
+    def voter_range(self, support: VoterSupport, feature: str) -> VersionRange | None:
+        """The range a voter supports for ``feature`` (None: it has not registered)."""
+        if support is None:
+            return None
+        if isinstance(support, VersionRange):
+            return support if feature == FEATURE_NAME else self.local_range(feature)
+        return dict(support).get(feature, DISABLED)
+
     @property
     def floor(self) -> int:
         """The lowest metadata.version an update may set: the catalog's minimum under ``kip``, Kafka's
-        ``MINIMUM_BOOTSTRAP_VERSION`` (3.3-IV0, the first with FeatureLevelRecord) under ``kafka``."""
-        return self.catalog.bootstrap_floor if self.profile == "kafka" else self.catalog.minimum
+        ``MINIMUM_BOOTSTRAP_VERSION`` (3.3-IV0, the first with FeatureLevelRecord) under ``kafka`` 3.9, and
+        the first version Kafka 4.0 has at all (``MINIMUM_VERSION``, 3.3-IV3) under 4.0."""
+        if self.profile != "kafka":
+            return self.catalog.minimum
+        if self.kafka_release == "4.0":
+            return self.catalog.minimum_for("4.0")
+        return self.catalog.bootstrap_floor
 
     # ------------------------------------------------------------------ UpdateFeatures
-    def update_features(self, request: UpdateFeaturesRequest, principal_can_alter: bool = True
-                        ) -> ControllerResult:
-        # ControllerApis.handleUpdateFeatures authorizes first; a follower answers NOT_CONTROLLER.
+    def update_features(self, request: UpdateFeaturesRequest, principal_can_alter: bool = True,
+                        request_description: str | None = None) -> ControllerResult:
+        """Both profiles take Kafka's top-level answers: ControllerApis.handleUpdateFeatures authorizes
+        first (AuthHelper: "Request <request> is not authorized.", where Kafka prints the connection's
+        RequestChannel.Request; ``request_description``, else the request itself), then a node that is not
+        the active controller answers NOT_CONTROLLER (ControllerExceptions.newWrongControllerException)."""
         if not principal_can_alter:
-            return _top(Errors.CLUSTER_AUTHORIZATION_FAILED, "UpdateFeatures requires ALTER on the CLUSTER resource.")
+            described = request if request_description is None else request_description
+            return _top(Errors.CLUSTER_AUTHORIZATION_FAILED, f"Request {described} is not authorized.")
         if not self.is_active:
-            return _top(Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
-        names = [u.feature for u in request.feature_updates]
-        if len(names) != len(set(names)):
-            # FeatureUpdates is keyed by name (mapKey in the schema): one update per feature.
-            return _top(Errors.INVALID_REQUEST, "A feature may appear only once in a request.")
+            if self.active_controller_id is None:
+                return _top(Errors.NOT_CONTROLLER, "No controller appears to be active.")
+            return _top(Errors.NOT_CONTROLLER,
+                        f"The active controller appears to be node {self.active_controller_id}.")
         if self.profile == "kafka":
             return self._update_kafka(request)
+        names = [u.feature for u in request.feature_updates]
+        if len(names) != len(set(names)):
+            # KIP-584: FeatureUpdates is keyed by name (mapKey in the schema): one update per feature.
+            return _top(Errors.INVALID_REQUEST, "A feature may appear only once in a request.")
         return self._update_kip(request)
 
     def replay(self, record: FeatureLevelRecord) -> QuorumController:
-        """Apply a record (FeatureControlManager.replay): level 0 removes a feature."""
+        """Apply a record (FeatureControlManager.replay): level 0 removes a feature. Under ``kafka`` a level
+        outside this controller's own range is a fatal error, as in Kafka."""
+        if self.profile == "kafka":
+            rng = self.local_range(record.name)
+            if not rng.contains(record.feature_level):
+                raise RuntimeError(f"Tried to apply FeatureLevelRecord {record}, but this controller only "
+                                   f"supports versions {rng}")
         fin = dict(self.finalized)
         if record.feature_level == 0:
             fin.pop(record.name, None)
@@ -279,18 +344,29 @@ class QuorumController:
 
     # ---- kafka profile
     def _update_kafka(self, request: UpdateFeaturesRequest) -> ControllerResult:
+        # QuorumController.updateFeatures puts the entries in a HashMap by name: a repeated feature is no
+        # error, its last entry wins.
+        updates: dict[str, FeatureUpdate] = {}
+        for u in request.feature_updates:
+            updates[u.feature] = u
         records: list[FeatureLevelRecord] = []
         results: list[UpdatableFeatureResult] = []
-        for update in request.feature_updates:
+        for update in updates.values():
             error = self._kafka_update_feature(update.feature, update.max_version_level, update.upgrade_type, records)
             if self.kafka_release == "4.0" and error is not None:
-                # 4.0: FeatureControlManager.updateFeatures returns the first error for the whole request,
-                # writes nothing, and UpdateFeaturesResponse.createWithErrors leaves the results empty.
+                # 4.0: FeatureControlManager.updateFeatures stops at the first error and writes nothing; the
+                # controller answers it at the top level, behind Kafka's prefix, with no per-feature results.
                 # (Kafka iterates a HashMap; we use the request's order.)
-                return _top(Errors.INVALID_UPDATE_VERSION, error)
+                return _top(Errors.INVALID_UPDATE_VERSION, ALL_FAILED_PREFIX + error)
             results.append(UpdatableFeatureResult(update.feature, Errors.NONE if error is None else
                                                   Errors.INVALID_UPDATE_VERSION, error))
-        response = UpdateFeaturesResponse(Errors.NONE, None, tuple(sorted(results, key=lambda r: r.feature)))
+        if self.kafka_release == "4.0":
+            # 4.0 success: one result per feature, each NONE with the message Errors.NONE.message() ("NONE").
+            response = UpdateFeaturesResponse(Errors.NONE, None, tuple(
+                UpdatableFeatureResult(r.feature, Errors.NONE, "NONE") for r in results))
+        else:
+            # 3.9: FeatureControlManager returns a TreeMap: the results come sorted by feature name.
+            response = UpdateFeaturesResponse(Errors.NONE, None, tuple(sorted(results, key=lambda r: r.feature)))
         if request.dry_run and "dry_run_writes" not in self.mutations:
             return ControllerResult(response)
         # 3.9: ControllerResult.atomicOf(records, results): the records of the updates that passed are
@@ -324,8 +400,10 @@ class QuorumController:
         return None
 
     def _kafka_reason_not_supported(self, feature: str, new: int) -> str | None:
-        # QuorumFeatures.reasonNotLocallySupported, then every registered broker (fenced or not), then,
-        # once controller registration exists (3.7-IV0), every registered controller and every voter.
+        # FeatureControlManager.reasonNotSupported: QuorumFeatures.reasonNotLocallySupported, then every
+        # registered broker (fenced or not), then, once controller registration exists (3.7-IV0), every
+        # registered controller (by id, as Kafka's map iterates), and only then the voters that have not
+        # registered, in quorum order.
         reason = _reason_not_supported(new, f"Local controller {self.node_id}", self.local_range(feature))
         if reason is not None:
             return reason
@@ -336,15 +414,16 @@ class QuorumController:
                     return reason
         if self.catalog.controller_registration_supported(self.metadata_version) \
                 and "skip_quorum_check" not in self.mutations:
-            for voter, rng in self.voters:
-                if voter == self.node_id:
-                    continue  # already checked as the local controller
-                if rng is None:
-                    return f"controller {voter} has not registered, and may not support this feature"
-                reason = _reason_not_supported(new, f"Controller {voter}", rng if feature == FEATURE_NAME
-                                               else DISABLED)
+            for voter, support in sorted(self.voters, key=lambda v: v[0]):
+                rng = self.voter_range(support, feature)
+                if voter == self.node_id or rng is None:
+                    continue  # the local controller was checked above; unregistered voters come last
+                reason = _reason_not_supported(new, f"Controller {voter}", rng)
                 if reason is not None:
                     return reason
+            for voter, support in self.voters:
+                if voter != self.node_id and support is None:
+                    return f"controller {voter} has not registered, and may not support this feature"
         # Below 3.7-IV0 Kafka cannot see the other controllers' ranges and logs "unable to verify
         # controller support in the current MetadataVersion": only the local controller is checked.
         return None
@@ -354,12 +433,18 @@ class QuorumController:
         def invalid(message: str) -> str:
             return f"Invalid metadata.version {new}. {message}"
 
-        if new not in self.catalog.levels:
-            return invalid("Unknown metadata.version.")
-        if self.zk_migration_in_progress:
-            return invalid("Unable to modify metadata.version while a ZK migration is in progress.")
-        if new < self.floor and "skip_floor_check" not in self.mutations:
-            return invalid(f"Unable to set a metadata.version less than {self.catalog.label(self.floor)}")
+        if self.kafka_release == "4.0":
+            # Kafka 4.0: no version below MINIMUM_VERSION exists (fromFeatureLevel fails on it), and the
+            # ZK-migration and "less than 3.3-IV0" checks are gone with ZooKeeper.
+            if new not in self.catalog.levels or (new < self.floor and "skip_floor_check" not in self.mutations):
+                return invalid("Unknown metadata.version.")
+        else:
+            if new not in self.catalog.levels:
+                return invalid("Unknown metadata.version.")
+            if self.zk_migration_in_progress:
+                return invalid("Unable to modify metadata.version while a ZK migration is in progress.")
+            if new < self.floor and "skip_floor_check" not in self.mutations:
+                return invalid(f"Unable to set a metadata.version less than {self.catalog.label(self.floor)}")
         if new < current:
             lossless = self.catalog.is_lossless(current, new)
             if not lossless and "allow_lossy_safe_downgrade" not in self.mutations:
@@ -400,6 +485,8 @@ class QuorumController:
         is_mv = update.feature == FEATURE_NAME
         if not update.feature:
             return Errors.INVALID_REQUEST, "Feature name can not be empty."
+        if update.upgrade_type_code is not None and update.upgrade_type_code not in (1, 2, 3):
+            return Errors.INVALID_REQUEST, f"Unknown DowngradeType code {update.upgrade_type_code}."
         if is_mv and y < self.floor and "skip_floor_check" not in self.mutations:
             # KIP-778: KRaft requires metadata.version ("simply require that KRaft requires a
             # metadata.version to be set"); it cannot be deleted or set below the first version.
@@ -434,7 +521,8 @@ class QuorumController:
                     f"Local controller {self.node_id} only supports {FEATURE_NAME} versions "
                     f"{self.local_range(FEATURE_NAME)}, not {y}.")
             if "skip_quorum_check" not in self.mutations:
-                supporting = sum(1 for _, rng in self.voters if rng is not None and rng.contains(y))
+                supporting = sum(1 for _, support in self.voters
+                                 if (rng := self.voter_range(support, FEATURE_NAME)) is not None and rng.contains(y))
                 # KIP-778 Compatibility: "compatible with at least a majority of the quorum".
                 if supporting <= len(self.voters) // 2:
                     return Errors.FEATURE_UPDATE_FAILED, (
@@ -456,22 +544,19 @@ class QuorumController:
         """ClusterControlManager.registerBroker's feature check (both profiles: KIP-778 Compatibility
         says registration is refused when the broker cannot support the finalized features; Kafka's
         processRegistrationFeature is that rule). A refused broker stays fenced."""
-        features = request.features
-        if features is None:
+        offered = dict(request.features or ())
+        if FEATURE_NAME not in offered:
             # Brokers that send no metadata.version range "are assumed to only support the original
             # metadata.version" (ClusterControlManager, 3.9).
-            features = ((FEATURE_NAME, VersionRange(self.catalog.minimum, self.catalog.minimum)),)
-        offered = dict(features)
-        if FEATURE_NAME not in offered:
             offered[FEATURE_NAME] = VersionRange(self.catalog.minimum, self.catalog.minimum)
         if "register_incompatible" not in self.mutations:
-            # Every finalized feature must be in the broker's range; one it does not list counts as 0-0.
-            names = sorted(set(offered) | {n for n, lvl in self.finalized if lvl != 0})
-            for name in names:
-                rng = offered.get(name, DISABLED)
+            # ClusterControlManager.registerBroker's order: the request's features as sent, then the assumed
+            # metadata.version, then every finalized feature (level != 0) the broker does not list, as 0-0.
+            finalized = {n: lvl for n, lvl in self.finalized if lvl != 0}
+            checks = list(offered.items()) + [(n, DISABLED) for n in sorted(finalized) if n not in offered]
+            for name, rng in checks:
                 # processRegistrationFeature: metadata.version defaults to 1, other features to 0.
-                default = 1 if name == FEATURE_NAME else 0
-                fin = dict(self.finalized).get(name, default)
+                fin = finalized.get(name, 1 if name == FEATURE_NAME else 0)
                 if not rng.contains(fin):
                     return BrokerRegistrationReply(
                         Errors.UNSUPPORTED_VERSION,
@@ -516,21 +601,64 @@ class MetaProperties:
 
 
 def format_storage(cluster_id: str, catalog: Catalog, binary_default: int,
-                   metadata_version: str | int | None = None, profile: str = "kip") -> MetaProperties:
+                   metadata_version: str | int | None = None, profile: str = "kip", *,
+                   kafka_release: str = "3.9", unstable_feature_versions_enabled: bool = False) -> MetaProperties:
     """``kafka-storage format --metadata-version``: None takes the binary's default (KIP-778 "New
-    kafka-storage argument"). Under ``kafka`` the level must be at least the bootstrap floor
-    (``MINIMUM_BOOTSTRAP_VERSION``, 3.3-IV0)."""
+    kafka-storage argument"). Under ``kafka``, Kafka's Formatter: the version is parsed as
+    ``fromVersionString`` (a level as ``fromFeatureLevel``), a ZooKeeper-era one "is too old to be
+    supported", one above the release's LATEST_PRODUCTION "is not yet stable" unless unstable feature
+    versions are enabled, and BootstrapMetadata refuses one below ``MINIMUM_BOOTSTRAP_VERSION``."""
     if not cluster_id:
         raise ValueError("format needs a cluster id")
+    if profile == "kafka":
+        return _format_kafka(cluster_id, catalog, binary_default, metadata_version, kafka_release,
+                             unstable_feature_versions_enabled)
     level = binary_default if metadata_version is None else (
         catalog.parse(metadata_version) if isinstance(metadata_version, str) else metadata_version)
     if level not in catalog.levels:
         raise ValueError(f"metadata.version level {level} is not in catalog {catalog.name}")
-    floor = catalog.bootstrap_floor if profile == "kafka" else catalog.minimum
-    if level < floor:
+    if level < catalog.minimum:
         raise ValueError(f"metadata.version {catalog.label(level)} is below the minimum bootstrap version "
-                         f"{catalog.label(floor)}")
+                         f"{catalog.label(catalog.minimum)}")
     return MetaProperties(cluster_id, level)
+
+
+def _format_kafka(cluster_id: str, catalog: Catalog, binary_default: int, metadata_version: str | int | None,
+                  release: str, unstable: bool) -> MetaProperties:
+    if metadata_version is None:
+        # calculateEffectiveReleaseVersion: the default needs no stability check.
+        return MetaProperties(cluster_id, binary_default)
+    is_kafka = catalog.name == "kafka"
+    if isinstance(metadata_version, str):
+        if is_kafka:
+            mv = from_version_string(metadata_version, release)
+            if not mv.is_kraft_supported():
+                raise ValueError(f"{FEATURE_NAME} {mv} is too old to be supported.")
+            level = mv.feature_level
+        else:
+            level = catalog.parse(metadata_version, release)
+    else:
+        level = from_feature_level(metadata_version, release).feature_level if is_kafka else metadata_version
+    if level not in catalog.levels or level < catalog.minimum_for(release):
+        raise ValueError(f"No MetadataVersion with feature level {level}")
+    label = catalog.label(level)
+    if not unstable and not catalog.is_production(level, release):
+        raise ValueError(f"{FEATURE_NAME} {label} is not yet stable.")  # Formatter.verifyReleaseVersion
+    floor = catalog.bootstrap_floor
+    if level < floor:
+        floor_label = str(MINIMUM_BOOTSTRAP_VERSION) if is_kafka else catalog.label(floor)
+        raise ValueError(f"Bootstrap metadata.version before {floor_label} are not supported. Can't load "
+                         "metadata from format command")
+    return MetaProperties(cluster_id, level)
+
+
+def default_local_supported(catalog: Catalog, kafka_release: str = "3.9", enable_unstable: bool = False
+                            ) -> VersionRange:
+    """QuorumFeatures.defaultFeatureMap's metadata.version range: the release's minimum (3.9:
+    MINIMUM_KRAFT_VERSION; 4.0: MINIMUM_VERSION) to its LATEST_PRODUCTION, or to the latest level with
+    unstable feature versions enabled."""
+    high = catalog.latest if enable_unstable else catalog.latest_production_for(kafka_release)
+    return VersionRange(catalog.minimum_for(kafka_release), high)
 
 
 def bootstrap_metadata_version(meta: MetaProperties, catalog: Catalog,

@@ -1,8 +1,13 @@
 """The ``metadata.version`` catalogs: Apache Kafka's real one and the KIP-778 five-version example.
 
 Sources (facts only; the code is our own):
-- Kafka ``server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java`` at ``3.9`` and
-  at trunk of Oct 2024 (levels 1..25); levels 26..27 (4.1) and the 4.x minimum from the same file in 4.1.0.
+- Kafka ``server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java`` on the ``3.9``
+  branch (every member, the KRaft levels 1..23, ``fromVersionString``, ``fromFeatureLevel``, the predicates)
+  and Kafka 4.0/4.1 for levels 22..27: ``MetadataVersionTest`` of early 4.1 trunk (4.0-IV0..4.0-IV3 and
+  4.1-IV0, "4.0-IV3 is the latest production version in the 4.0 line", ELR from 4.0-IV1) and the 4.x
+  upgrade notes (``IBP_4_0_IV1(23, "4.0", "IV1", true)``). The catalog mirrors Kafka 4.1 (levels 1..27).
+  Kafka 4.2+ defines levels 28.. (4.2-IV0, ...); they are not here because no copy of Apache Kafka's own
+  file defining them could be read, only third-party copies.
 - KIP-778 "Downgrades": the V1..V5 example, where V4 is the one version that is not backwards compatible.
 
 Both catalogs answer the same small interface (:class:`VersionCatalog`) over plain ``int`` feature levels,
@@ -16,17 +21,54 @@ from dataclasses import dataclass
 from typing import Protocol
 
 FEATURE_NAME = "metadata.version"
+DEFAULT_RELEASE = "3.9"  # the Kafka software release whose constants apply when none is named
 
 
 class MetadataVersion(enum.Enum):
-    """One member per KRaft ``metadata.version`` (feature level >= 1) of Apache Kafka.
+    """One member per ``MetadataVersion`` of Apache Kafka, in Kafka's (ordinal) order.
 
-    Value: (feature level, release, sub-version, did the metadata format change). The flag is Kafka's
+    Value: (feature level, release, sub-version, did the metadata format change). Members before 3.0-IV1
+    are the ZooKeeper-era inter-broker protocol versions: feature level -1, not usable in KRaft, and (as
+    Kafka's three-argument constructor does) ``didMetadataChange`` true. The flag is Kafka's
     ``didMetadataChange``; a downgrade across a version with it set is lossy. Final released values are
-    used: on the 3.9 branch the then-unstable ``IBP_4_0_IV0`` still carried ``true``; 4.0 moved it to
-    ``IBP_4_0_IV1`` (ELR, KIP-966).
+    used: on the 3.9 branch the then-unstable 4.0 levels read ``IBP_4_0_IV0(22, "4.0", "IV0", true)``
+    (ELR) and ``IBP_4_0_IV1(23, "4.0", "IV1", false)``; Kafka 4.0 moved ELR (and the flag) to 4.0-IV1.
     """
 
+    IBP_0_8_0 = (-1, "0.8.0", "", True)
+    IBP_0_8_1 = (-1, "0.8.1", "", True)
+    IBP_0_8_2 = (-1, "0.8.2", "", True)
+    IBP_0_9_0 = (-1, "0.9.0", "", True)
+    IBP_0_10_0_IV0 = (-1, "0.10.0", "IV0", True)
+    IBP_0_10_0_IV1 = (-1, "0.10.0", "IV1", True)
+    IBP_0_10_1_IV0 = (-1, "0.10.1", "IV0", True)
+    IBP_0_10_1_IV1 = (-1, "0.10.1", "IV1", True)
+    IBP_0_10_1_IV2 = (-1, "0.10.1", "IV2", True)
+    IBP_0_10_2_IV0 = (-1, "0.10.2", "IV0", True)
+    IBP_0_11_0_IV0 = (-1, "0.11.0", "IV0", True)
+    IBP_0_11_0_IV1 = (-1, "0.11.0", "IV1", True)
+    IBP_0_11_0_IV2 = (-1, "0.11.0", "IV2", True)
+    IBP_1_0_IV0 = (-1, "1.0", "IV0", True)
+    IBP_1_1_IV0 = (-1, "1.1", "IV0", True)
+    IBP_2_0_IV0 = (-1, "2.0", "IV0", True)
+    IBP_2_0_IV1 = (-1, "2.0", "IV1", True)
+    IBP_2_1_IV0 = (-1, "2.1", "IV0", True)
+    IBP_2_1_IV1 = (-1, "2.1", "IV1", True)
+    IBP_2_1_IV2 = (-1, "2.1", "IV2", True)
+    IBP_2_2_IV0 = (-1, "2.2", "IV0", True)
+    IBP_2_2_IV1 = (-1, "2.2", "IV1", True)
+    IBP_2_3_IV0 = (-1, "2.3", "IV0", True)
+    IBP_2_3_IV1 = (-1, "2.3", "IV1", True)
+    IBP_2_4_IV0 = (-1, "2.4", "IV0", True)
+    IBP_2_4_IV1 = (-1, "2.4", "IV1", True)
+    IBP_2_5_IV0 = (-1, "2.5", "IV0", True)
+    IBP_2_6_IV0 = (-1, "2.6", "IV0", True)
+    IBP_2_7_IV0 = (-1, "2.7", "IV0", True)  # feature versioning (KIP-584)
+    IBP_2_7_IV1 = (-1, "2.7", "IV1", True)
+    IBP_2_7_IV2 = (-1, "2.7", "IV2", True)
+    IBP_2_8_IV0 = (-1, "2.8", "IV0", True)
+    IBP_2_8_IV1 = (-1, "2.8", "IV1", True)
+    IBP_3_0_IV0 = (-1, "3.0", "IV0", True)
     IBP_3_0_IV1 = (1, "3.0", "IV1", True)  # first KRaft version; preview clusters bootstrap here (KIP-778)
     IBP_3_1_IV0 = (2, "3.1", "IV0", False)
     IBP_3_2_IV0 = (3, "3.2", "IV0", True)
@@ -48,8 +90,8 @@ class MetadataVersion(enum.Enum):
     IBP_3_7_IV4 = (19, "3.7", "IV4", False)
     IBP_3_8_IV0 = (20, "3.8", "IV0", False)
     IBP_3_9_IV0 = (21, "3.9", "IV0", False)
-    IBP_4_0_IV0 = (22, "4.0", "IV0", False)
-    IBP_4_0_IV1 = (23, "4.0", "IV1", True)  # ELR (KIP-966)
+    IBP_4_0_IV0 = (22, "4.0", "IV0", False)  # 3.9 branch: true (ELR was planned here)
+    IBP_4_0_IV1 = (23, "4.0", "IV1", True)  # ELR (KIP-966); 3.9 branch: false
     IBP_4_0_IV2 = (24, "4.0", "IV2", False)
     IBP_4_0_IV3 = (25, "4.0", "IV3", False)
     IBP_4_1_IV0 = (26, "4.1", "IV0", False)
@@ -65,44 +107,135 @@ class MetadataVersion(enum.Enum):
 
     @property
     def version_string(self) -> str:
-        return f"{self.value[1]}-{self.value[2]}"
+        # Kafka's ibpVersion: "0.8.0" when there is no sub-version, "3.3-IV3" otherwise.
+        return f"{self.value[1]}-{self.value[2]}" if self.value[2] else self.value[1]
 
     @property
     def did_metadata_change(self) -> bool:
         return self.value[3]
 
+    @property
+    def ordinal(self) -> int:
+        return _ORDINAL[self]
+
+    def feature_name(self) -> str:
+        return FEATURE_NAME
+
+    def version(self) -> str:
+        """MetadataVersion.version(): "3.3-IV3"."""
+        return self.version_string
+
+    def short_version(self) -> str:
+        """MetadataVersion.shortVersion(): the release, "3.3"."""
+        return self.release
+
+    def previous(self) -> MetadataVersion | None:
+        """MetadataVersion.previous(): the member before this one, None for the first (Optional.empty)."""
+        return VERSIONS[self.ordinal - 1] if self.ordinal > 0 else None
+
+    # Kafka compares enum ordinals, not feature levels (every member before 3.0-IV1 has level -1).
     def is_at_least(self, other: MetadataVersion) -> bool:
-        return self.feature_level >= other.feature_level
+        return self.ordinal >= other.ordinal
 
     def is_less_than(self, other: MetadataVersion) -> bool:
-        return self.feature_level < other.feature_level
+        return self.ordinal < other.ordinal
+
+    def is_production(self, release: str = DEFAULT_RELEASE) -> bool:
+        """MetadataVersion.isProduction() of the given Kafka release (its LATEST_PRODUCTION differs)."""
+        return self.ordinal <= kafka_release(release).latest_production.ordinal
+
+    def is_kraft_supported(self) -> bool:
+        return self.feature_level > 0
+
+    def is_feature_versioning_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_2_7_IV0)
+
+    def is_leader_recovery_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_2_IV0)
+
+    def is_no_op_record_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_3_IV1)
+
+    def is_broker_registration_change_record_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_3_IV2)
+
+    def is_in_controlled_shutdown_state_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_3_IV3)
+
+    def is_api_forwarding_enabled(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_4_IV0)
 
     def is_migration_supported(self) -> bool:
-        # MetadataVersion.isMigrationSupported (3.4 .. 3.9); the migration is gone from Kafka 4.0.
+        # MetadataVersion.isMigrationSupported (from 3.4-IV0). Kafka 4.x removed the ZooKeeper migration
+        # itself but kept this predicate for the RegisterBrokerRecord version (isMigratingZkBroker field).
         return self.is_at_least(MIGRATION_MINIMUM)
+
+    def is_scram_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_5_IV2)
+
+    def is_leader_epoch_bump_required_on_isr_shrink(self) -> bool:
+        return not self.is_at_least(MetadataVersion.IBP_3_6_IV0)
+
+    def is_metadata_transaction_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_6_IV1)
+
+    def is_delegation_token_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_6_IV2)
+
+    def is_controller_registration_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_7_IV0)  # KIP-919
+
+    def is_directory_assignment_supported(self) -> bool:
+        return self.is_at_least(MetadataVersion.IBP_3_7_IV2)
+
+    def is_elr_supported(self) -> bool:
+        # Kafka 4.0's numbering (MetadataVersionTest: isAtLeast(IBP_4_0_IV1)); the 3.9 branch said 4.0-IV0.
+        return self.is_at_least(MetadataVersion.IBP_4_0_IV1)
+
+    def register_broker_record_version(self) -> int:
+        if self.is_directory_assignment_supported():
+            return 3  # logDirs
+        if self.is_migration_supported():
+            return 2  # isMigratingZkBroker
+        if self.is_in_controlled_shutdown_state_supported():
+            return 1
+        return 0
+
+    def register_controller_record_version(self) -> int:
+        if self.is_controller_registration_supported():
+            return 0
+        raise RuntimeError(f"Controller registration is not supported in MetadataVersion {self}")
+
+    def partition_record_version(self) -> int:
+        if self.is_elr_supported():
+            return 2
+        return 1 if self.is_directory_assignment_supported() else 0
+
+    def partition_change_record_version(self) -> int:
+        return self.partition_record_version()  # the same rule in Kafka
 
     def __str__(self) -> str:
         return self.version_string
 
 
-_BY_LEVEL: dict[int, MetadataVersion] = {mv.feature_level: mv for mv in MetadataVersion}
-_BY_STRING: dict[str, MetadataVersion] = {mv.version_string: mv for mv in MetadataVersion}
-# Kafka's fromVersionString also accepts a bare release ("3.3") and maps it to that release's last IV.
-for _mv in MetadataVersion:
-    _BY_STRING[_mv.release] = _mv
+VERSIONS: tuple[MetadataVersion, ...] = tuple(MetadataVersion)  # MetadataVersion.VERSIONS, in ordinal order
+_ORDINAL: dict[MetadataVersion, int] = {mv: i for i, mv in enumerate(VERSIONS)}
+KRAFT_VERSIONS: tuple[MetadataVersion, ...] = tuple(mv for mv in VERSIONS if mv.is_kraft_supported())
+_BY_LEVEL: dict[int, MetadataVersion] = {mv.feature_level: mv for mv in KRAFT_VERSIONS}
 
 MINIMUM_KRAFT_VERSION = MetadataVersion.IBP_3_0_IV1
 # MetadataVersion.MINIMUM_BOOTSTRAP_VERSION (3.9): the first version that stores metadata.version in the log.
 MINIMUM_BOOTSTRAP_VERSION = MetadataVersion.IBP_3_3_IV0
 MIGRATION_MINIMUM = MetadataVersion.IBP_3_4_IV0
-# Kafka 4.x drops every level below 3.3-IV3 (MetadataVersion.MINIMUM_VERSION in 4.1.0).
+# Kafka 4.x drops every level below 3.3-IV3 (MetadataVersion.MINIMUM_VERSION; the 4.x upgrade notes: "the
+# software and metadata versions must be at least 3.3.x").
 MINIMUM_VERSION_4_X = MetadataVersion.IBP_3_3_IV3
 LATEST_PRODUCTION_3_9 = MetadataVersion.IBP_3_9_IV0  # MetadataVersion.LATEST_PRODUCTION on branch 3.9
-# Kafka 4.0.0 ships 4.0-IV3 as LATEST_PRODUCTION (release notes; trunk of Oct 2024 still said 4.0-IV0).
+# Kafka 4.0.0 ships 4.0-IV3 as LATEST_PRODUCTION ("4.0-IV3 is the latest production version in the 4.0 line").
 LATEST_PRODUCTION_4_0 = MetadataVersion.IBP_4_0_IV3
 LATEST_PRODUCTION_4_1 = MetadataVersion.IBP_4_1_IV1  # MetadataVersion.LATEST_PRODUCTION in 4.1.0
 LATEST_PRODUCTION = LATEST_PRODUCTION_3_9
-LATEST = max(MetadataVersion, key=lambda mv: mv.feature_level)
+LATEST = KRAFT_VERSIONS[-1]
 
 
 @dataclass(frozen=True)
@@ -121,35 +254,83 @@ KAFKA_RELEASES: dict[str, KafkaRelease] = {
 }
 
 
-def from_feature_level(level: int) -> MetadataVersion:
-    """The version with this feature level; ``ValueError`` for a level Kafka does not define."""
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise ValueError(f"metadata.version feature level must be an int, got {level!r}")
+def kafka_release(name: str) -> KafkaRelease:
     try:
-        return _BY_LEVEL[level]
+        return KAFKA_RELEASES[name]
     except KeyError:
-        raise ValueError(
-            f"No MetadataVersion with feature level {level} (known levels: "
-            f"{MINIMUM_KRAFT_VERSION.feature_level}..{LATEST.feature_level})"
-        ) from None
+        raise ValueError(f"unknown Kafka release {name!r}; choose one of {sorted(KAFKA_RELEASES)}") from None
 
 
-def from_version_string(text: str) -> MetadataVersion:
-    """Parse ``"3.3-IV3"`` (or a bare release ``"3.3"``, meaning its last IV, as Kafka does)."""
+def latest_production(release: str = DEFAULT_RELEASE) -> MetadataVersion:
+    """MetadataVersion.latestProduction() of the given release."""
+    return kafka_release(release).latest_production
+
+
+def latest_testing() -> MetadataVersion:
+    """MetadataVersion.latestTesting(): the last member (here 4.1-IV1; Kafka 3.9's own list ended at 4.0-IV1)."""
+    return LATEST
+
+
+def _ibp_versions(release: str) -> dict[str, MetadataVersion]:
+    # MetadataVersion's static block: every version string, plus each bare release mapped to its last
+    # *production* version (so a release whose versions are all unstable has no bare entry).
+    out = {mv.version_string: mv for mv in VERSIONS}
+    bare = {mv.release: mv for mv in VERSIONS if mv.is_production(release)}
+    out.update(bare)
+    return out
+
+
+_IBP_VERSIONS: dict[str, dict[str, MetadataVersion]] = {r: _ibp_versions(r) for r in KAFKA_RELEASES}
+
+
+def _java_split_on_dots(text: str) -> list[str]:
+    # String.split("\\."): no dot gives the text itself; otherwise trailing empty strings are removed.
+    if "." not in text:
+        return [text]
+    parts = text.split(".")
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def from_feature_level(level: int, release: str = DEFAULT_RELEASE) -> MetadataVersion:
+    """MetadataVersion.fromFeatureLevel: the first member with this level (so -1 gives 0.8.0, as in Kafka);
+    ``ValueError`` with Kafka's text for a level no member has. Under release 4.0 the levels below
+    ``MINIMUM_VERSION`` (3.3-IV3) do not exist."""
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise ValueError(f"No MetadataVersion with feature level {level!r}")
+    floor = kafka_release(release).minimum
+    for mv in VERSIONS:
+        if mv.feature_level == level and (level < 0 or mv.is_at_least(floor)):
+            return mv
+    raise ValueError(f"No MetadataVersion with feature level {level}")
+
+
+def from_version_string(text: str, release: str = DEFAULT_RELEASE) -> MetadataVersion:
+    """MetadataVersion.fromVersionString: "3.3-IV3", or a bare release "3.3" (its last production IV in
+    ``release``). Only the first two dot-separated segments count (three when the text starts with "0."),
+    so "3.3.1" is 3.3-IV3 and "0.10.0.1" is 0.10.0-IV1; nothing is stripped."""
     if not isinstance(text, str):
-        raise ValueError(f"metadata.version must be a string such as '3.3-IV3', got {text!r}")
-    mv = _BY_STRING.get(text.strip())
+        raise ValueError(f"Version {text!r} is not a valid version")
+    segments = _java_split_on_dots(text)
+    wanted = 3 if text.startswith("0.") else 2
+    key = text if wanted >= len(segments) else ".".join(segments[:wanted])
+    mv = _IBP_VERSIONS[kafka_release(release).name].get(key)
     if mv is None:
-        raise ValueError(
-            f"Version {text!r} is not a valid metadata.version: expected RELEASE-IVn such as "
-            f"'{MINIMUM_BOOTSTRAP_VERSION.version_string}' between {MINIMUM_KRAFT_VERSION} and {LATEST}"
-        )
+        raise ValueError(f"Version {text} is not a valid version")
     return mv
 
 
+def metadata_versions_to_string(first: MetadataVersion, last: MetadataVersion) -> str:
+    """FeatureCommand.metadataVersionsToString: "3.3-IV0, 3.3-IV1, ..." from first to last inclusive."""
+    return ", ".join(str(mv) for mv in VERSIONS[first.ordinal:last.ordinal + 1])
+
+
 def check_if_metadata_changed(source: MetadataVersion, target: MetadataVersion) -> bool:
-    """Kafka's ``MetadataVersion.checkIfMetadataChanged``: did any version in (low, high] change the format."""
-    return not KAFKA_CATALOG.is_lossless(source.feature_level, target.feature_level)
+    """Kafka's ``MetadataVersion.checkIfMetadataChanged``: did any version in (low, high] change the format
+    (walked by ordinal, so it also answers for the ZooKeeper-era members)."""
+    low, high = sorted((source, target), key=lambda mv: mv.ordinal)
+    return any(mv.did_metadata_change for mv in VERSIONS[low.ordinal + 1:high.ordinal + 1])
 
 
 def is_lossless_downgrade(source: MetadataVersion, target: MetadataVersion) -> bool:
@@ -166,7 +347,7 @@ class VersionCatalog(Protocol):
 
     def label(self, level: int) -> str: ...
 
-    def parse(self, text: str) -> int: ...
+    def parse(self, text: str, release: str | None = None) -> int: ...
 
     def did_metadata_change(self, level: int) -> bool: ...
 
@@ -184,6 +365,10 @@ class Catalog:
     # The first level with controller registrations (IBP_3_7_IV0, KIP-919): from it on, Kafka checks
     # every voter's supported range before a change; below it, only its own.
     controller_registration_level: int = 1
+    # Per Kafka release: the lowest level that exists (4.0: MINIMUM_VERSION) and LATEST_PRODUCTION; a
+    # release not listed uses the catalog's first and last level.
+    release_minimums: tuple[tuple[str, int], ...] = ()
+    release_latest_production: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         levels = [level for level, _, _ in self.entries]
@@ -213,7 +398,16 @@ class Catalog:
     def label(self, level: int) -> str:
         return self._entry(level)[1]
 
-    def parse(self, text: str) -> int:
+    def minimum_for(self, release: str) -> int:
+        return dict(self.release_minimums).get(release, self.minimum)
+
+    def latest_production_for(self, release: str) -> int:
+        return dict(self.release_latest_production).get(release, self.latest)
+
+    def is_production(self, level: int, release: str) -> bool:
+        return level <= self.latest_production_for(release)
+
+    def parse(self, text: str, release: str | None = None) -> int:
         for level, label, _ in self.entries:
             if label == text:
                 return level
@@ -236,11 +430,22 @@ class Catalog:
         return not any(self.did_metadata_change(level) for level in range(low + 1, high + 1))
 
 
-KAFKA_CATALOG = Catalog(
+@dataclass(frozen=True)
+class KafkaCatalog(Catalog):
+    """Kafka's catalog: parses as ``MetadataVersion.fromVersionString`` does (bare releases, extra segments)."""
+
+    def parse(self, text: str, release: str | None = None) -> int:
+        # featureLevel() of the parsed version: -1 for a ZooKeeper-era one, which callers then refuse.
+        return from_version_string(text, release or DEFAULT_RELEASE).feature_level
+
+
+KAFKA_CATALOG = KafkaCatalog(
     "kafka",
-    tuple((mv.feature_level, mv.version_string, mv.did_metadata_change) for mv in MetadataVersion),
+    tuple((mv.feature_level, mv.version_string, mv.did_metadata_change) for mv in KRAFT_VERSIONS),
     bootstrap_floor=MINIMUM_BOOTSTRAP_VERSION.feature_level,
     controller_registration_level=MetadataVersion.IBP_3_7_IV0.feature_level,
+    release_minimums=tuple((r.name, r.minimum.feature_level) for r in KAFKA_RELEASES.values()),
+    release_latest_production=tuple((r.name, r.latest_production.feature_level) for r in KAFKA_RELEASES.values()),
 )
 
 # KIP-778 "Downgrades": V1..V5 with isBackwardsCompatible = true except V4 ("New metadata record type
