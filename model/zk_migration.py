@@ -40,7 +40,7 @@ ShutdownQuorum, DeleteControllerZNodes), both profiles, every config switch and 
 changes) per parameter value (``self.branches``): ``by_voter(name, i)`` is the relation of voter i's step,
 so that step properties can say who acted, as the reference's predicates do with ``a["voter"]``. ``trans``
 is the disjunction of all branches with one selector each and explanatory frame axioms: BMC to the
-depth-16 counterexamples of MIG-M1 / MIG-M10 runs several times faster than with a full frame per branch.
+depth-15 counterexamples of MIG-M1 / MIG-M10 runs several times faster than with a full frame per branch.
 
 Invariants: MIG-03, MIG-04 (where the reference checks it: the ``kip`` profile), MIG-06, MIG-10, MIG-11.
 Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-12 (``kip`` only, as in the reference).
@@ -606,7 +606,8 @@ class ZkMigrationZ3(SymbolicSystem):
         """The next committed record to ZooKeeper, conditional on /migration's version. A driver that has not
         yet noticed it lost leadership tries too (the stale-controller window)."""
         synced = v[f"v{i}.synced"]
-        pending = z3.And(self.driving(v, i), v[f"v{i}.drv"] == DUAL_WRITE, synced < v["loglen"])
+        # MigrationDriverState.allowDualWrite: KRAFT_CONTROLLER_TO_BROKER_COMM (7) and DUAL_WRITE (8).
+        pending = z3.And(self.driving(v, i), v[f"v{i}.drv"] >= TO_BROKERS, synced < v["loglen"])
         room, ch = self.append(v, "zk.dlen", "zk.d", self.md, self.at(v, "l", self.ml, synced))
         ch.update({"zk.mver": v["zk.mver"] + 1, f"v{i}.synced": synced + 1, f"v{i}.zkv": v["zk.mver"] + 1})
         out: list[Branch] = [(z3.And(pending, v["zk.avail"], self.version_ok(v, i), room), ch)]
@@ -623,7 +624,7 @@ class ZkMigrationZ3(SymbolicSystem):
         if self.profile != "kip":
             return z3.If(st == PRE_MIGRATION, pre, True)
         ld = v["leader"]
-        synced = z3.If(self.sel(v, "drv", ld) == DUAL_WRITE, self.sel(v, "synced", ld), 0)
+        synced = z3.If(self.sel(v, "drv", ld) >= TO_BROKERS, self.sel(v, "synced", ld), 0)
         lag_ok = z3.And(v["zk.avail"], v["loglen"] - synced < self.config.lag_limit)
         return z3.If(st == PRE_MIGRATION, pre, z3.If(st == MIGRATION, lag_ok, True))
 
@@ -645,7 +646,7 @@ class ZkMigrationZ3(SymbolicSystem):
         if not c.rollback:
             return []
         ld = v["leader"]
-        drained = z3.Or(v["loglen"] == 0, z3.And(self.leader_ok(v), self.sel(v, "drv", ld) == DUAL_WRITE,
+        drained = z3.Or(v["loglen"] == 0, z3.And(self.leader_ok(v), self.sel(v, "drv", ld) >= TO_BROKERS,
                                                  self.sel(v, "synced", ld) == v["loglen"]))
         ch: dict[str, Any] = {f"v{i}.run": False for i in range(self.nv)}
         ch.update({"leader": -1, "shutdown": z3.If(drained, SD_CLEAN, SD_UNCLEAN)})

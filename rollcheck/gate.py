@@ -54,7 +54,7 @@ class GateConfig:
 
 # The config each protocol runs in the default gate: its ``default``, except where three exhaustive engines
 # (local, Spark, TLC) on it would not fit the gate's 30 minutes on 2 cores. zk_migration's ``default`` has
-# 1.2M states over both profiles; ``faults`` (3 voters, failover at every phase, 269K) keeps every fault
+# 1.25M states over both profiles; ``faults`` (3 voters, failover at every phase, 295K) keeps every fault
 # but the second broker. ``rollcheck explore zk_migration`` and a rollcheck.toml still run ``default``.
 GATE_DEFAULT_CONFIGS: dict[str, str] = {"zk_migration": "faults"}
 

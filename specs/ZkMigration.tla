@@ -442,11 +442,14 @@ SendRpcsToBrokers(v) ==
     /\ UNCHANGED <<zk, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
 (* The next committed record written to ZooKeeper in a multi-op conditional on /migration's version.   *)
-(* A driver in DUAL_WRITE tries it whether or not it still leads (a stale driver has not yet noticed).  *)
+(* A driver whose state allows dual writes (KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE:                *)
+(* MigrationDriverState.allowDualWrite) tries it whether or not it still leads (a stale driver has not *)
+(* yet noticed).                                                                                       *)
+AllowDualWrite(d) == d \in {"KRAFT_CONTROLLER_TO_BROKER_COMM", "DUAL_WRITE"}
 DualWrite(v) ==
     LET x == voters[v] IN
     /\ DriverUp(v)
-    /\ x.driver = "DUAL_WRITE"
+    /\ AllowDualWrite(x.driver)
     /\ x.synced < Len(log)
     /\ IF ~zk.available
        THEN \* the write fails; only the broken variant counts it as written
@@ -468,7 +471,7 @@ ServesMetadata ==
     THEN "serve_before_copy" \in Mutations
     ELSE IF migration = "MIGRATION" /\ Profile = "kip"
     THEN LET d == voters[leader + 1]
-             synced == IF d.driver = "DUAL_WRITE" THEN d.synced ELSE 0
+             synced == IF AllowDualWrite(d.driver) THEN d.synced ELSE 0
          IN zk.available /\ Len(log) - synced < LagLimit
     ELSE TRUE
 
@@ -497,7 +500,7 @@ ZkAvailable ==
 
 (* The operator sees only ZooKeeperWriteBehindLag, which the active driver reports. *)
 Drained == \/ log = <<>>
-           \/ LeaderOk /\ voters[leader + 1].driver = "DUAL_WRITE" /\ voters[leader + 1].synced = Len(log)
+           \/ LeaderOk /\ AllowDualWrite(voters[leader + 1].driver) /\ voters[leader + 1].synced = Len(log)
 
 (* With every broker back in ZK mode the quorum is shut down: cleanly once ZooKeeperWriteBehindLag = 0, *)
 (* or uncleanly before (which may lose committed metadata).                                              *)

@@ -28,7 +28,7 @@ from specs.zk_migration import BINDING
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("zk_migration")
 PROFILES = ("kip", "kafka")
-SMALL_STATES = {"kip": 624, "kafka": 648}
+SMALL_STATES = {"kip": 664, "kafka": 668}
 
 
 class _KipClaims(ZkMigrationSystem):

@@ -277,7 +277,7 @@ class ZkMigrationSystem(DataclassSystem):
             # unavailable or lags by the limit. Kafka 3.9 has neither (no such check or config).
             # The controller knows the lag only through its driver (ZooKeeperWriteBehindLag).
             driver = s.voters[s.leader]
-            synced = driver.synced if driver.driver is D.DUAL_WRITE else 0
+            synced = driver.synced if driver.driver.allow_dual_write else 0
             return s.zk.available and len(s.log) - synced < self.config.lag_limit
         return True
 
@@ -338,7 +338,7 @@ class ZkMigrationSystem(DataclassSystem):
                 # KRaftLeaderEvent: another voter leads; until this step the driver still acts as before.
                 # What it held of ZooKeeper is stale from now on; it claims afresh when it leads again.
                 steps.append(("DriverDeactivate", to(D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)))
-            if d is D.DUAL_WRITE:
+            if d.allow_dual_write:
                 steps.extend(self._dual_write(s, v))  # a stale driver may still try
             return steps
         if d is D.INACTIVE:
@@ -384,6 +384,8 @@ class ZkMigrationSystem(DataclassSystem):
         elif d is D.KRAFT_CONTROLLER_TO_BROKER_COMM:
             brokers = tuple(replace(b, kraft_rpcs=True) if self._gets_rpcs(b) else b for b in s.brokers)
             steps.append(("SendRpcsToBrokers", to(D.DUAL_WRITE, replace(s, brokers=brokers))))
+            # MigrationDriverState.allowDualWrite: MetadataChangeEvent already writes to ZooKeeper here.
+            steps.extend(self._dual_write(s, v))
         elif d is D.DUAL_WRITE:
             steps.extend(self._dual_write(s, v))
         return steps
@@ -459,7 +461,7 @@ class ZkMigrationSystem(DataclassSystem):
         in_progress = s.migration in (ZkMigrationState.PRE_MIGRATION, ZkMigrationState.MIGRATION)
         if s.shutdown is Shutdown.NONE and in_progress and all(b.mode is BrokerMode.ZK for b in s.brokers):
             # The operator can see only ZooKeeperWriteBehindLag, which the active driver reports.
-            drained = not s.log or (self._leader_ok(s) and s.voters[s.leader].driver is D.DUAL_WRITE
+            drained = not s.log or (self._leader_ok(s) and s.voters[s.leader].driver.allow_dual_write
                                     and s.voters[s.leader].synced == len(s.log))
             down = tuple(replace(v, running=False) for v in s.voters)
             if drained:
