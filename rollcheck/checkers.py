@@ -82,6 +82,9 @@ class CheckContext:
     options: dict[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
     variant: str | None = None  # check this broken variant instead of the reference (mutation runs)
+    # Distinct states of each (protocol, config, profile, variant) the explorer finished in this run, so a
+    # later checker that only needs the size (conform's limit) does not explore it again.
+    known_sizes: dict[tuple[str, str, str, str | None], int] = field(default_factory=dict)
 
     def build(self, entry: ProtocolEntry, config: Any) -> TransitionSystem[Any]:
         """The system every adapter checks: the reference, or the variant under test."""
@@ -135,15 +138,29 @@ def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
     ts = ctx.build(entry, config)
     # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
     result = explore(ts, config_name=label, stop_at_first=ctx.variant is not None, variant=ctx.variant)
+    if result.complete:
+        ctx.known_sizes[(entry.name, label, config.profile, ctx.variant)] = result.distinct_states
     report = from_exploration("explore", entry, label, config, result)
     save_traces(report, ts, ctx)
     return report
+
+
+# Above this many states (when the local explorer of the same run has counted them) the Spark engine is
+# skipped: embedded on a 2-core CI machine it costs minutes per config without checking anything the local
+# explorer does not, and it pays off only on a cluster. ``options.spark_max_states`` changes it (0: no limit).
+SPARK_MAX_STATES = 150_000
 
 
 def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """The Spark explorer (embedded local mode by default): must reproduce the local counts exactly."""
     from rollcheck.spark.explorer import explore_spark
 
+    limit = int(ctx.options.get("spark_max_states", SPARK_MAX_STATES))
+    size = ctx.known_sizes.get((entry.name, label, config.profile, ctx.variant))
+    if limit > 0 and size is not None and size > limit:
+        return CheckerReport("spark", entry.name, label, config.profile, status="skipped",
+                             message=f"{size} states, more than spark_max_states = {limit}: run `rollcheck explore "
+                                     f"{entry.name} --config {label} --engine spark` (or raise spark_max_states)")
     name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
     out = ctx.out_dir / "spark" / name
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,

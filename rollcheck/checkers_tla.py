@@ -92,7 +92,9 @@ def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
         return report
     ts = ctx.build(entry, config)
     limit = int(ctx.options.get("conform_max_states", CONFORM_MAX_STATES))
-    size = explore(ts, max_states=limit + 1, stop_at_first=False).distinct_states
+    size = ctx.known_sizes.get((entry.name, label, config.profile, ctx.variant))
+    if size is None:
+        size = explore(ts, max_states=limit + 1, stop_at_first=False).distinct_states
     if size > limit:
         report.status = "skipped"
         report.message = (f"more than {limit} states: run `rollcheck conform {entry.name} --config small` "

@@ -114,3 +114,17 @@ def test_fuzz_finds_shrinks_and_replays_from_its_database(tmp_path: Path) -> Non
                          examples_per_round=20, steps=10)
     assert ok.violation is None and ok.rounds >= 1
     assert json.loads((tmp_path / "ok" / "fuzz-summary.json").read_text())["violation"] is None
+
+
+def test_spark_is_skipped_above_its_limit_once_the_explorer_counted(tmp_path: Path) -> None:
+    """The gate's explorer counts a config first; above ``spark_max_states`` the Spark engine is skipped with
+    a message saying how to run it (no Spark session is started, so this test needs no Java)."""
+    cfg = GateConfig(["toy"], {"toy": ["small"]}, ["kip"], ["explore", "spark"], tmp_path,
+                     {"options": {"spark_max_states": 1}})
+    result = run_gate(cfg, lookup=lambda _n: PROTOCOL)
+    spark = next(r for r in result.reports if r.checker == "spark")
+    explored = next(r for r in result.reports if r.checker == "explore")
+    assert explored.counts["distinct_states"] > 1
+    assert spark.status == "skipped" and "spark_max_states = 1" in spark.message
+    assert "--engine spark" in spark.message
+    assert result.exit_code == ExitCode.OK
