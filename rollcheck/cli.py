@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,7 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fix_hash_seed() -> None:
+    """Run the command under a fixed ``PYTHONHASHSEED`` (re-executing once if it is unset): state
+    fingerprints are Python hashes, and a checkpoint must be resumable by a later process; it also makes
+    every set's iteration order, and so every report, the same from run to run."""
+    if os.environ.get("PYTHONHASHSEED") is None and not getattr(sys, "frozen", False):
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        try:
+            os.execve(sys.executable, [sys.executable, "-m", "rollcheck", *sys.argv[1:]], env)
+        except OSError:
+            pass  # carry on with a random seed: only --resume across processes needs the fixed one
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        _fix_hash_seed()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -10,14 +10,24 @@ them as depth 1).
 
 from __future__ import annotations
 
+import os
+import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from rollcheck.traces import Step, Trace, path_to
+import numpy as np
+
+from rollcheck.errors import UserError
+from rollcheck.expansion import ChunkResult, Expander, Segment, expand_level, plan_chunks
+from rollcheck.fingerprint import FingerprintSet, collision_probability
+from rollcheck.levelstore import Checkpoint, LevelStore
+from rollcheck.traces import Step, Trace
 from rollcheck.transition import (
     Action,
+    CsrEdges,
     ExploredGraph,
     TransitionSystem,
     properties_by_kind,
@@ -122,6 +132,113 @@ class ExplorationResult:
 
 ProgressFn = Callable[[LevelStats], None]
 
+# Graph (liveness) properties need every state and edge in memory: above this many states they are
+# reported "not checked" rather than risking the machine (``graph_limit`` raises it).
+GRAPH_LIMIT = 2_000_000
+# Levels narrower than this are expanded in the calling process even with several workers.
+PARALLEL_MIN = 2_000
+
+
+@dataclass
+class _Found:
+    """A violation located in the level store: the state at (level, pos), or its successor k."""
+
+    property_id: str
+    kind: str
+    description: str
+    level: int
+    pos: int
+    k: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class _GraphBuilder:
+    """The explored graph kept for graph properties: states (decoded) and edges as flat arrays."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.states: list[Any] = []
+        self.src: list[np.ndarray] = []
+        self.dst_fp: list[np.ndarray] = []
+        self.code: list[np.ndarray] = []
+        self.codes: dict[Action, int] = {}
+        self.actions: list[Action] = []
+        self.dropped: str | None = None
+
+    def add_states(self, states: list[Any]) -> None:
+        if self.dropped is None:
+            self.states.extend(states)
+            if len(self.states) > self.limit:
+                self.drop(f"{len(self.states):,} states exceed the graph limit of {self.limit:,} (--graph-limit)")
+
+    def drop(self, why: str) -> None:
+        self.dropped = why
+        self.states, self.src, self.dst_fp, self.code = [], [], [], []
+
+    def add_edges(self, offset: int, results: list[ChunkResult]) -> None:
+        if self.dropped is not None:
+            return
+        for r in results:
+            assert r.edge_fp is not None and r.edge_code is not None
+            ids = np.arange(r.base, r.base + len(r.counts), dtype=np.int64) + offset
+            self.src.append(np.repeat(ids, r.counts.astype(np.int64)))
+            self.dst_fp.append(r.edge_fp)
+            remap = np.fromiter((self._code(a) for a in r.actions), dtype=np.int64, count=len(r.actions))
+            self.code.append(remap[r.edge_code.astype(np.int64)] if len(r.actions) else r.edge_code)
+
+    def _code(self, a: Action) -> int:
+        c = self.codes.get(a)
+        if c is None:
+            c = self.codes[a] = len(self.actions)
+            self.actions.append(a)
+        return c
+
+    def build(self, all_fps: np.ndarray, initial: int) -> ExploredGraph[Any]:
+        src = np.concatenate(self.src) if self.src else np.zeros(0, np.int64)
+        dst_fp = np.concatenate(self.dst_fp) if self.dst_fp else np.zeros(0, np.uint64)
+        code = np.concatenate(self.code) if self.code else np.zeros(0, np.int64)
+        order = np.argsort(all_fps, kind="stable")
+        dst = order[np.searchsorted(all_fps, dst_fp, sorter=order)]
+        offsets = np.zeros(len(self.states) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=len(self.states)), out=offsets[1:])
+        edges = CsrEdges(offsets, dst.astype(np.int64), code, self.actions)
+        return ExploredGraph(self.states, list(range(initial)), edges, True)
+
+
+def _roundtrip(state: Any) -> Any:
+    """A state as the next level's workers see it (unpickled): replay must follow the same objects, since
+    a frozenset's iteration order (and so a successor's index) can depend on how it was built."""
+    return pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _symmetry_key(ts: TransitionSystem[Any]) -> Callable[[Any], Hashable]:
+    key = getattr(ts, "symmetry_key", None)
+    if not callable(key):
+        raise UserError(f"protocol '{ts.name}' declares no symmetry (no symmetry_key): drop --symmetry")
+    return key  # type: ignore[no-any-return]
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _rss() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
 
 def explore(
     ts: TransitionSystem[Any],
@@ -133,131 +250,220 @@ def explore(
     check_graph: bool = True,
     progress: ProgressFn | None = None,
     variant: str | None = None,
+    workers: int = 1,
+    symmetry: bool = False,
+    checkpoint_dir: Path | None = None,
+    resume: bool = False,
+    graph_limit: int = GRAPH_LIMIT,
+    max_memory: int | None = None,
+    parallel_min: int = PARALLEL_MIN,
 ) -> ExplorationResult:
     """Explore every state reachable from ``ts.initial_states()`` breadth-first.
 
     ``stop_at_first`` stops at the first violation; otherwise one (shortest) counterexample is kept per
     violated property and the search goes on. Graph properties (liveness) are checked only when the
-    exploration is complete, and need the edges kept in memory (``check_graph``).
+    exploration is complete and the graph has at most ``graph_limit`` states. ``workers`` processes expand
+    each level (the result does not depend on it). ``symmetry`` keeps one state per orbit of the
+    protocol's ``symmetry_key``. With ``checkpoint_dir`` every level is checkpointed there and ``resume``
+    continues from the last one. ``max_memory`` (bytes) stops the run, resumable, before a level that
+    would not fit. Levels narrower than ``parallel_min`` states are expanded in this process.
     """
     t0 = time.perf_counter()
     inv, step_props, graph_props = properties_by_kind(ts)
-    keep_edges = check_graph and bool(graph_props)
-
-    states: list[Any] = []
-    index: dict[Any, int] = {}
-    parent: list[int] = []
-    act: list[Action | None] = []
-    depth_of: list[int] = []
-    edges: list[list[tuple[Action, int]]] = []
-    violations: list[Violation] = []
+    key_fn = _symmetry_key(ts) if symmetry else None
+    visited = FingerprintSet()
+    store = LevelStore(checkpoint_dir)
+    found: list[_Found] = []
     violated: set[str] = set()
-    generated = 0
-    terminal = 0
+    descriptions = {p.id: p.description for p in ts.invariants()}
+    generated = terminal = 0
+    action_counts: dict[str, int] = {}
     levels: list[LevelStats] = []
-    stopped = False
+    notes: list[str] = []
+    elapsed_before = 0.0
+    graph = _GraphBuilder(graph_limit) if check_graph and graph_props else None
+    ckpt = None
+    if checkpoint_dir is not None:
+        key = {"protocol": ts.name, "config": config_name, "profile": getattr(ts.config, "profile", None),
+               "variant": variant, "symmetry": symmetry, "config_repr": repr(ts.config)}
+        ckpt = Checkpoint(checkpoint_dir, key)
 
-    def record(prop_id: str, kind: str, desc: str, steps: list[Step]) -> None:
-        nonlocal stopped
-        if prop_id in violated:
-            return
-        violated.add(prop_id)
-        trace = Trace(steps, protocol=ts.name, config=config_name, property_id=prop_id,
-                      description=desc)
-        violations.append(Violation(prop_id, kind, desc, len(steps) - 1, trace))
-        if stop_at_first:
-            stopped = True
+    def expander() -> Expander:
+        return Expander(ts, [p for p in inv if p.id not in violated],
+                        [p for p in step_props if p.id not in violated], key_fn, visited, stop_at_first,
+                        graph is not None)
 
-    def check_state(i: int) -> None:
-        s = states[i]
-        for p in inv:
-            if p.id not in violated and not p.holds(s):
-                record(p.id, "invariant", p.description, path_to(states, parent, act, i))
-
-    frontier: list[int] = []
+    # Level 0: the initial states, deduplicated in order (a resume rebuilds them the same way).
+    initial: list[Any] = []
+    first_fp: list[int] = []
+    seen0: set[int] = set()
+    fp_of = expander().fingerprint
     for s in ts.initial_states():
-        if s in index:
-            continue
-        i = len(states)
-        states.append(s)
-        index[s] = i
-        parent.append(-1)
-        act.append(None)
-        depth_of.append(0)
-        if keep_edges:
-            edges.append([])
-        frontier.append(i)
-        check_state(i)
-    levels.append(LevelStats(0, len(frontier), len(states), 0, time.perf_counter() - t0))
-    if progress:
-        progress(levels[-1])
+        f = fp_of(s)
+        if f not in seen0:
+            seen0.add(f)
+            initial.append(s)
+            first_fp.append(f)
 
     level = 0
+    frontier: list[Segment]
+    if resume and ckpt is not None and ckpt.exists():
+        point = ckpt.load(store)
+        for lv in range(len(store)):
+            visited.add_new(np.asarray(store.fps(lv)))
+        level = point.level
+        frontier = point.frontier
+        tot = point.totals
+        generated, terminal = tot["generated"], tot["terminal"]
+        action_counts = dict(tot["action_counts"])
+        found = [_Found(**f) for f in tot["found"]]
+        violated = {f.property_id for f in found}
+        levels = [LevelStats(**lv) for lv in tot["levels"]]
+        elapsed_before = tot["elapsed"]
+        if graph is not None:
+            graph.drop("the run was resumed (the graph of the levels before the resume is not kept)")
+        notes.append(f"resumed from level {level} of the checkpoint in {checkpoint_dir}")
+    else:
+        if resume:
+            notes.append(f"no checkpoint in {checkpoint_dir}: starting fresh")
+        if ckpt is not None:
+            ckpt.clear()
+        fps0 = np.asarray(first_fp, dtype=np.uint64)
+        visited.add_new(fps0)
+        store.append(fps0, np.zeros(len(initial), np.uint32), np.zeros(len(initial), np.uint32))
+        for i, s in enumerate(initial):
+            for p in inv:
+                if p.id not in violated and not p.predicate(s):
+                    violated.add(p.id)
+                    found.append(_Found(p.id, "invariant", p.description, 0, i, None))
+        if graph is not None:
+            graph.add_states([_roundtrip(s) for s in initial])
+        frontier = [Segment(len(initial), blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL))]
+        levels.append(LevelStats(0, len(initial), len(visited), 0, time.perf_counter() - t0))
+        if progress:
+            progress(levels[-1])
+        if ckpt is not None:
+            frontier = ckpt.save(store, 0, frontier, _totals(generated, terminal, action_counts, found, levels,
+                                                             time.perf_counter() - t0))
+    stopped = bool(found) and stop_at_first
     truncated = False
-    while frontier and not stopped:
+    rss_before = _rss()
+    while sum(seg.size for seg in frontier) and not stopped:
         if max_depth is not None and level >= max_depth:
             truncated = True
             break
-        nxt: list[int] = []
-        for i in frontier:
-            s = states[i]
-            out = edges[i] if keep_edges else None
-            n_succ = 0
-            for a, t in ts.successors(s):
-                n_succ += 1
-                generated += 1
-                j = index.get(t)
-                if j is None:
-                    j = len(states)
-                    states.append(t)
-                    index[t] = j
-                    parent.append(i)
-                    act.append(a)
-                    depth_of.append(level + 1)
-                    if keep_edges:
-                        edges.append([])
-                    nxt.append(j)
-                    check_state(j)
-                for p in step_props:
-                    if p.id not in violated and not p.holds(s, a, t):
-                        steps = [*path_to(states, parent, act, i), Step(a, t)]
-                        record(p.id, "step", p.description, steps)
-                if out is not None:
-                    out.append((a, j))
-                if stopped:
+        rss = _rss()
+        if max_memory is not None and rss and rss + 2 * max(rss - rss_before, 0) > max_memory:
+            truncated = True
+            notes.append(f"stopped before level {level + 1}: it would exceed the memory budget of "
+                         f"{max_memory / 2**30:.1f} GiB (now {rss / 2**30:.1f} GiB)"
+                         + (f"; --resume continues from {checkpoint_dir}" if checkpoint_dir else ""))
+            break
+        rss_before = rss
+        # A narrow level is expanded here: forking would cost more than it saves (same result either way).
+        n = workers if sum(seg.size for seg in frontier) >= parallel_min else 1
+        results = expand_level(expander(), plan_chunks(frontier, n), n)
+        vkey: tuple[int, int, int, int] | None = None
+        if stop_at_first:
+            for c, r in enumerate(results):
+                if r.violations:
+                    results = results[: c + 1]
+                    vkey = min(v[0] for v in r.violations)
                     break
-            if n_succ == 0:
-                terminal += 1
-            if stopped:
-                break
-            if max_states is not None and len(states) >= max_states:
-                truncated = True
-                break
+        counts = np.concatenate([r.counts for r in results]).astype(np.int64)
+        cfp = np.concatenate([r.cand_fp for r in results])
+        cpos = np.concatenate([r.cand_pos for r in results]).astype(np.int64)
+        ck = np.concatenate([r.cand_k for r in results]).astype(np.int64)
+        keep = np.zeros(cfp.shape[0], dtype=bool)
+        keep[np.unique(cfp, return_index=True)[1]] = True  # a state two chunks found: the first one's
+        if vkey is not None:
+            keep &= (cpos < vkey[0]) | ((cpos == vkey[0]) & (ck <= vkey[1]))
+        p_cut: int | None = None  # a single process checks max_states after each expanded state
+        if max_states is not None:
+            need = max_states - len(visited)
+            newpos = cpos[keep]
+            if need <= 0:
+                p_cut = 0
+            elif need <= newpos.shape[0]:
+                p_cut = int(newpos[need - 1])
+        if vkey is not None and (p_cut is None or vkey[0] <= p_cut):
+            stopped = True
+            expanded = counts[: vkey[0]]
+            generated += int(expanded.sum()) + vkey[1] + 1
+        elif p_cut is not None:
+            truncated = True
+            vkey = None
+            keep &= cpos <= p_cut
+            expanded = counts[: p_cut + 1]
+            generated += int(expanded.sum())
+        else:
+            expanded = counts
+            generated += int(expanded.sum())
+        terminal += int((expanded == 0).sum())
+        for r in results:
+            for name, n in r.action_counts.items():
+                action_counts[name] = action_counts.get(name, 0) + n
+        best: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+        for r in results:
+            for vk, pid, kind in r.violations:
+                if p_cut is not None and vk[0] > p_cut:
+                    continue
+                if pid not in best or vk < best[pid][0]:
+                    best[pid] = (vk, kind)
+        for pid, (vk, kind) in sorted(best.items(), key=lambda kv: kv[1][0]):
+            violated.add(pid)
+            found.append(_Found(pid, kind, descriptions[pid], level, vk[0], vk[1]))
+        new_fp = cfp[keep]
+        visited.add_new(new_fp)
+        store.append(new_fp, cpos[keep], ck[keep])
+        frontier = []
+        at = 0
+        for r in results:
+            for seg in r.segments:
+                frontier.append(Segment(seg.items, keep[at: at + seg.items], seg.blob))
+                at += seg.items
+        if graph is not None:
+            if stopped or truncated:
+                graph.drop("the exploration is incomplete")
+            else:
+                graph.add_edges(_offset(store, level), results)
+                graph.add_states([s for seg in frontier for s in seg.load()])
         level += 1
-        frontier = nxt
-        levels.append(LevelStats(level, len(nxt), len(states), generated, time.perf_counter() - t0))
+        levels.append(LevelStats(level, int(new_fp.shape[0]), len(visited), generated,
+                                 elapsed_before + time.perf_counter() - t0))
         if progress:
             progress(levels[-1])
+        if ckpt is not None:
+            frontier = ckpt.save(store, level, frontier, _totals(
+                generated, terminal, action_counts, found, levels, elapsed_before + time.perf_counter() - t0))
         if truncated:
             break
-    # The last level may be empty (no new states): depth is that of the deepest state found.
-    depth = max(depth_of) if depth_of else 0
-    complete = not truncated and not stopped and not frontier
+    sizes = store.sizes()
+    depth = max((lv for lv, n in enumerate(sizes) if n), default=0)
+    complete = not truncated and not stopped and not sum(seg.size for seg in frontier)
     if levels and levels[-1].frontier == 0 and len(levels) > 1:
         levels.pop()
 
-    outcomes: list[PropertyOutcome] = []
-    if keep_edges and complete:
-        graph = ExploredGraph(states, index, [i for i, p in enumerate(parent) if p < 0], edges, True)
+    graph_checked = graph is not None and graph.dropped is None and complete
+    if graph is not None and graph_checked:
+        eg = graph.build(store.all_fps(), len(initial))
+        offsets = np.cumsum([0, *sizes])
         for gp in graph_props:
-            bad = gp.check(graph)
+            bad = gp.check(eg)
             if bad:
-                target = min((index[b] for b in bad), key=lambda k: depth_of[k])
-                record(gp.id, "graph", gp.description, path_to(states, parent, act, target))
+                ids = {id(b) for b in bad}
+                target = next(i for i, s in enumerate(eg.states) if id(s) in ids)
+                lv = int(np.searchsorted(offsets, target, side="right")) - 1
+                violated.add(gp.id)
+                found.append(_Found(gp.id, "graph", gp.description, lv, target - int(offsets[lv]), None))
+    elif graph is not None and graph_props:
+        why = graph.dropped or ("the exploration is incomplete" if not complete else "")
+        notes.append(f"graph properties not checked: {why}")
+    outcomes: list[PropertyOutcome] = []
     for p in ts.invariants():
         if p.id in violated:
             status = "violated"
-        elif p.kind == "graph" and not (keep_edges and complete):
+        elif p.kind == "graph" and not graph_checked:
             status = "not checked"
         elif stopped:
             status = "not checked"  # the search stopped early at another property's violation
@@ -265,22 +471,91 @@ def explore(
             status = "holds"
         outcomes.append(PropertyOutcome(p.id, p.kind, p.description, p.source, status))
 
+    fp_check = expander().fingerprint
+    violations = [_violation(ts, store, initial, f, fp_check, config_name) for f in found]
+    elapsed = elapsed_before + time.perf_counter() - t0
+    distinct = len(visited)
     return ExplorationResult(
         protocol=ts.name,
         config=config_name,
         engine="local",
-        distinct_states=len(states),
+        distinct_states=distinct,
         generated_states=generated,
         depth=depth,
         complete=complete,
         violations=violations,
         levels=levels,
-        elapsed=time.perf_counter() - t0,
+        elapsed=elapsed,
         properties=outcomes,
         terminal_states=terminal,
         variant=variant,
         profile=getattr(ts.config, "profile", None),
+        extra={
+            "workers": workers,
+            "symmetry": symmetry,
+            "visited_set": {
+                "bytes": visited.nbytes,
+                "bytes_per_state": round(visited.nbytes / max(distinct, 1), 1),
+                "fingerprint_bits": 64,
+                "collision_probability_optimistic": collision_probability(distinct, generated),
+            },
+            "action_counts": dict(sorted(action_counts.items())),
+            "notes": notes,
+        },
     )
+
+
+def _offset(store: LevelStore, level: int) -> int:
+    return sum(store.sizes()[:level])
+
+
+def _totals(generated: int, terminal: int, action_counts: dict[str, int], found: list[_Found],
+            levels: list[LevelStats], elapsed: float) -> dict[str, Any]:
+    return {"generated": generated, "terminal": terminal, "action_counts": action_counts,
+            "found": [f.to_json() for f in found], "levels": [lv.to_json() for lv in levels],
+            "elapsed": elapsed}
+
+
+def _violation(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any], f: _Found,
+               fp_of: Callable[[Any], int], config_name: str) -> Violation:
+    steps = _replay(ts, store, initial, f.level, f.pos, fp_of)
+    if f.k is not None:
+        a, t = _nth(ts, steps[-1].state, f.k)
+        steps.append(Step(a, t))
+    trace = Trace(steps, protocol=ts.name, config=config_name, property_id=f.property_id,
+                  description=f.description)
+    return Violation(f.property_id, f.kind, f.description, len(steps) - 1, trace)
+
+
+def _nth(ts: TransitionSystem[Any], s: Any, k: int) -> tuple[Action, Any]:
+    for i, (a, t) in enumerate(ts.successors(s)):
+        if i == k:
+            return a, t
+    raise RuntimeError(f"{ts.name}: trace replay found no successor {k} (successors are not deterministic?)")
+
+
+def _replay(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any], level: int, pos: int,
+            fp_of: Callable[[Any], int]) -> list[Step]:
+    """The shortest path to the state at (level, pos): follow parent pointers back, then replay forward,
+    checking every state's fingerprint against the one the exploration recorded."""
+    chain: list[tuple[int, int, int]] = []
+    while level > 0:
+        parent, k = store.parent(level, pos)
+        chain.append((level, pos, k))
+        level, pos = level - 1, parent
+    s = _roundtrip(initial[pos])
+    steps = [Step(None, s)]
+    for lv, p, k in reversed(chain):
+        want = int(store.fps(lv)[p])
+        succ = list(ts.successors(s))
+        pick = succ[k] if k < len(succ) and fp_of(succ[k][1]) == want else None
+        if pick is None:  # successor order changed with the objects: match by fingerprint instead
+            pick = next(((a, t) for a, t in succ if fp_of(t) == want), None)
+        if pick is None:
+            raise RuntimeError(f"{ts.name}: trace replay diverged at depth {lv} (successors are not deterministic?)")
+        s = _roundtrip(pick[1])
+        steps.append(Step(pick[0], s))
+    return steps
 
 
 def reachable_states(ts: TransitionSystem[Any], limit: int | None = None) -> tuple[set[Any], set[str]]:

@@ -16,9 +16,10 @@ Properties come in three shapes, all with a stable id that appears in every repo
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 State = TypeVar("State")
 S = TypeVar("S")
@@ -114,15 +115,54 @@ class GraphProperty(Generic[S]):
 AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any]
 
 
+class CsrEdges(Sequence[list[tuple[Action, int]]]):
+    """The labelled successors of every state, stored flat (compressed sparse rows): ``edges[i]`` is a
+    list of ``(action, j)``, built on demand so a large graph costs 16 bytes an edge, not a Python list."""
+
+    def __init__(self, offsets: Any, targets: Any, codes: Any, actions: Sequence[Action]) -> None:
+        self._offsets = offsets
+        self._targets = targets
+        self._codes = codes
+        self._actions = actions
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __iter__(self) -> Iterator[list[tuple[Action, int]]]:
+        for i in range(len(self)):
+            yield self[i]
+
+    @overload
+    def __getitem__(self, i: int) -> list[tuple[Action, int]]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[list[tuple[Action, int]]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+        acts = self._actions
+        return [(acts[c], t) for c, t in zip(self._codes[lo:hi].tolist(), self._targets[lo:hi].tolist(),
+                                             strict=True)]
+
+
 @dataclass
 class ExploredGraph(Generic[S]):
-    """The reachable graph a complete exploration found (kept only when graph properties ask for it)."""
+    """The reachable graph a complete exploration found (kept only when graph properties ask for it).
+
+    State ``i`` is ``states[i]``; ``edges[i]`` its labelled successors as ``(action, j)``."""
 
     states: list[S]
-    index: dict[S, int]
     initial: list[int]
-    edges: list[list[tuple[Action, int]]]  # edges[i]: the labelled successors of states[i]
+    edges: Sequence[Sequence[tuple[Action, int]]]
     complete: bool
+
+    @functools.cached_property
+    def index(self) -> dict[S, int]:
+        return {s: i for i, s in enumerate(self.states)}
 
     def can_reach(self, goal: Callable[[S], bool]) -> list[bool]:
         """For each state, whether some state satisfying ``goal`` is reachable from it (EF goal)."""

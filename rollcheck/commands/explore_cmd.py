@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
+from rollcheck.commands.common import add_output_args, add_protocol_args, positive_float, positive_int, resolve
 from rollcheck.console import err_console, level_progress, print_json
 from rollcheck.errors import ExitCode
-from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, available_memory, explore
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
 from rollcheck.transition import TransitionSystem
 
@@ -23,8 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="single-process BFS (local) or distributed BFS on Apache Spark")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                   help="local engine: processes that expand each BFS level (default: the machine's cores); "
+                   "the result does not depend on it")
+    p.add_argument("--symmetry", action="store_true",
+                   help="local engine: keep one state per orbit of the protocol's interchangeable nodes")
+    p.add_argument("--graph-limit", type=positive_int, default=GRAPH_LIMIT, metavar="STATES",
+                   help=f"check graph (liveness) properties only up to this many states (default {GRAPH_LIMIT:,})")
+    p.add_argument("--max-memory", type=positive_float, default=None, metavar="GIB",
+                   help="local engine: stop (resumably) before a level that would take the process over this "
+                   "many GiB (default: 90%% of the memory available at the start)")
     p.add_argument("--resume", action="store_true",
-                   help="continue a killed Spark run from its last completed level in --out")
+                   help="continue a killed run from its last completed level in --out")
     p.add_argument("--max-depth", type=positive_int, default=None, help="stop after this BFS depth")
     p.add_argument("--max-states", type=positive_int, default=None, help="stop after this many states")
     p.add_argument("--collect-all", action="store_true",
@@ -41,8 +52,12 @@ def run(args: argparse.Namespace) -> int:
         if args.engine == "spark":
             result = _spark(args, entry.name, label, config, out, progress)
         else:
+            budget = args.max_memory * 2**30 if args.max_memory else 0.9 * available_memory()
             result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
-                             stop_at_first=not args.collect_all, progress=progress, variant=args.variant)
+                             stop_at_first=not args.collect_all, progress=progress, variant=args.variant,
+                             workers=args.workers, symmetry=args.symmetry, checkpoint_dir=out / "checkpoint",
+                             resume=args.resume, graph_limit=args.graph_limit,
+                             max_memory=int(budget) if budget else None)
     doc = result.to_json()
     doc["counterexamples"] = write_counterexamples(result, ts, out)
     write_json_atomic(out / "summary.json", doc)
@@ -85,6 +100,13 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
                   "yes" if result.complete else "no (bounded)", str(len(result.violations)),
                   f"{result.elapsed:.2f}")
     console.print(table)
+    vs = result.extra.get("visited_set")
+    if vs:
+        console.print(f"{result.extra.get('workers', 1)} worker(s); visited set {vs['bytes_per_state']} bytes a "
+                      f"state ({vs['fingerprint_bits']}-bit fingerprints); fingerprint collision probability "
+                      f"{vs['collision_probability_optimistic']:.1e} (calculated, optimistic)", highlight=False)
+    for note in result.extra.get("notes", []):
+        console.print(f"note: {note}", highlight=False, markup=False)
     props = Table(title="properties")
     for col in ("id", "kind", "status", "statement"):
         props.add_column(col)

@@ -1,0 +1,325 @@
+"""Expanding one chunk of a BFS frontier, in this process or in forked worker processes.
+
+A chunk is a run of consecutive frontier positions. Its expansion generates every labelled successor,
+checks the step properties on every edge and the invariants on every successor that is new (neither in
+the visited set as it stood when the level began nor generated earlier in the chunk), and returns the new
+candidates as fingerprints, ``(parent position, successor index)`` pairs and pickled states. Nothing in a
+chunk's result depends on how the level was cut into chunks: the explorer merges the results in chunk
+order, which is exactly the order a single process would have found them in, so counts, violations and
+counterexamples are the same for any number of workers.
+
+Workers are forked once per level (``fork`` shares the visited set and the frontier with them at no cost,
+and they inherit the interpreter's hash seed, so their fingerprints agree with the parent's).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import traceback
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rollcheck.fingerprint import MASK64, FingerprintSet
+from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem
+
+FLUSH = 2048  # successors looked up in the visited set at once (vectorized)
+
+# Violation keys sort as (parent position, successor index, 0 = invariant / 1 = step, property order):
+# the order in which a single process meets them.
+ViolationKey = tuple[int, int, int, int]
+
+
+@dataclass
+class Segment:
+    """Consecutive frontier states pickled together; ``keep`` masks the items that belong to the frontier
+    (a merge may drop candidates that another chunk found first). The pickle is in memory or in a file."""
+
+    items: int
+    keep: np.ndarray | None = None
+    blob: bytes | None = None
+    path: str | None = None
+    offset: int = 0
+    length: int = 0
+
+    @property
+    def size(self) -> int:
+        return self.items if self.keep is None else int(self.keep.sum())
+
+    def raw(self) -> bytes:
+        if self.blob is not None:
+            return self.blob
+        assert self.path is not None
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(self.length)
+        if len(data) != self.length:
+            raise OSError(f"{self.path}: truncated frontier segment at offset {self.offset}")
+        return data
+
+    def load(self) -> list[Any]:
+        states: list[Any] = pickle.loads(self.raw())
+        if self.keep is None:
+            return states
+        return [s for s, k in zip(states, self.keep.tolist(), strict=True) if k]
+
+
+@dataclass
+class ChunkResult:
+    base: int  # frontier position of the chunk's first state
+    counts: np.ndarray  # successors of each expanded state (the last one partial if the chunk stopped)
+    cand_fp: np.ndarray  # uint64, candidates in discovery order
+    cand_pos: np.ndarray  # uint32 parent positions
+    cand_k: np.ndarray  # uint32 successor indices
+    segments: list[Segment]  # the candidates' states, in order
+    violations: list[tuple[ViolationKey, str, str]]  # (key, property id, kind)
+    action_counts: dict[str, int]
+    edge_fp: np.ndarray | None = None  # graph mode: every successor's fingerprint, in order
+    edge_code: np.ndarray | None = None  # graph mode: index into ``actions``
+    actions: list[Action] = field(default_factory=list)
+
+
+@dataclass
+class Expander:
+    """What a level's chunks share: the system, the properties still to check, the visited set."""
+
+    ts: TransitionSystem[Any]
+    invariants: Sequence[Invariant[Any]]
+    step_properties: Sequence[StepProperty[Any]]
+    key: Callable[[Any], Hashable] | None  # symmetry: states with equal keys are one orbit
+    visited: FingerprintSet
+    stop_at_first: bool
+    keep_edges: bool
+
+    def fingerprint(self, state: Any) -> int:
+        return (hash(state if self.key is None else self.key(state)) & MASK64) or 1
+
+    def expand(self, states: Sequence[Any], base: int) -> ChunkResult:
+        successors = self.ts.successors
+        key = self.key
+        stop = self.stop_at_first
+        invariants = list(enumerate(self.invariants))
+        steps = list(enumerate(self.step_properties))
+        done: set[str] = set()  # properties already violated in this chunk (collect-all mode)
+        violations: list[tuple[ViolationKey, str, str]] = []
+        seen: set[int] = set()
+        counts: list[int] = []
+        pend_fp: list[int] = []
+        pend_pos: list[int] = []
+        pend_k: list[int] = []
+        pend_t: list[Any] = []
+        out_fp: list[np.ndarray] = []
+        out_pos: list[np.ndarray] = []
+        out_k: list[np.ndarray] = []
+        segments: list[Segment] = []
+        names: dict[str, int] = {}
+        edge_fp: list[int] | None = [] if self.keep_edges else None
+        edge_code: list[int] = []
+        codes: dict[Action, int] = {}
+        actions: list[Action] = []
+
+        def flush() -> bool:
+            """Keep the pending successors that are not visited; check invariants on them. True: stop."""
+            if not pend_fp:
+                return False
+            fps = np.fromiter(pend_fp, dtype=np.uint64, count=len(pend_fp))
+            fresh = np.flatnonzero(~self.visited.contains(fps))
+            cut = len(fresh)
+            if invariants:
+                for n, i in enumerate(fresh.tolist()):
+                    t = pend_t[i]
+                    bad = False
+                    for order, p in invariants:
+                        if p.id not in done and not p.predicate(t):
+                            violations.append(((pend_pos[i], pend_k[i], 0, order), p.id, "invariant"))
+                            bad = True
+                    if bad:
+                        if stop:
+                            cut = n + 1
+                            break
+                        done.update(v[1] for v in violations)
+            fresh = fresh[:cut]
+            if fresh.size:
+                out_fp.append(fps[fresh])
+                out_pos.append(np.asarray(pend_pos, dtype=np.uint32)[fresh])
+                out_k.append(np.asarray(pend_k, dtype=np.uint32)[fresh])
+                chosen = [pend_t[i] for i in fresh.tolist()]
+                segments.append(Segment(len(chosen), blob=pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL)))
+            pend_fp.clear()
+            pend_pos.clear()
+            pend_k.clear()
+            pend_t.clear()
+            return stop and bool(violations)
+
+        stopped = False
+        for off, s in enumerate(states):
+            pos = base + off
+            k = 0
+            for a, t in successors(s):
+                names[a.name] = names.get(a.name, 0) + 1
+                f = (hash(t if key is None else key(t)) & MASK64) or 1
+                if edge_fp is not None:
+                    code = codes.get(a)
+                    if code is None:
+                        code = codes[a] = len(actions)
+                        actions.append(a)
+                    edge_fp.append(f)
+                    edge_code.append(code)
+                step_bad = False
+                for order, p in steps:
+                    if p.id not in done and not p.predicate(s, a, t):
+                        violations.append(((pos, k, 1, order), p.id, "step"))
+                        step_bad = True
+                if f not in seen:
+                    seen.add(f)
+                    pend_fp.append(f)
+                    pend_pos.append(pos)
+                    pend_k.append(k)
+                    pend_t.append(t)
+                k += 1
+                if step_bad:
+                    if stop:
+                        # The successor's own invariants come first (a single process checks a new state
+                        # before the edge that reached it): flush, then stop at this successor.
+                        flush()
+                        stopped = True
+                        break
+                    done.update(v[1] for v in violations)
+                if len(pend_fp) >= FLUSH and flush():
+                    stopped = True
+                    break
+            counts.append(k)
+            if stopped:
+                break
+        if not stopped:
+            flush()
+        if stop and violations:
+            first = min(v[0] for v in violations)
+            violations = [v for v in violations if v[0][:2] == first[:2]]
+        return ChunkResult(
+            base=base,
+            counts=np.asarray(counts, dtype=np.uint32),
+            cand_fp=_cat(out_fp, np.uint64),
+            cand_pos=_cat(out_pos, np.uint32),
+            cand_k=_cat(out_k, np.uint32),
+            segments=segments,
+            violations=violations,
+            action_counts=names,
+            edge_fp=None if edge_fp is None else np.asarray(edge_fp, dtype=np.uint64),
+            edge_code=None if edge_fp is None else np.asarray(edge_code, dtype=np.uint32),
+            actions=actions,
+        )
+
+
+def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    base: int
+    segments: tuple[Segment, ...]
+
+    def states(self) -> list[Any]:
+        out: list[Any] = []
+        for seg in self.segments:
+            out.extend(seg.load())
+        return out
+
+
+def plan_chunks(segments: Sequence[Segment], workers: int) -> list[Chunk]:
+    """Cut the frontier into chunks of whole segments, about four per worker (for balance)."""
+    total = sum(seg.size for seg in segments)
+    if workers <= 1:
+        return [Chunk(0, tuple(segments))] if total else []
+    target = max(256, -(-total // (workers * 4)))
+    chunks: list[Chunk] = []
+    current: list[Segment] = []
+    base = size = 0
+    for seg in segments:
+        if not seg.size:
+            continue
+        current.append(seg)
+        size += seg.size
+        if size >= target:
+            chunks.append(Chunk(base, tuple(current)))
+            base += size
+            current, size = [], 0
+    if current:
+        chunks.append(Chunk(base, tuple(current)))
+    return chunks
+
+
+class WorkerFailed(RuntimeError):
+    """A worker process died or raised: the level cannot be completed."""
+
+
+def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> list[ChunkResult]:
+    """Expand every chunk; results in chunk order. One process when ``workers`` is 1."""
+    if workers <= 1 or len(chunks) <= 1:
+        return [expander.expand(c.states(), c.base) for c in chunks]
+    ctx = multiprocessing.get_context("fork")
+    n = min(workers, len(chunks))
+    procs = []
+    conns = []
+    for w in range(n):
+        mine = list(range(w, len(chunks), n))  # interleaved: the heavy and light parts of a level spread
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_worker, args=(expander, [chunks[i] for i in mine], mine, send), daemon=True)
+        p.start()
+        send.close()
+        procs.append(p)
+        conns.append(recv)
+    results: list[ChunkResult | None] = [None] * len(chunks)
+    try:
+        for w, conn in enumerate(conns):
+            try:
+                payload = conn.recv_bytes()
+            except EOFError:
+                procs[w].join(5)
+                raise WorkerFailed(f"explorer worker {w} died (exit code {procs[w].exitcode}); "
+                                   "out of memory? try --workers 1 or a smaller config") from None
+            status, body = pickle.loads(payload)
+            if status == "error":
+                raise WorkerFailed(f"explorer worker {w} failed:\n{body}")
+            for i, r in body:
+                results[i] = r
+    finally:
+        for conn in conns:
+            conn.close()
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(5)
+    assert all(r is not None for r in results)
+    return [r for r in results if r is not None]
+
+
+def _worker(expander: Expander, chunks: list[Chunk], indices: list[int], conn: Any) -> None:
+    try:
+        out = [(i, expander.expand(c.states(), c.base)) for i, c in zip(indices, chunks, strict=True)]
+        payload = pickle.dumps(("ok", out), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException:  # reported to the parent, which raises it there
+        payload = pickle.dumps(("error", traceback.format_exc()))
+    try:
+        conn.send_bytes(payload)
+    finally:
+        conn.close()
+    os._exit(0)  # skip the parent's atexit handlers (pytest, Spark) inherited through fork
+
+
+def write_segments(segments: Sequence[Segment], path: Path) -> list[Segment]:
+    """Spill segments to one file; the returned segments read from it (frontier kept on disk)."""
+    out: list[Segment] = []
+    with open(path, "wb") as fh:
+        for seg in segments:
+            data = seg.raw()
+            off = fh.tell()
+            fh.write(data)
+            out.append(Segment(seg.items, seg.keep, None, str(path), off, len(data)))
+    return out
