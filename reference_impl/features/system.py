@@ -292,6 +292,17 @@ class FeaturesSystem(DataclassSystem):
                        brokers=tuple(replace(b, registered=False) for b in s.brokers),
                        ibp_changes=s.ibp_changes + 1)
 
+    # ------------------------------------------------------------------ symmetry (issue #17)
+    def symmetry_key(self, s: FeaturesState) -> object:
+        """A hashable key equal for two states iff one is the other with interchangeable brokers
+        renamed (the canonical representative of the orbit); see :mod:`reference_impl.features.symmetry`."""
+        key = self.__dict__.get("_symmetry_key")
+        if key is None:
+            from reference_impl.features.symmetry import symmetry_key
+
+            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
+        return key(s)
+
 
 def _put(brokers: tuple[Broker, ...], i: int, b: Broker) -> tuple[Broker, ...]:
     return (*brokers[:i], b, *brokers[i + 1:])

@@ -320,6 +320,17 @@ class MetadataVersionSystem(DataclassSystem):
     def _running_voters(s: MetadataVersionState) -> int:
         return sum(1 for v in s.voters if v.status is NodeStatus.RUNNING)
 
+    # ------------------------------------------------------------------ symmetry (issue #17)
+    def symmetry_key(self, s: MetadataVersionState) -> object:
+        """A hashable key equal for two states iff one is the other with interchangeable voters and brokers
+        renamed (the canonical representative of the orbit); see :mod:`reference_impl.metadata_version.symmetry`."""
+        key = self.__dict__.get("_symmetry_key")
+        if key is None:
+            from reference_impl.metadata_version.symmetry import symmetry_key
+
+            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
+        return key(s)
+
 
 def _put(nodes: tuple[object, ...], i: int, node: object) -> tuple[object, ...]:
     return (*nodes[:i], node, *nodes[i + 1:])

@@ -252,3 +252,14 @@ class StreamsProbingSystem(DataclassSystem):
             action = Action.of("OnAssignment", instance=i, version=d.version)
         return action, replace(s, instances=_set(s.instances, i, done), rebalance_pending=pending,
                                follow_up=follow_up)
+
+    # ------------------------------------------------------------------ symmetry (issue #17)
+    def symmetry_key(self, s: StreamsGroupState) -> object:
+        """A hashable key equal for two states iff one is the other with interchangeable instances
+        renamed (the canonical representative of the orbit); see :mod:`reference_impl.streams_probing.symmetry`."""
+        key = self.__dict__.get("_symmetry_key")
+        if key is None:
+            from reference_impl.streams_probing.symmetry import symmetry_key
+
+            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
+        return key(s)

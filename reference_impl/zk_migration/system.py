@@ -486,6 +486,17 @@ class ZkMigrationSystem(DataclassSystem):
     def _put_broker(self, s: ZkMigrationSystemState, b: int, **changes: object) -> ZkMigrationSystemState:
         return replace(s, brokers=_put(s.brokers, b, replace(s.brokers[b], **changes)))
 
+    # ------------------------------------------------------------------ symmetry (issue #17)
+    def symmetry_key(self, s: ZkMigrationSystemState) -> object:
+        """A hashable key equal for two states iff one is the other with interchangeable voters and ZK brokers
+        renamed (the canonical representative of the orbit); see :mod:`reference_impl.zk_migration.symmetry`."""
+        key = self.__dict__.get("_symmetry_key")
+        if key is None:
+            from reference_impl.zk_migration.symmetry import symmetry_key
+
+            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
+        return key(s)
+
 
 def _put(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
     return (*items[:i], item, *items[i + 1:])
