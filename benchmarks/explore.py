@@ -3,19 +3,21 @@
     python benchmarks/explore.py                          # every protocol's small and default configs
     python benchmarks/explore.py features:default --master 'local[2]' --json out.json
 
-For each protocol:config it prints distinct and generated states per second for both engines, the
-Spark engine's time per BFS level, and checks that both found the same counts (a mismatch is a bug and
-exits 1). Figures are machine-dependent: compare runs on the same machine.
+For each protocol:config it prints distinct and generated states per second for both engines (the local
+one with ``--workers`` processes, no graph properties, like the Spark engine), the Spark engine's time per
+BFS level, and checks that both found the same counts (a mismatch is a bug and exits 1). Rows go to
+``benchmarks/results/`` as JSON with the machine and the commit; compare ratios from one run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchresults import write as write_results
 
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol, protocol_names
@@ -28,7 +30,9 @@ def main() -> int:
     parser.add_argument("targets", nargs="*", help="protocol:config (default: every protocol's small, default)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=None)
-    parser.add_argument("--json", type=Path, default=None, help="write the rows as JSON here")
+    parser.add_argument("--workers", type=int, default=2, help="local explorer worker processes (default 2)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write the rows here (default: a new file under benchmarks/results/)")
     args = parser.parse_args()
     targets = args.targets or [f"{p}:{c}" for p in protocol_names() for c in ("small", "default")]
     spark = get_session(args.master)
@@ -39,7 +43,7 @@ def main() -> int:
         entry = get_protocol(proto)
         ts = entry.build(entry.configs[conf or "default"])
         t0 = time.perf_counter()
-        local = explore(ts, stop_at_first=False, check_graph=False)
+        local = explore(ts, stop_at_first=False, check_graph=False, workers=args.workers)
         t_local = time.perf_counter() - t0
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
@@ -62,8 +66,8 @@ def main() -> int:
               f"({r['local_distinct_per_s']:>8,}/s)  spark {r['spark_seconds']:>7.2f} s "
               f"({r['spark_distinct_per_s']:>8,}/s, {r['spark_seconds_per_level']} s/level)  "
               f"{'same' if same else 'MISMATCH'}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps({"master": args.master, "rows": rows}, indent=2) + "\n")
+    path = write_results("explore", rows, {"master": args.master, "workers": args.workers}, args.json)
+    print(f"rows written to {path}")
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,10 +135,12 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
 
 
 def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    """The single-process explorer: exhaustive on the bounded config, all violations collected."""
+    """The local explorer: exhaustive on the bounded config, all violations collected, one worker process
+    per core (the result does not depend on their number)."""
     ts = ctx.build(entry, config)
     # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
-    result = explore(ts, config_name=label, stop_at_first=ctx.variant is not None, variant=ctx.variant)
+    result = explore(ts, config_name=label, stop_at_first=ctx.variant is not None, variant=ctx.variant,
+                     workers=os.cpu_count() or 1)
     if result.complete:
         ctx.known_sizes[(entry.name, label, config.profile, ctx.variant)] = result.distinct_states
     report = from_exploration("explore", entry, label, config, result)

@@ -14,6 +14,7 @@ and they inherit the interpreter's hash seed, so their fingerprints agree with t
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -265,6 +266,9 @@ def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> l
         return [expander.expand(c.states(), c.base) for c in chunks]
     ctx = multiprocessing.get_context("fork")
     n = min(workers, len(chunks))
+    # Without this a worker's garbage collector walks every object inherited from the parent (the graph's
+    # states, say), which writes to their pages and makes the kernel copy them all.
+    gc.freeze()
     procs = []
     conns = []
     for w in range(n):
@@ -296,6 +300,7 @@ def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> l
             if p.is_alive():
                 p.terminate()
             p.join(5)
+        gc.unfreeze()
     assert all(r is not None for r in results)
     return [r for r in results if r is not None]
 

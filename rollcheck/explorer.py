@@ -347,6 +347,7 @@ def explore(
                                                              time.perf_counter() - t0))
     stopped = bool(found) and stop_at_first
     truncated = False
+    phases = dict.fromkeys(("expand", "merge", "graph", "checkpoint", "graph_check"), 0.0)
     rss_before = _rss()
     while sum(seg.size for seg in frontier) and not stopped:
         if max_depth is not None and level >= max_depth:
@@ -362,7 +363,10 @@ def explore(
         rss_before = rss
         # A narrow level is expanded here: forking would cost more than it saves (same result either way).
         n = workers if sum(seg.size for seg in frontier) >= parallel_min else 1
+        tick = time.perf_counter()
         results = expand_level(expander(), plan_chunks(frontier, n), n)
+        phases["expand"] += time.perf_counter() - tick
+        tick = time.perf_counter()
         vkey: tuple[int, int, int, int] | None = None
         if stop_at_first:
             for c, r in enumerate(results):
@@ -422,20 +426,25 @@ def explore(
             for seg in r.segments:
                 frontier.append(Segment(seg.items, keep[at: at + seg.items], seg.blob))
                 at += seg.items
+        phases["merge"] += time.perf_counter() - tick
+        tick = time.perf_counter()
         if graph is not None:
             if stopped or truncated:
                 graph.drop("the exploration is incomplete")
             else:
                 graph.add_edges(_offset(store, level), results)
                 graph.add_states([s for seg in frontier for s in seg.load()])
+        phases["graph"] += time.perf_counter() - tick
         level += 1
         levels.append(LevelStats(level, int(new_fp.shape[0]), len(visited), generated,
                                  elapsed_before + time.perf_counter() - t0))
         if progress:
             progress(levels[-1])
         if ckpt is not None:
+            tick = time.perf_counter()
             frontier = ckpt.save(store, level, frontier, _totals(
                 generated, terminal, action_counts, found, levels, elapsed_before + time.perf_counter() - t0))
+            phases["checkpoint"] += time.perf_counter() - tick
         if truncated:
             break
     sizes = store.sizes()
@@ -445,6 +454,7 @@ def explore(
         levels.pop()
 
     graph_checked = graph is not None and graph.dropped is None and complete
+    tick = time.perf_counter()
     if graph is not None and graph_checked:
         eg = graph.build(store.all_fps(), len(initial))
         offsets = np.cumsum([0, *sizes])
@@ -459,6 +469,7 @@ def explore(
     elif graph is not None and graph_props:
         why = graph.dropped or ("the exploration is incomplete" if not complete else "")
         notes.append(f"graph properties not checked: {why}")
+    phases["graph_check"] = time.perf_counter() - tick
     outcomes: list[PropertyOutcome] = []
     for p in ts.invariants():
         if p.id in violated:
@@ -500,6 +511,7 @@ def explore(
                 "collision_probability_optimistic": collision_probability(distinct, generated),
             },
             "action_counts": dict(sorted(action_counts.items())),
+            "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
             "notes": notes,
         },
     )
