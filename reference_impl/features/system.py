@@ -83,6 +83,12 @@ class FeaturesState:
     ibp_changes: int
 
 
+# Module-level aliases: cheaper than the class attribute lookups in the hot paths.
+_RUNNING = BrokerStatus.RUNNING
+_STOPPED = BrokerStatus.STOPPED
+_EXITED = BrokerStatus.EXITED
+
+
 class FeaturesSystem(DataclassSystem):
     name = "features"
     state_type = FeaturesState
@@ -92,10 +98,33 @@ class FeaturesSystem(DataclassSystem):
         self.releases = {r.name: r.supported() for r in config.releases}
         self.requests = config.operator_requests()
         self._outcomes: dict[tuple[object, ...], list[tuple[Action, FeatureZNode | None]]] = {}
+        # (release, finalized features) -> is_compatible against an ENABLED node: the same few pairs recur
+        # in most states (a memo, like _outcomes).
+        self._compat: dict[tuple[str, FinalizedFeatures], bool] = {}
+        # Labels, restarted brokers and mutation flags are fixed per config: built once, not per successor.
+        n = config.brokers
+        self._elect_labels = tuple(Action.of("ElectController", broker=i) for i in range(n))
+        self._start_labels = tuple(Action.of("StartBroker", broker=i) for i in range(n))
+        self._registration_labels = tuple(Action.of("ProcessBrokerRegistration", broker=i) for i in range(n))
+        self._notify_labels = tuple(Action.of("DeliverFeaturesNotification", broker=i) for i in range(n))
+        self._read_labels = tuple(Action.of("ReadApiVersions", broker=i) for i in range(n))
+        self._restart_labels = tuple(
+            tuple((Action.of("RestartBroker", broker=i, release=r.name), Broker(r.name, _STOPPED, -1, (), False, True))
+                  for r in config.releases)
+            for i in range(n))
+        self._deprecate_label = Action.of("DeprecateMinLevel")
+        self._set_ibp_labels = {e: Action.of("SetIbp", enabled=e) for e in (False, True)}
+        self._deprecation_on = config.deprecation and config.profile == "kip"
+        mutations = config.mutations
+        self._register_incompatible = "register_incompatible" in mutations
+        self._skip_startup_validation = "skip_startup_validation" in mutations
+        self._ignore_incompatible_notification = "ignore_incompatible_notification" in mutations
+        self._client_adopts_stale = "client_adopts_stale" in mutations
 
     def __getstate__(self) -> dict[str, object]:
         d = super().__getstate__()
         d["_outcomes"] = {}  # a memo: rebuilt wherever the system is unpickled
+        d["_compat"] = {}
         return d
 
     # ------------------------------------------------------------------ interface
@@ -133,41 +162,49 @@ class FeaturesSystem(DataclassSystem):
 
     def successors(self, s: FeaturesState) -> list[tuple[Action, FeaturesState]]:
         out: list[tuple[Action, FeaturesState]] = []
+        append = out.append
         c = self.config
-        running = [i for i, b in enumerate(s.brokers) if b.status is BrokerStatus.RUNNING]
-        if s.controller < 0:
+        brokers = s.brokers
+        node = s.node
+        controller = s.controller
+        running = [i for i, b in enumerate(brokers) if b.status is _RUNNING]
+        if controller < 0:
             for i in running:
-                out.append((Action.of("ElectController", broker=i), self.elect_controller(s, i)))
-        for i, b in enumerate(s.brokers):
-            if b.status is BrokerStatus.STOPPED:
-                out.append((Action.of("StartBroker", broker=i), self.start_broker(s, i)))
-        if s.registration_queue and s.controller >= 0:
-            head = s.registration_queue[0]
-            out.append((Action.of("ProcessBrokerRegistration", broker=head), self.process_registration(s)))
-        if s.controller >= 0 and s.node is not None and s.node.epoch < c.max_epoch:
-            for label, node in self.operator_outcomes(s):
-                out.append((label, s if node == s.node else
-                            replace(s, node=node, brokers=self._written(s, node))))
+                append((self._elect_labels[i], self.elect_controller(s, i)))
+        for i, b in enumerate(brokers):
+            if b.status is _STOPPED:
+                append((self._start_labels[i], self.start_broker(s, i)))
+        if s.registration_queue and controller >= 0:
+            append((self._registration_labels[s.registration_queue[0]], self.process_registration(s)))
+        writable = controller >= 0 and node is not None and node.epoch < c.max_epoch
+        if writable:
+            for label, after in self.operator_outcomes(s):
+                append((label, s if after is node or after == node else self._with_node(s, after)))
         for i in running:
-            if not s.brokers[i].notified:
-                out.append((Action.of("DeliverFeaturesNotification", broker=i), self.deliver_notification(s, i)))
+            if not brokers[i].notified:
+                append((self._notify_labels[i], self.deliver_notification(s, i)))
         if c.client:
             for i in running:
-                if s.brokers[i].cache_epoch >= 0:
-                    out.append((Action.of("ReadApiVersions", broker=i), self.read_api_versions(s, i)))
+                if brokers[i].cache_epoch >= 0:
+                    append((self._read_labels[i], self.read_api_versions(s, i)))
         if s.restarts < c.max_restarts:
-            for i, b in enumerate(s.brokers):
-                if b.status is not BrokerStatus.STOPPED:
-                    for r in c.releases:
-                        out.append((Action.of("RestartBroker", broker=i, release=r.name),
-                                    self.restart_broker(s, i, r.name)))
-        if (c.deprecation and c.profile == "kip" and s.controller >= 0 and s.ibp_enabled
-                and s.node is not None and s.node.epoch < c.max_epoch):
+            for i, b in enumerate(brokers):
+                if b.status is not _STOPPED:
+                    # What restart_broker does, with the queue and controller worked out once per broker.
+                    queue = tuple(q for q in s.registration_queue if q != i)
+                    ctl = -1 if controller == i else controller
+                    if ctl < 0:
+                        queue = ()  # the next controller rebuilds its live set from ZooKeeper
+                    restarts = s.restarts + 1
+                    for label, nb in self._restart_labels[i]:
+                        append((label, FeaturesState(node, s.ibp_enabled, ctl, _put(brokers, i, nb), queue,
+                                                     s.client, restarts, s.ibp_changes)))
+        if self._deprecation_on and writable and s.ibp_enabled:
             nxt = self.deprecate(s)
             if nxt is not None:
-                out.append((Action.of("DeprecateMinLevel"), nxt))
+                append((self._deprecate_label, nxt))
         if s.ibp_changes < c.max_ibp_changes:
-            out.append((Action.of("SetIbp", enabled=not s.ibp_enabled), self.set_ibp(s)))
+            append((self._set_ibp_labels[not s.ibp_enabled], self.set_ibp(s)))
         return out
 
     # ------------------------------------------------------------------ helpers
@@ -177,13 +214,27 @@ class FeaturesSystem(DataclassSystem):
     def compatible(self, s: FeaturesState, b: Broker, node: FeatureZNode | None) -> bool:
         if not s.ibp_enabled:  # "each broker will validate that its IBP ... before applying validations"
             return True
-        return is_compatible(self.supported(b), node, self.config.profile)
+        if node is None or node.status is FeatureZNodeStatus.DISABLED:
+            return True  # is_compatible: an absent or disabled node constrains nothing
+        # is_compatible reads only the release's supported ranges and the node's features (not its epoch).
+        key = (b.release, node.features)
+        hit = self._compat.get(key)
+        if hit is None:
+            hit = self._compat[key] = is_compatible(self.releases[b.release], node, self.config.profile)
+        return hit
 
     def _written(self, s: FeaturesState, node: FeatureZNode | None) -> tuple[Broker, ...]:
         """After a write to /features every running broker has a watch notification pending."""
-        if node == s.node:
+        if node is s.node or node == s.node:
             return s.brokers
-        return tuple(replace(b, notified=False) if b.status is BrokerStatus.RUNNING else b for b in s.brokers)
+        # A broker that already has a notification pending is kept as it is (the same value).
+        return tuple(Broker(b.release, b.status, b.cache_epoch, b.cache, b.registered, False)
+                     if b.status is _RUNNING and b.notified else b for b in s.brokers)
+
+    def _with_node(self, s: FeaturesState, node: FeatureZNode | None) -> FeaturesState:
+        """``replace(s, node=node, brokers=self._written(s, node))``, by the (cheaper) constructor."""
+        return FeaturesState(node, s.ibp_enabled, s.controller, self._written(s, node), s.registration_queue,
+                             s.client, s.restarts, s.ibp_changes)
 
     def controller_api(self, s: FeaturesState) -> FeatureController:
         live = tuple((i, self.supported(b)) for i, b in enumerate(s.brokers) if b.registered)
@@ -195,33 +246,39 @@ class FeaturesSystem(DataclassSystem):
     def elect_controller(self, s: FeaturesState, i: int) -> FeaturesState:
         new_node = setup_feature_versioning(s.node, s.ibp_enabled, self.supported(s.brokers[i]))
         node = s.node if new_node is None else new_node
-        brokers = self._written(s, node)
         # The new controller reads every BrokerIdZnode and keeps the compatible brokers as live.
-        brokers = tuple(replace(b, registered=b.status is BrokerStatus.RUNNING and self._admits(s, b, node))
-                        for b in brokers)
-        return replace(s, node=node, controller=i, brokers=brokers, registration_queue=())
+        brokers = []
+        for b in self._written(s, node):
+            registered = b.status is _RUNNING and self._admits(s, b, node)
+            brokers.append(b if b.registered == registered else
+                           Broker(b.release, b.status, b.cache_epoch, b.cache, registered, b.notified))
+        return FeaturesState(node, s.ibp_enabled, i, tuple(brokers), (), s.client, s.restarts, s.ibp_changes)
 
     def _admits(self, s: FeaturesState, b: Broker, node: FeatureZNode | None) -> bool:
-        if "register_incompatible" in self.config.mutations:
+        if self._register_incompatible:
             return True
         return self.compatible(s, b, node)
 
     def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
-        if not self.compatible(s, b, s.node) and "skip_startup_validation" not in self.config.mutations:
-            nb = replace(b, status=BrokerStatus.EXITED, registered=False, notified=True)
-            return replace(s, brokers=_put(s.brokers, i, nb))
+        if not self.compatible(s, b, s.node) and not self._skip_startup_validation:
+            nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
+            return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
+                                 s.client, s.restarts, s.ibp_changes)
         node = s.node
         cache, epoch = _cached(node, s.ibp_enabled)
-        nb = Broker(b.release, BrokerStatus.RUNNING, epoch, cache, False, True)
+        nb = Broker(b.release, _RUNNING, epoch, cache, False, True)
         queue = (*s.registration_queue, i) if s.controller >= 0 else s.registration_queue
-        return replace(s, brokers=_put(s.brokers, i, nb), registration_queue=queue)
+        return FeaturesState(node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client, s.restarts,
+                             s.ibp_changes)
 
     def process_registration(self, s: FeaturesState) -> FeaturesState:
         head, rest = s.registration_queue[0], s.registration_queue[1:]
         b = s.brokers[head]
-        admit = b.status is BrokerStatus.RUNNING and self._admits(s, b, s.node)
-        return replace(s, brokers=_put(s.brokers, head, replace(b, registered=admit)), registration_queue=rest)
+        admit = b.status is _RUNNING and self._admits(s, b, s.node)
+        nb = Broker(b.release, b.status, b.cache_epoch, b.cache, admit, b.notified)
+        return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, head, nb), rest, s.client,
+                             s.restarts, s.ibp_changes)
 
     def operator_outcomes(self, s: FeaturesState) -> list[tuple[Action, FeatureZNode | None]]:
         """Every operator request against this controller, with the node after it.
@@ -251,24 +308,29 @@ class FeaturesSystem(DataclassSystem):
         """One operator request (the API-level call the system's UpdateFeatures steps are made of)."""
         i = self.requests.index(req)
         label, node = self.operator_outcomes(s)[i]
-        return label, (s if node == s.node else replace(s, node=node, brokers=self._written(s, node)))
+        return label, (s if node == s.node else self._with_node(s, node))
 
     def deliver_notification(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
-        if not self.compatible(s, b, s.node) and "ignore_incompatible_notification" not in self.config.mutations:
-            nb = replace(b, status=BrokerStatus.EXITED, registered=False, notified=True)
+        if not self.compatible(s, b, s.node) and not self._ignore_incompatible_notification:
+            nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
             queue = tuple(q for q in s.registration_queue if q != i)
-            return replace(s, brokers=_put(s.brokers, i, nb), registration_queue=queue)
+            return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client,
+                                 s.restarts, s.ibp_changes)
         cache, epoch = _cached(s.node, s.ibp_enabled)
-        return replace(s, brokers=_put(s.brokers, i, replace(b, cache=cache, cache_epoch=epoch, notified=True)))
+        nb = Broker(b.release, b.status, epoch, cache, b.registered, True)
+        return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
+                             s.client, s.restarts, s.ibp_changes)
 
     def read_api_versions(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
-        if b.cache_epoch > s.client.epoch or "client_adopts_stale" in self.config.mutations:
-            return replace(s, client=Client(b.cache_epoch, b.cache))
+        if b.cache_epoch > s.client.epoch or self._client_adopts_stale:
+            return FeaturesState(s.node, s.ibp_enabled, s.controller, s.brokers, s.registration_queue,
+                                 Client(b.cache_epoch, b.cache), s.restarts, s.ibp_changes)
         return s
 
     def restart_broker(self, s: FeaturesState, i: int, release: str) -> FeaturesState:
+        # successors() inlines this (with the restarted brokers built in __init__): keep the two alike.
         nb = Broker(release, BrokerStatus.STOPPED, -1, (), False, True)
         queue = tuple(q for q in s.registration_queue if q != i)
         controller = -1 if s.controller == i else s.controller
@@ -284,13 +346,13 @@ class FeaturesSystem(DataclassSystem):
         new = deprecate_min_levels(s.node, [self.supported(b) for b in s.brokers if b.registered])
         if new is None:
             return None
-        return replace(s, node=new, brokers=self._written(s, new))
+        return self._with_node(s, new)
 
     def set_ibp(self, s: FeaturesState) -> FeaturesState:
         # The IBP roll ends with a controller election under the new IBP (the status rules run there).
-        return replace(s, ibp_enabled=not s.ibp_enabled, controller=-1, registration_queue=(),
-                       brokers=tuple(replace(b, registered=False) for b in s.brokers),
-                       ibp_changes=s.ibp_changes + 1)
+        brokers = tuple(Broker(b.release, b.status, b.cache_epoch, b.cache, False, b.notified) if b.registered else b
+                        for b in s.brokers)
+        return FeaturesState(s.node, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)
 
     # ------------------------------------------------------------------ symmetry (issue #17)
     def symmetry_key(self, s: FeaturesState) -> object:
