@@ -73,7 +73,7 @@ CASES = [
     ("features", "small", None), ("features", "small", "FEAT-M1"),
     ("metadata_version", "small", None), ("metadata_version", "small", "MV-M1"),
     ("zk_migration", "small", None), ("zk_migration", "small", "MIG-M6"),
-    ("streams_probing", "default", None), ("streams_probing", "pre20", "STR-M7"),
+    ("streams_probing", "small", None), ("streams_probing", "default", None), ("streams_probing", "pre20", "STR-M7"),
 ]
 
 
