@@ -19,7 +19,9 @@ The model, and why it is shaped so:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from reference_impl.streams_probing.api import (
     AssignmentInfo,
@@ -73,6 +75,22 @@ class StreamsGroupState:
     crashes: int
 
 
+T = TypeVar("T")
+
+# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
+_label = lru_cache(maxsize=None, typed=True)(Action.of)
+
+
+def _with(obj: T, **changes: Any) -> T:
+    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
+    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
+    new = object.__new__(obj.__class__)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
+
+
 def _set(xs: tuple[StreamsInstance, ...], i: int, x: StreamsInstance) -> tuple[StreamsInstance, ...]:
     return (*xs[:i], x, *xs[i + 1:])
 
@@ -86,6 +104,8 @@ class StreamsProbingSystem(DataclassSystem):
         super().__init__(config)
         self.old = config.old
         self.new = config.new
+        # (release, upgrade.from, restart) -> configured version: fixed per config, asked on every bounce.
+        self._configured: dict[tuple[str, str | None, bool], int] = {}
 
     # ---- helpers shared with the properties
     def target_version(self, s: StreamsGroupState) -> int:
@@ -107,6 +127,13 @@ class StreamsProbingSystem(DataclassSystem):
     def configured(self, rel_name: str, upgrade_from: str | None, restart: bool = False) -> int:
         """The version an instance starts with (``configured_metadata_version``), with the variants that
         get it wrong."""
+        key = (rel_name, upgrade_from, restart)
+        hit = self._configured.get(key)
+        if hit is None:
+            hit = self._configured[key] = self._configure(rel_name, upgrade_from, restart)
+        return hit
+
+    def _configure(self, rel_name: str, upgrade_from: str | None, restart: bool) -> int:
         rel = release(rel_name)
         if "no_kafka_6054_backport" in self.config.mutations and not rel.probing:
             upgrade_from = None  # before KAFKA-6054's back-port, 0.10.1 ... 1.1 had no upgrade.from
@@ -159,16 +186,16 @@ class StreamsProbingSystem(DataclassSystem):
         if s.crashes < cfg.max_crashes:
             for i in members:
                 x = s.instances[i]
-                down = replace(x, running=False, inbox=None)
+                down = _with(x, running=False, inbox=None)
                 others = any(j != i for j in members)
-                yield Action.of("Crash", instance=i), replace(
+                yield _label("Crash", instance=i), _with(
                     s, instances=_set(s.instances, i, down), rebalance_pending=others or s.rebalance_pending,
                     follow_up=-1 if s.follow_up == i else s.follow_up, rebalances=0, crashes=s.crashes + 1)
         for i, x in enumerate(s.instances):
             if not x.running and not x.failure:
                 used = self.configured(x.release, x.upgrade_from, restart=True)
-                up = replace(x, running=True, used_version=used, inbox=None)
-                yield Action.of("Restart", instance=i), replace(
+                up = _with(x, running=True, used_version=used, inbox=None)
+                yield _label("Restart", instance=i), _with(
                     s, instances=_set(s.instances, i, up), rebalance_pending=True, rebalances=0)
 
     def _bounces(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
@@ -181,8 +208,8 @@ class StreamsProbingSystem(DataclassSystem):
             used = self.configured(self.new.name, upgrade_from)
             bounced = StreamsInstance(self.new.name, upgrade_from, used, True, x.bounces + 1, None,
                                       x.last_version, "")
-            action = Action.of("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
-            yield action, replace(s, instances=_set(s.instances, i, bounced), rebalance_pending=True, rebalances=0)
+            action = _label("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
+            yield action, _with(s, instances=_set(s.instances, i, bounced), rebalance_pending=True, rebalances=0)
 
     def _rebalance(self, s: StreamsGroupState, leader: int,
                    members: list[int]) -> tuple[Action, StreamsGroupState]:
@@ -196,25 +223,25 @@ class StreamsProbingSystem(DataclassSystem):
                 subs[str(i)] = SubscriptionInfo.of(x.used_version, rel.latest_supported)
             except IllegalArgumentException as exc:
                 # The member cannot even build its subscription (a version above what it speaks).
-                failed = replace(x, running=False, failure=f"subscription: {exc}")
-                return Action.of("Rebalance", leader=leader), replace(
+                failed = _with(x, running=False, failure=f"subscription: {exc}")
+                return _label("Rebalance", leader=leader), _with(
                     s, instances=_set(instances, i, failed), rebalances=0)
-        action = Action.of("Rebalance", leader=leader)
+        action = _label("Rebalance", leader=leader)
         lrel = release(instances[leader].release)
         try:
             result = assign(lrel, cfg.profile, subs, mutations=cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
-            failed = replace(instances[leader], running=False, failure=f"leader: {exc}")
+            failed = _with(instances[leader], running=False, failure=f"leader: {exc}")
             # The leader's thread dies; the others rejoin without it.
-            return action, replace(s, instances=_set(instances, leader, failed), rebalance_pending=True,
+            return action, _with(s, instances=_set(instances, leader, failed), rebalance_pending=True,
                                    rebalances=0, leader=leader)
         new = list(instances)
         for i in members:
             info: AssignmentInfo = result.assignments[str(i)]
             probing_reply = info.is_empty and subs[str(i)].version > lrel.latest_supported and cfg.profile == "kip"
-            new[i] = replace(new[i], inbox=Delivered(info.version, info.latest_supported, int(info.error),
+            new[i] = _with(new[i], inbox=Delivered(info.version, info.latest_supported, int(info.error),
                                                      probing_reply))
-        return action, replace(s, instances=tuple(new), rebalance_pending=False,
+        return action, _with(s, instances=tuple(new), rebalance_pending=False,
                                follow_up=leader if result.follow_up_rebalance else -1,
                                rebalances=min(s.rebalances + 1, REBALANCE_CAP), leader=leader)
 
@@ -231,26 +258,26 @@ class StreamsProbingSystem(DataclassSystem):
         try:
             upd = on_assignment(release(x.release), cfg.profile, x.used_version, info, cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
-            failed = replace(x, running=False, inbox=None, failure=f"member: {exc}")
-            return Action.of("AssignmentFailure", instance=i, version=d.version), replace(
+            failed = _with(x, running=False, inbox=None, failure=f"member: {exc}")
+            return _label("AssignmentFailure", instance=i, version=d.version), _with(
                 s, instances=_set(s.instances, i, failed), follow_up=follow_up, rebalances=0,
                 rebalance_pending=True)
         if upd.outcome is MemberOutcome.ERROR_SHUTDOWN:
-            failed = replace(x, running=False, inbox=None, failure=f"shutdown: {AssignorError(upd.error).name}")
-            return Action.of("ErrorShutdown", instance=i, error=AssignorError(upd.error).name), replace(
+            failed = _with(x, running=False, inbox=None, failure=f"shutdown: {AssignorError(upd.error).name}")
+            return _label("ErrorShutdown", instance=i, error=AssignorError(upd.error).name), _with(
                 s, instances=_set(s.instances, i, failed), follow_up=follow_up, rebalances=0,
                 rebalance_pending=True)
-        done = replace(x, used_version=upd.used_version, inbox=None, last_version=d.version)
+        done = _with(x, used_version=upd.used_version, inbox=None, last_version=d.version)
         pending = s.rebalance_pending or upd.rebalance or leader_trigger
         if upd.outcome is MemberOutcome.PROBE_DOWNGRADE:
-            action = Action.of("ProbeDowngrade", instance=i, version=upd.used_version)
+            action = _label("ProbeDowngrade", instance=i, version=upd.used_version)
         elif upd.outcome is MemberOutcome.ADOPT_SUPPORTED:
-            action = Action.of("AdoptSupportedVersion", instance=i, version=upd.used_version)
+            action = _label("AdoptSupportedVersion", instance=i, version=upd.used_version)
         elif leader_trigger:
-            action = Action.of("LeaderFollowUpRebalance", instance=i)
+            action = _label("LeaderFollowUpRebalance", instance=i)
         else:
-            action = Action.of("OnAssignment", instance=i, version=d.version)
-        return action, replace(s, instances=_set(s.instances, i, done), rebalance_pending=pending,
+            action = _label("OnAssignment", instance=i, version=d.version)
+        return action, _with(s, instances=_set(s.instances, i, done), rebalance_pending=pending,
                                follow_up=follow_up)
 
     # ------------------------------------------------------------------ symmetry (issue #17)
