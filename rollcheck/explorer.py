@@ -428,7 +428,7 @@ def explore(
                 at += seg.items
         phases["merge"] += time.perf_counter() - tick
         tick = time.perf_counter()
-        if graph is not None:
+        if graph is not None and graph.dropped is None:
             if stopped or truncated:
                 graph.drop("the exploration is incomplete")
             else:
