@@ -75,7 +75,9 @@ def zk_migration_properties(config: ZkMigrationConfig, *, kip_claims: bool = Fal
         return not (a.name == "KRaftMetadataChange" and s.migration.name == "PRE_MIGRATION")
 
     def finalize_with_every_voter(s: Any, a: Action, t: Any) -> bool:
-        if s.migration.name == "POST_MIGRATION" or t.migration.name != "POST_MIGRATION":
+        # An unchanged migration state is either still or already POST_MIGRATION: no finalization here (and
+        # the identity test spares the enum's costly .name on almost every step).
+        if s.migration is t.migration or s.migration.name == "POST_MIGRATION" or t.migration.name != "POST_MIGRATION":
             return True
         return all(not v.migration for v in t.voters)
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import TypeVar
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from reference_impl.zk_migration.api import (
     ActivationError,
@@ -108,6 +109,16 @@ class ZkMigrationSystem(DataclassSystem):
         config.validate()
         super().__init__(config)
         self.muts = config.mutations
+        # Memos of the API-level decisions, pure functions of a few fields (the config's part is fixed):
+        # (broker, ibp, leader's migration flag) -> accepted; (state, migration, all_off, txn) -> Activation.
+        self._registration_ok: dict[tuple[int, int, bool], bool] = {}
+        self._activation: dict[tuple[ZkMigrationState, bool, bool, bool], Any] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        d = super().__getstate__()
+        d["_registration_ok"] = {}  # memos: rebuilt wherever the system is unpickled
+        d["_activation"] = {}
+        return d
 
     # ------------------------------------------------------------------ interface
     def initial_states(self) -> Iterable[ZkMigrationSystemState]:
@@ -153,39 +164,47 @@ class ZkMigrationSystem(DataclassSystem):
         if s.zk.available and s.zk.controller == -1:
             for b, br in enumerate(s.brokers):
                 if br.mode is BrokerMode.ZK:
-                    out.append((Action.of("ElectZkController", broker=b), self.elect_zk_controller(s, b)))
+                    out.append((_label("ElectZkController", broker=b), self.elect_zk_controller(s, b)))
         if self._zk_controller_can_write(s):
-            out.append((Action.of("ZkMetadataChange"), self.zk_metadata_change(s)))
+            out.append((_label("ZkMetadataChange"), self.zk_metadata_change(s)))
         # ---- brokers
         pre = s.migration in (ZkMigrationState.PRE_MIGRATION, ZkMigrationState.MIGRATION)
         for b, br in enumerate(s.brokers):
             if br.mode is BrokerMode.ZK and not br.migration and pre and quorum_up:
-                out.append((Action.of("EnableMigrationOnBroker", broker=b),
+                out.append((_label("EnableMigrationOnBroker", broker=b),
                             self.restart_zk_broker(s, b, True, c.broker_ibp)))
             if c.incompatible_broker and br.mode is BrokerMode.ZK and br.ibp == c.broker_ibp and pre and quorum_up:
-                out.append((Action.of("IncompatibleBrokerJoins", broker=b),
+                out.append((_label("IncompatibleBrokerJoins", broker=b),
                             self.restart_zk_broker(s, b, True, c.broker_ibp - 1)))
             if (br.mode is BrokerMode.ZK and br.migration and not br.registered and self._leader_ok(s)
-                    and zk_broker_registration_error(ZkBrokerRegistration(b, br.ibp, True), c.quorum_level,
-                                                     s.voters[s.leader].migration, profile=c.profile) is None):
-                out.append((Action.of("RegisterZkBroker", broker=b), self._put_broker(s, b, registered=True)))
+                    and self._registration_accepted(b, br.ibp, s.voters[s.leader].migration)):
+                out.append((_label("RegisterZkBroker", broker=b), self._put_broker(s, b, registered=True)))
             if s.migration is ZkMigrationState.MIGRATION and br.mode is BrokerMode.ZK and br.registered \
                     and quorum_up:
-                out.append((Action.of("RestartBrokerAsKRaft", broker=b),
+                out.append((_label("RestartBrokerAsKRaft", broker=b),
                             self._put_broker(s, b, mode=BrokerMode.KRAFT, kraft_rpcs=False)))
             if c.rollback and br.mode is BrokerMode.KRAFT and s.migration is ZkMigrationState.MIGRATION:
-                out.append((Action.of("RollbackBrokerToZk", broker=b), self._put_broker(s, b, mode=BrokerMode.ZK)))
+                out.append((_label("RollbackBrokerToZk", broker=b), self._put_broker(s, b, mode=BrokerMode.ZK)))
         # ---- the KRaft quorum
         if quorum_up:
             self._quorum_successors(s, out)
         # ---- ZooKeeper faults
         if c.zk_outage:
-            out.append((Action.of("ZkUnavailable" if s.zk.available else "ZkAvailable"),
-                        replace(s, zk=replace(s.zk, available=not s.zk.available))))
+            out.append((_label("ZkUnavailable" if s.zk.available else "ZkAvailable"),
+                        _with(s, zk=_with(s.zk, available=not s.zk.available))))
         # ---- rollback to ZooKeeper
         if c.rollback:
             self._rollback_successors(s, out)
         return out
+
+    def _registration_accepted(self, b: int, ibp: int, migration_enabled: bool) -> bool:
+        key = (b, ibp, migration_enabled)
+        hit = self._registration_ok.get(key)
+        if hit is None:
+            c = self.config
+            hit = self._registration_ok[key] = zk_broker_registration_error(
+                ZkBrokerRegistration(b, ibp, True), c.quorum_level, migration_enabled, profile=c.profile) is None
+        return hit
 
     # ------------------------------------------------------------------ ZooKeeper mode
     def _zk_controller_can_write(self, s: ZkMigrationSystemState) -> bool:
@@ -200,12 +219,12 @@ class ZkMigrationSystem(DataclassSystem):
         z = s.zk
         # KafkaController: a missing /controller_epoch is created at 0 and then incremented.
         epoch = (z.controller_epoch if z.controller_epoch >= 0 else 0) + 1
-        zk = replace(z, controller=b, kraft_epoch=-1, controller_epoch=epoch, epoch_version=z.epoch_version + 1,
+        zk = _with(z, controller=b, kraft_epoch=-1, controller_epoch=epoch, epoch_version=z.epoch_version + 1,
                      epoch_high=max(z.epoch_high, epoch))
-        return replace(s, zk=zk, zk_controller_epoch=epoch)
+        return _with(s, zk=zk, zk_controller_epoch=epoch)
 
     def zk_metadata_change(self, s: ZkMigrationSystemState) -> ZkMigrationSystemState:
-        return replace(s, zk=replace(s.zk, data=(*s.zk.data, s.next_id)), next_id=s.next_id + 1)
+        return _with(s, zk=_with(s.zk, data=(*s.zk.data, s.next_id)), next_id=s.next_id + 1)
 
     def restart_zk_broker(self, s: ZkMigrationSystemState, b: int, migration: bool, ibp: int
                           ) -> ZkMigrationSystemState:
@@ -213,9 +232,9 @@ class ZkMigrationSystem(DataclassSystem):
         was the ZK controller its ephemeral /controller goes away."""
         z = s.zk
         if z.controller == b:
-            z = replace(z, controller=-1)
-        br = replace(s.brokers[b], migration=migration, ibp=ibp, registered=False, kraft_rpcs=False)
-        return replace(s, zk=z, brokers=_put(s.brokers, b, br))
+            z = _with(z, controller=-1)
+        br = _with(s.brokers[b], migration=migration, ibp=ibp, registered=False, kraft_rpcs=False)
+        return _with(s, zk=z, brokers=_put(s.brokers, b, br))
 
     # ------------------------------------------------------------------ the KRaft quorum
     def _leader_ok(self, s: ZkMigrationSystemState) -> bool:
@@ -231,22 +250,22 @@ class ZkMigrationSystem(DataclassSystem):
                     # Electing a voter that will resign (misconfigured) is a fault: bounded by the epoch.
                     nxt = self.elect_leader(s, v)
                     if nxt.leader >= 0 or s.raft_epoch < c.max_epoch:
-                        out.append((Action.of("ElectLeader", voter=v), nxt))
+                        out.append((_label("ElectLeader", voter=v), nxt))
         faults_left = s.raft_epoch < c.max_epoch
         if c.failover and faults_left:
             down = sum(1 for v in s.voters if not v.running)
             for v, voter in enumerate(s.voters):
                 if voter.running and down == 0 and len(s.voters) > 1:
-                    out.append((Action.of("CrashVoter", voter=v), self.crash_voter(s, v)))
+                    out.append((_label("CrashVoter", voter=v), self.crash_voter(s, v)))
             if s.leader >= 0:
                 # Raft moves leadership while the old leader keeps running (a partition, a slow fetch): its
                 # driver learns of it only later, the window in which a stale controller may write.
                 for v, voter in enumerate(s.voters):
                     if voter.running and v != s.leader:
-                        out.append((Action.of("LeaderFailover", voter=v), self.elect_leader(s, v)))
+                        out.append((_label("LeaderFailover", voter=v), self.elect_leader(s, v)))
         for v, voter in enumerate(s.voters):
             if not voter.running:
-                out.append((Action.of("RecoverVoter", voter=v), self.restart_voter(s, v, voter.migration)))
+                out.append((_label("RecoverVoter", voter=v), self.restart_voter(s, v, voter.migration)))
         # Restarts that change the migration config: finalization (every broker already in KRaft mode), a
         # misconfigured voter mid-migration, and migration turned back on after it finished.
         all_kraft = all(b.mode is BrokerMode.KRAFT for b in s.brokers)
@@ -255,17 +274,17 @@ class ZkMigrationSystem(DataclassSystem):
                 continue
             if voter.migration and s.migration is ZkMigrationState.MIGRATION and (
                     (c.finalize and all_kraft) or (c.misconfigured_controller and faults_left)):
-                out.append((Action.of("RestartVoter", voter=v, migration=False), self.restart_voter(s, v, False)))
+                out.append((_label("RestartVoter", voter=v, migration=False), self.restart_voter(s, v, False)))
             if not voter.migration and s.migration is ZkMigrationState.POST_MIGRATION and c.misconfigured_controller \
                     and faults_left:
-                out.append((Action.of("RestartVoter", voter=v, migration=True), self.restart_voter(s, v, True)))
+                out.append((_label("RestartVoter", voter=v, migration=True), self.restart_voter(s, v, True)))
         for v, voter in enumerate(s.voters):
             if voter.running and voter.migration:
                 for label, nxt in self.driver_steps(s, v):
-                    out.append((Action.of(label, voter=v), nxt))
+                    out.append((_label(label, voter=v), nxt))
         if self._leader_ok(s) and s.next_id <= c.max_updates and self._serves_metadata(s):
-            out.append((Action.of("KRaftMetadataChange"),
-                        replace(s, log=(*s.log, s.next_id), next_id=s.next_id + 1)))
+            out.append((_label("KRaftMetadataChange"),
+                        _with(s, log=(*s.log, s.next_id), next_id=s.next_id + 1)))
 
     def _serves_metadata(self, s: ZkMigrationSystemState) -> bool:
         # KIP-866 "KRaft controller soft start": before the copy only Raft, BrokerRegistration and
@@ -288,36 +307,39 @@ class ZkMigrationSystem(DataclassSystem):
         all_off = all(not x.migration for x in s.voters)
         if "finalize_without_every_voter" in self.muts:
             all_off = True
-        act = activate(s.migration, voter.migration, all_off, s.txn, self.config.profile, self.config.quorum_level)
+        key = (s.migration, voter.migration, all_off, s.txn)
+        act = self._activation.get(key)
+        if act is None:
+            act = self._activation[key] = activate(*key, self.config.profile, self.config.quorum_level)
         # To be elected, v's Raft client left its old state first (candidate, or follower of the epoch
         # between), which fires KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver
         # reaches INACTIVE, forgetting what it held of ZooKeeper, before it can act as the new leader
         # (KRaftMigrationDriver.KRaftLeaderEvent; INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM is the only way in).
         # Its stale steps before that are modelled before this election, where they have the same effect.
-        fresh = replace(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)
+        fresh = _with(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)
         # The transaction is closed also when the controller resigns, though it then writes nothing (Kafka's
         # generator throws before the abort record is appended, and the fatal fault handler stops the
         # process). Unreachable here: an open transaction means PRE_MIGRATION, where only a voter without
         # the migration config resigns, and no voter is without it before MIGRATION.
         closed = act.abort_transaction or act.resign is not None
-        nxt = replace(s, voters=_put(s.voters, v, fresh), leader=v, raft_epoch=s.raft_epoch + 1,
+        nxt = _with(s, voters=_put(s.voters, v, fresh), leader=v, raft_epoch=s.raft_epoch + 1,
                       txn=False if closed else s.txn)
         if act.write is not None:
-            nxt = replace(nxt, migration=act.write)
+            nxt = _with(nxt, migration=act.write)
         if act.resign is not None:
-            nxt = replace(nxt, leader=-1)
+            nxt = _with(nxt, leader=-1)
         return nxt
 
     def crash_voter(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState:
-        voter = replace(s.voters[v], running=False)
-        return replace(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
+        voter = _with(s.voters[v], running=False)
+        return _with(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
 
     def restart_voter(self, s: ZkMigrationSystemState, v: int, migration: bool) -> ZkMigrationSystemState:
         # The driver starts UNINITIALIZED and reads /migration (RecoverMigrationStateFromZK) before it goes
         # INACTIVE; nothing it learns there is used before it claims leadership again, so the model starts
         # it INACTIVE.
         voter = Voter(True, migration, D.INACTIVE, -1, -1, 0)
-        return replace(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
+        return _with(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
 
     # ------------------------------------------------------------------ KRaftMigrationDriver
     def driver_steps(self, s: ZkMigrationSystemState, v: int) -> list[tuple[str, ZkMigrationSystemState]]:
@@ -331,7 +353,7 @@ class ZkMigrationSystem(DataclassSystem):
                ) -> ZkMigrationSystemState:
             assert is_valid_state_change(d, new), (d, new)  # Kafka throws IllegalStateException
             base = st if st is not None else s
-            return replace(base, voters=_put(base.voters, v, replace(base.voters[v], driver=new, **changes)))
+            return _with(base, voters=_put(base.voters, v, _with(base.voters[v], driver=new, **changes)))
 
         if not is_leader:
             if d is not D.INACTIVE:
@@ -367,8 +389,8 @@ class ZkMigrationSystem(DataclassSystem):
             elif z.available and (voter.zk_version == z.migration_version):
                 # Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration (a
                 # conditional write) that the copy finished.
-                zk = replace(z, migrated=True, migration_version=z.migration_version + 1)
-                done = replace(s, zk=zk, log=z.data, txn=False, migration=ZkMigrationState.MIGRATION)
+                zk = _with(z, migrated=True, migration_version=z.migration_version + 1)
+                done = _with(s, zk=zk, log=z.data, txn=False, migration=ZkMigrationState.MIGRATION)
                 steps.append(("CompleteMigration", to(D.SYNC_KRAFT_TO_ZK, done, zk_version=zk.migration_version,
                                                       synced=len(z.data))))
         elif d is D.SYNC_KRAFT_TO_ZK:
@@ -378,12 +400,12 @@ class ZkMigrationSystem(DataclassSystem):
                 steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, synced=len(s.log))))
             elif z.available and self._version_ok(voter, z):
                 # KAFKA-15010: a full KRaft -> ZooKeeper sync after every take-over.
-                zk = replace(z, data=s.log, migration_version=z.migration_version + 1)
-                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, replace(s, zk=zk),
+                zk = _with(z, data=s.log, migration_version=z.migration_version + 1)
+                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, _with(s, zk=zk),
                                                   zk_version=zk.migration_version, synced=len(s.log))))
         elif d is D.KRAFT_CONTROLLER_TO_BROKER_COMM:
-            brokers = tuple(replace(b, kraft_rpcs=True) if self._gets_rpcs(b) else b for b in s.brokers)
-            steps.append(("SendRpcsToBrokers", to(D.DUAL_WRITE, replace(s, brokers=brokers))))
+            brokers = tuple(_with(b, kraft_rpcs=True) if self._gets_rpcs(b) else b for b in s.brokers)
+            steps.append(("SendRpcsToBrokers", to(D.DUAL_WRITE, _with(s, brokers=brokers))))
             # MigrationDriverState.allowDualWrite: MetadataChangeEvent already writes to ZooKeeper here.
             steps.extend(self._dual_write(s, v))
         elif d is D.DUAL_WRITE:
@@ -417,22 +439,22 @@ class ZkMigrationSystem(DataclassSystem):
         if "kraft_epoch_not_above_zk" in self.muts:
             epoch = s.raft_epoch
         version = z.migration_version + 1
-        zk = replace(z, controller=KRAFT_ID + v, kraft_epoch=s.raft_epoch, controller_epoch=epoch,
+        zk = _with(z, controller=KRAFT_ID + v, kraft_epoch=s.raft_epoch, controller_epoch=epoch,
                      epoch_version=z.epoch_version + 1, migration_version=version,
                      epoch_high=max(z.epoch_high, epoch))
         if "stale_migration_version" in self.muts:
             # Before KAFKA-16171 / KAFKA-16667: /migration is not written (nor re-read linearizably) at the
             # take-over; the driver keeps the version it last saw, which another controller may have moved.
-            zk = replace(zk, migration_version=z.migration_version)
+            zk = _with(zk, migration_version=z.migration_version)
             version = s.voters[v].zk_version if s.voters[v].zk_version >= 0 else z.migration_version
-        voter = replace(s.voters[v], zk_version=version, zk_epoch=epoch)
-        return replace(s, zk=zk, voters=_put(s.voters, v, voter))
+        voter = _with(s.voters[v], zk_version=version, zk_epoch=epoch)
+        return _with(s, zk=zk, voters=_put(s.voters, v, voter))
 
     def begin_migration(self, s: ZkMigrationSystemState) -> ZkMigrationSystemState:
         if "non_transactional_copy" in self.muts:
             # Records committed as they are read: a crash now leaves a partial copy in the log.
-            return replace(s, log=s.zk.data[:1], txn=True)
-        return replace(s, txn=True)
+            return _with(s, log=s.zk.data[:1], txn=True)
+        return _with(s, txn=True)
 
     def _version_ok(self, voter: Voter, z: ZooKeeper) -> bool:
         return "unconditional_zk_writes" in self.muts or voter.zk_version == z.migration_version
@@ -445,14 +467,14 @@ class ZkMigrationSystem(DataclassSystem):
             return []
         if not z.available:
             if "dual_write_ignores_zk_failure" in self.muts:
-                skipped = replace(voter, synced=voter.synced + 1)
-                return [("DualWrite", replace(s, voters=_put(s.voters, v, skipped)))]
+                skipped = _with(voter, synced=voter.synced + 1)
+                return [("DualWrite", _with(s, voters=_put(s.voters, v, skipped)))]
             return []
         if not self._version_ok(voter, z):
             return []  # BADVERSION: another controller wrote since; this driver's writes are fenced
-        zk = replace(z, data=(*z.data, s.log[voter.synced]), migration_version=z.migration_version + 1)
-        nv = replace(voter, synced=voter.synced + 1, zk_version=zk.migration_version)
-        return [("DualWrite", replace(s, zk=zk, voters=_put(s.voters, v, nv)))]
+        zk = _with(z, data=(*z.data, s.log[voter.synced]), migration_version=z.migration_version + 1)
+        nv = _with(voter, synced=voter.synced + 1, zk_version=zk.migration_version)
+        return [("DualWrite", _with(s, zk=zk, voters=_put(s.voters, v, nv)))]
 
     # ------------------------------------------------------------------ rollback
     def _rollback_successors(self, s: ZkMigrationSystemState, out: list[tuple[Action, ZkMigrationSystemState]]
@@ -463,28 +485,28 @@ class ZkMigrationSystem(DataclassSystem):
             # The operator can see only ZooKeeperWriteBehindLag, which the active driver reports.
             drained = not s.log or (self._leader_ok(s) and s.voters[s.leader].driver.allow_dual_write
                                     and s.voters[s.leader].synced == len(s.log))
-            down = tuple(replace(v, running=False) for v in s.voters)
+            down = tuple(_with(v, running=False) for v in s.voters)
             if drained:
                 # The operator waits for ZooKeeperWriteBehindLag = 0 and shuts the quorum down cleanly.
-                out.append((Action.of("ShutdownQuorum", clean=True),
-                            replace(s, voters=down, leader=-1, shutdown=Shutdown.CLEAN)))
+                out.append((_label("ShutdownQuorum", clean=True),
+                            _with(s, voters=down, leader=-1, shutdown=Shutdown.CLEAN)))
             elif c.unclean_shutdown:
-                out.append((Action.of("ShutdownQuorum", clean=False),
-                            replace(s, voters=down, leader=-1, shutdown=Shutdown.UNCLEAN)))
+                out.append((_label("ShutdownQuorum", clean=False),
+                            _with(s, voters=down, leader=-1, shutdown=Shutdown.UNCLEAN)))
         if s.shutdown is not Shutdown.NONE and s.zk.available and s.zk.controller >= KRAFT_ID:
             z = s.zk
             if c.profile == "kip":
                 # KIP-866 "Rollback to ZK": remove /controller and /controller_epoch.
-                z = replace(z, controller=-1, kraft_epoch=-1, controller_epoch=-1, epoch_version=-1)
+                z = _with(z, controller=-1, kraft_epoch=-1, controller_epoch=-1, epoch_version=-1)
             else:
                 # Kafka 3.9 docs ("Reverting to ZooKeeper mode"): remove /controller and /migration; the
                 # epoch node stays, so the next ZK controller's epoch continues from it.
-                z = replace(z, controller=-1, kraft_epoch=-1, migration_version=-1, migrated=False)
-            out.append((Action.of("DeleteControllerZNodes"), replace(s, zk=z)))
+                z = _with(z, controller=-1, kraft_epoch=-1, migration_version=-1, migrated=False)
+            out.append((_label("DeleteControllerZNodes"), _with(s, zk=z)))
 
     # ------------------------------------------------------------------ helpers
     def _put_broker(self, s: ZkMigrationSystemState, b: int, **changes: object) -> ZkMigrationSystemState:
-        return replace(s, brokers=_put(s.brokers, b, replace(s.brokers[b], **changes)))
+        return _with(s, brokers=_put(s.brokers, b, _with(s.brokers[b], **changes)))
 
     # ------------------------------------------------------------------ symmetry (issue #17)
     def symmetry_key(self, s: ZkMigrationSystemState) -> object:
@@ -496,6 +518,20 @@ class ZkMigrationSystem(DataclassSystem):
 
             key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
         return key(s)
+
+
+# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
+_label = lru_cache(maxsize=None, typed=True)(Action.of)
+
+
+def _with(obj: T, **changes: Any) -> T:
+    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
+    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
+    new = object.__new__(obj.__class__)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
 
 
 def _put(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
