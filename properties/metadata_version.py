@@ -72,12 +72,12 @@ def metadata_version_properties(config: MetadataVersionConfig, *, downgrade_from
         return True
 
     def loss_only_unsafe(s: Any, a: Action, t: Any) -> bool:
-        if s.records <= t.records:
+        if s.records is t.records or s.records <= t.records:  # identity first: most steps keep the set
             return True
         return is_update(a) and a["downgrade"] == "UNSAFE"
 
     def dry_run_changes_nothing(s: Any, a: Action, t: Any) -> bool:
-        return not (is_update(a) and a["dry_run"]) or s == t
+        return not (is_update(a) and a["dry_run"]) or s is t or s == t
 
     def unreadable_start_terminates(s: Any, a: Action, t: Any) -> bool:
         if a.name not in ("RestartNode", "RecoverNode"):

@@ -23,6 +23,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
@@ -93,10 +95,20 @@ class MetadataVersionSystem(DataclassSystem):
         self.softwares: dict[str, Software] = {s.name: s for s in config.softwares}
         self.record_levels = tuple(sorted(set(config.record_levels)))
         self._decisions: dict[tuple[object, ...], tuple[bool, int | None]] = {}
+        # The operator's requests are fixed per config: (level, downgrade, dry run, label), in successor order.
+        self._requests = tuple((level, DowngradeType[dt], dry, _label("UpdateFeatures", level=level, downgrade=dt,
+                                                                      dry_run=dry))
+                               for level in config.requested_levels for dt in config.downgrade_types
+                               for dry in ((False, True) if config.dry_run else (False,)))
+        # Memos (pure functions of a few fields): software -> VersionRange; (software, committed level) ->
+        # registration accepted (the controller's check reads only the offered range and the finalized level).
+        self._ranges: dict[str, VersionRange] = {}
+        self._registration_ok: dict[tuple[str, int], bool] = {}
 
     def __getstate__(self) -> dict[str, object]:
         d = super().__getstate__()
         d["_decisions"] = {}  # a memo, rebuilt wherever the system is unpickled
+        d["_registration_ok"] = {}
         return d
 
     # ------------------------------------------------------------------ interface
@@ -139,45 +151,43 @@ class MetadataVersionSystem(DataclassSystem):
         out: list[tuple[Action, MetadataVersionState]] = []
         has_quorum = s.leader >= 0 and self._running_voters(s) * 2 > len(s.voters)
         if has_quorum:
-            for level in c.requested_levels:
-                for dt in c.downgrade_types:
-                    for dry in ((False, True) if c.dry_run else (False,)):
-                        nxt = self.update_features(s, level, DowngradeType[dt], dry)
-                        if nxt is not None:
-                            out.append((Action.of("UpdateFeatures", level=level, downgrade=dt, dry_run=dry), nxt))
+            for level, downgrade, dry, label in self._requests:
+                nxt = self.update_features(s, level, downgrade, dry)
+                if nxt is not None:
+                    out.append((label, nxt))
             for t in self.record_levels:
                 if t not in s.records and (t <= s.level or "write_record_above_version" in c.mutations):
-                    out.append((Action.of("WriteRecord", introduced=t), replace(s, records=s.records | {t})))
+                    out.append((_label("WriteRecord", introduced=t), _with(s, records=s.records | {t})))
         for i, b in enumerate(s.brokers):
             if b.status is NodeStatus.RUNNING and b.offset < len(s.log) - 1:
-                out.append((Action.of("ReplicateMetadata", broker=i), self.replicate(s, i)))
+                out.append((_label("ReplicateMetadata", broker=i), self.replicate(s, i)))
         if has_quorum:
             for i, b in enumerate(s.brokers):
                 if b.status is NodeStatus.RUNNING and (b.fenced or b.registration != b.software):
-                    out.append((Action.of("RegisterBroker", broker=i), self.register_broker(s, i)))
+                    out.append((_label("RegisterBroker", broker=i), self.register_broker(s, i)))
         if s.leader < 0:
             if self._running_voters(s) * 2 > len(s.voters):
                 for v, voter in enumerate(s.voters):
                     if voter.status is NodeStatus.RUNNING:
-                        out.append((Action.of("ElectLeader", voter=v), replace(s, leader=v)))
+                        out.append((_label("ElectLeader", voter=v), _with(s, leader=v)))
         elif c.failover:
             for v, voter in enumerate(s.voters):
                 if v != s.leader and voter.status is NodeStatus.RUNNING:
-                    out.append((Action.of("LeaderFailover", voter=v), replace(s, leader=v)))
+                    out.append((_label("LeaderFailover", voter=v), _with(s, leader=v)))
         for kind, nodes in (("voter", s.voters), ("broker", s.brokers)):
             for i, n in enumerate(nodes):
                 for sw in c.softwares:
                     if sw.name != n.software:
-                        out.append((Action.of("RestartNode", role=kind, node=i, software=sw.name),
+                        out.append((_label("RestartNode", role=kind, node=i, software=sw.name),
                                     self.restart(s, kind, i, sw.name)))
         if c.crashes:
             down = sum(1 for n in (*s.voters, *s.brokers) if n.status is not NodeStatus.RUNNING)
             for kind, nodes in (("voter", s.voters), ("broker", s.brokers)):
                 for i, n in enumerate(nodes):
                     if n.status is NodeStatus.RUNNING and down < c.max_down:
-                        out.append((Action.of("CrashNode", role=kind, node=i), self.crash(s, kind, i)))
+                        out.append((_label("CrashNode", role=kind, node=i), self.crash(s, kind, i)))
                     elif n.status is NodeStatus.DOWN:
-                        out.append((Action.of("RecoverNode", role=kind, node=i),
+                        out.append((_label("RecoverNode", role=kind, node=i),
                                     self.restart(s, kind, i, n.software)))
         return out
 
@@ -205,8 +215,8 @@ class MetadataVersionSystem(DataclassSystem):
     def decide(self, s: MetadataVersionState, level: int, downgrade: DowngradeType, dry_run: bool
                ) -> tuple[bool, int | None]:
         """(accepted, the level written or None when nothing is written) for one UpdateFeatures request."""
-        key = (s.voters[s.leader].software, tuple(v.software for v in s.voters),
-               tuple((b.registration, b.fenced) for b in s.brokers), s.level, level, downgrade, dry_run)
+        key = (s.voters[s.leader].software, tuple([v.software for v in s.voters]),
+               tuple([(b.registration, b.fenced) for b in s.brokers]), s.log[-1], level, downgrade, dry_run)
         hit = self._decisions.get(key)
         if hit is None:
             result = self.controller(s).update_features(request(FEATURE_NAME, level, downgrade, dry_run=dry_run))
@@ -237,11 +247,11 @@ class MetadataVersionSystem(DataclassSystem):
         for v, voter in enumerate(voters):
             if voter.status is NodeStatus.RUNNING:
                 if self._range(voter.software).contains(written):
-                    voters[v] = replace(voter, offset=end)
+                    voters[v] = _with(voter, offset=end)
                 else:
                     # KIP-778 Compatibility: a controller that meets an unsupported version resigns
                     # (if active) and terminates.
-                    voters[v] = replace(voter, status=NodeStatus.TERMINATED)
+                    voters[v] = _with(voter, status=NodeStatus.TERMINATED)
                     if v == leader:
                         leader = -1
         return _normalize(MetadataVersionState(tuple(voters), s.brokers, leader, log, records))
@@ -254,24 +264,29 @@ class MetadataVersionSystem(DataclassSystem):
         if not sw.supports(level) and "broker_ignores_unsupported" not in self.config.mutations:
             # KIP-778 Compatibility: "If a broker encounters an unsupported metadata.version, it should
             # unregister itself and terminate."
-            nb = replace(b, status=NodeStatus.TERMINATED, registration="", fenced=True, rpc_level=0)
+            nb = _with(b, status=NodeStatus.TERMINATED, registration="", fenced=True, rpc_level=0)
         else:
             offset = b.offset + 1
             caught_up = offset == len(s.log) - 1
-            nb = replace(b, offset=offset, rpc_level=self._rpc_level(sw, level),
+            nb = _with(b, offset=offset, rpc_level=self._rpc_level(sw, level),
                          fenced=b.fenced and not (caught_up and b.registration == b.software))
-        return _normalize(replace(s, brokers=_put(s.brokers, i, nb)))
+        return _normalize(_with(s, brokers=_put(s.brokers, i, nb)))
 
     def register_broker(self, s: MetadataVersionState, i: int) -> MetadataVersionState:
         b = s.brokers[i]
         sw = self.softwares[b.software]
-        req = BrokerRegistrationRequest(len(s.voters) + i, ((FEATURE_NAME, VersionRange(sw.min_level, sw.max_level)),))
-        reply, _ = self.controller(s).register_broker(req)
-        if not reply.ok:
+        key = (b.software, s.level)
+        ok = self._registration_ok.get(key)
+        if ok is None:
+            req = BrokerRegistrationRequest(len(s.voters) + i,
+                                            ((FEATURE_NAME, VersionRange(sw.min_level, sw.max_level)),))
+            reply, _ = self.controller(s).register_broker(req)
+            ok = self._registration_ok[key] = reply.ok
+        if not ok:
             return s  # refused: the broker stays fenced and retries
         caught_up = b.offset == len(s.log) - 1
         # Kafka unfences a registered broker once it has caught up with the metadata log.
-        return replace(s, brokers=_put(s.brokers, i, replace(b, registration=b.software, fenced=not caught_up)))
+        return _with(s, brokers=_put(s.brokers, i, _with(b, registration=b.software, fenced=not caught_up)))
 
     # ------------------------------------------------------------------ restarts and faults
     def restart(self, s: MetadataVersionState, kind: str, i: int, software: str) -> MetadataVersionState:
@@ -287,29 +302,32 @@ class MetadataVersionSystem(DataclassSystem):
             readable = all(sw.supports(lvl) for lvl in s.log[v.offset:]) or not check
             nv = (Voter(software, NodeStatus.RUNNING, len(s.log) - 1) if readable
                   else Voter(software, NodeStatus.TERMINATED, v.offset))
-            return _normalize(replace(s, voters=_put(s.voters, i, nv), leader=leader))
+            return _normalize(_with(s, voters=_put(s.voters, i, nv), leader=leader))
         b = s.brokers[i]
         level = s.log[b.offset]  # the metadata it has on disk
         if sw.supports(level) or not check:
-            nb = replace(b, software=software, status=NodeStatus.RUNNING, fenced=True,
+            nb = _with(b, software=software, status=NodeStatus.RUNNING, fenced=True,
                          rpc_level=self._rpc_level(sw, level))
         else:
-            nb = replace(b, software=software, status=NodeStatus.TERMINATED, fenced=True, rpc_level=0)
-        return replace(s, brokers=_put(s.brokers, i, nb))
+            nb = _with(b, software=software, status=NodeStatus.TERMINATED, fenced=True, rpc_level=0)
+        return _with(s, brokers=_put(s.brokers, i, nb))
 
     def crash(self, s: MetadataVersionState, kind: str, i: int) -> MetadataVersionState:
         if kind == "voter":
             v = s.voters[i]
-            return replace(s, voters=_put(s.voters, i, replace(v, status=NodeStatus.DOWN)),
+            return _with(s, voters=_put(s.voters, i, _with(v, status=NodeStatus.DOWN)),
                            leader=-1 if s.leader == i else s.leader)
         b = s.brokers[i]
         # The registration survives a crash; the broker is fenced when its session times out.
-        return replace(s, brokers=_put(s.brokers, i, replace(b, status=NodeStatus.DOWN, fenced=True, rpc_level=0)))
+        return _with(s, brokers=_put(s.brokers, i, _with(b, status=NodeStatus.DOWN, fenced=True, rpc_level=0)))
 
     # ------------------------------------------------------------------ helpers
     def _range(self, software: str) -> VersionRange:
-        sw = self.softwares[software]
-        return VersionRange(sw.min_level, sw.max_level)
+        rng = self._ranges.get(software)
+        if rng is None:  # VersionRange is frozen: one per software serves every call
+            sw = self.softwares[software]
+            rng = self._ranges[software] = VersionRange(sw.min_level, sw.max_level)
+        return rng
 
     def _rpc_level(self, sw: Software, level: int) -> int:
         # KIP-778 ApiVersions: brokers renegotiate RPCs when they see a new metadata.version, and use
@@ -332,6 +350,22 @@ class MetadataVersionSystem(DataclassSystem):
         return key(s)
 
 
+T = TypeVar("T")
+
+# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
+_label = lru_cache(maxsize=None, typed=True)(Action.of)
+
+
+def _with(obj: T, **changes: Any) -> T:
+    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
+    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
+    new = object.__new__(obj.__class__)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
+
+
 def _put(nodes: tuple[object, ...], i: int, node: object) -> tuple[object, ...]:
     return (*nodes[:i], node, *nodes[i + 1:])
 
@@ -342,6 +376,6 @@ def _normalize(s: MetadataVersionState) -> MetadataVersionState:
     if low == 0:
         return s
     return MetadataVersionState(
-        tuple(replace(v, offset=v.offset - low) for v in s.voters),
-        tuple(replace(b, offset=b.offset - low) for b in s.brokers),
+        tuple(_with(v, offset=v.offset - low) for v in s.voters),
+        tuple(_with(b, offset=b.offset - low) for b in s.brokers),
         s.leader, s.log[low:], s.records)
