@@ -9,10 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from functools import lru_cache
+from typing import Any, ClassVar, TypeVar
 
 from rollcheck.codec import StateCodec
 from rollcheck.transition import Action, AnyProperty
+
+T = TypeVar("T")
+
+# Action labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
+shared_label = lru_cache(maxsize=None, typed=True)(Action.of)
+
+
+def fast_replace(obj: T, **changes: Any) -> T:
+    """``dataclasses.replace`` for plain frozen dataclasses (no ``__post_init__``, no ``init=False`` or
+    slotted fields), by copying the instance dict: the same value, several times cheaper."""
+    new = object.__new__(obj.__class__)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
 
 
 class DataclassSystem:

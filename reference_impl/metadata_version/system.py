@@ -23,8 +23,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import Any, TypeVar
 
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
@@ -38,7 +36,7 @@ from reference_impl.metadata_version.api import (
 )
 from reference_impl.metadata_version.catalog import FEATURE_NAME
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
-from rollcheck.system import DataclassSystem
+from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
 
 
@@ -350,20 +348,8 @@ class MetadataVersionSystem(DataclassSystem):
         return key(s)
 
 
-T = TypeVar("T")
-
-# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
-_label = lru_cache(maxsize=None, typed=True)(Action.of)
-
-
-def _with(obj: T, **changes: Any) -> T:
-    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
-    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
-    new = object.__new__(obj.__class__)
-    d = new.__dict__
-    d.update(obj.__dict__)
-    d.update(changes)
-    return new
+_label = shared_label
+_with = fast_replace
 
 
 def _put(nodes: tuple[object, ...], i: int, node: object) -> tuple[object, ...]:

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, TypeVar
 
 from reference_impl.streams_probing.api import (
     AssignmentInfo,
@@ -36,7 +34,7 @@ from reference_impl.streams_probing.api import (
 )
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import configured_metadata_version, release
-from rollcheck.system import DataclassSystem
+from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.traces import Record
 from rollcheck.transition import Action, AnyProperty
 
@@ -75,20 +73,8 @@ class StreamsGroupState:
     crashes: int
 
 
-T = TypeVar("T")
-
-# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
-_label = lru_cache(maxsize=None, typed=True)(Action.of)
-
-
-def _with(obj: T, **changes: Any) -> T:
-    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
-    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
-    new = object.__new__(obj.__class__)
-    d = new.__dict__
-    d.update(obj.__dict__)
-    d.update(changes)
-    return new
+_label = shared_label
+_with = fast_replace
 
 
 def _set(xs: tuple[StreamsInstance, ...], i: int, x: StreamsInstance) -> tuple[StreamsInstance, ...]:

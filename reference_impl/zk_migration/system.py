@@ -19,7 +19,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from reference_impl.zk_migration.api import (
@@ -34,7 +33,7 @@ from reference_impl.zk_migration.api import (
     zk_broker_registration_error,
 )
 from reference_impl.zk_migration.config import ZkMigrationConfig
-from rollcheck.system import DataclassSystem
+from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
 
 KRAFT_ID = 100  # /controller names a KRaft voter v as 100 + v (Kafka: the voter's node id, e.g. 3000)
@@ -520,18 +519,8 @@ class ZkMigrationSystem(DataclassSystem):
         return key(s)
 
 
-# Labels are immutable and few: one shared Action per distinct call (typed: True and 1 stay apart).
-_label = lru_cache(maxsize=None, typed=True)(Action.of)
-
-
-def _with(obj: T, **changes: Any) -> T:
-    """``dataclasses.replace`` for this module's plain frozen dataclasses (no ``__post_init__``, no
-    ``init=False`` or slotted fields), by copying the instance dict: the same value, several times cheaper."""
-    new = object.__new__(obj.__class__)
-    d = new.__dict__
-    d.update(obj.__dict__)
-    d.update(changes)
-    return new
+_label = shared_label
+_with = fast_replace
 
 
 def _put(items: tuple[T, ...], i: int, item: T) -> tuple[T, ...]:
