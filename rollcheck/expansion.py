@@ -21,7 +21,6 @@ import pickle
 import traceback
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -317,14 +316,3 @@ def _worker(expander: Expander, chunks: list[Chunk], indices: list[int], conn: A
         conn.close()
     os._exit(0)  # skip the parent's atexit handlers (pytest, Spark) inherited through fork
 
-
-def write_segments(segments: Sequence[Segment], path: Path) -> list[Segment]:
-    """Spill segments to one file; the returned segments read from it (frontier kept on disk)."""
-    out: list[Segment] = []
-    with open(path, "wb") as fh:
-        for seg in segments:
-            data = seg.raw()
-            off = fh.tell()
-            fh.write(data)
-            out.append(Segment(seg.items, seg.keep, None, str(path), off, len(data)))
-    return out

@@ -8,7 +8,7 @@ TLA+ spec names or shapes variables differently.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar, TypeVar
 
@@ -45,6 +45,7 @@ class DataclassSystem:
     def __getstate__(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["_codec"] = None
+        d.pop("_symmetry_key", None)  # a closure too: rebuilt on first use
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:
@@ -64,6 +65,13 @@ class DataclassSystem:
 
     def invariants(self) -> Sequence[AnyProperty]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def cached_symmetry_key(self, factory: Callable[[Any], Callable[[Any], object]], s: Any) -> object:
+        """``factory(config)(s)``, the key function built once per system (for ``symmetry_key``)."""
+        key = self.__dict__.get("_symmetry_key")
+        if key is None:
+            key = self.__dict__["_symmetry_key"] = factory(self.config)
+        return key(s)
 
     def encode(self, s: Any) -> bytes:
         return self.codec.encode(s)

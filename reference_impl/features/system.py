@@ -358,12 +358,9 @@ class FeaturesSystem(DataclassSystem):
     def symmetry_key(self, s: FeaturesState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable brokers
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.features.symmetry`."""
-        key = self.__dict__.get("_symmetry_key")
-        if key is None:
-            from reference_impl.features.symmetry import symmetry_key
+        from reference_impl.features.symmetry import symmetry_key  # it imports this module's states
 
-            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
-        return key(s)
+        return self.cached_symmetry_key(symmetry_key, s)
 
 
 def _put(brokers: tuple[Broker, ...], i: int, b: Broker) -> tuple[Broker, ...]:

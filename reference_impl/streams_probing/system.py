@@ -270,9 +270,6 @@ class StreamsProbingSystem(DataclassSystem):
     def symmetry_key(self, s: StreamsGroupState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable instances
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.streams_probing.symmetry`."""
-        key = self.__dict__.get("_symmetry_key")
-        if key is None:
-            from reference_impl.streams_probing.symmetry import symmetry_key
+        from reference_impl.streams_probing.symmetry import symmetry_key  # it imports this module's states
 
-            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
-        return key(s)
+        return self.cached_symmetry_key(symmetry_key, s)

@@ -511,12 +511,9 @@ class ZkMigrationSystem(DataclassSystem):
     def symmetry_key(self, s: ZkMigrationSystemState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable voters and ZK brokers
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.zk_migration.symmetry`."""
-        key = self.__dict__.get("_symmetry_key")
-        if key is None:
-            from reference_impl.zk_migration.symmetry import symmetry_key
+        from reference_impl.zk_migration.symmetry import symmetry_key  # it imports this module's states
 
-            key = self.__dict__["_symmetry_key"] = symmetry_key(self.config)
-        return key(s)
+        return self.cached_symmetry_key(symmetry_key, s)
 
 
 _label = shared_label
