@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_impl.metadata_version.config import MetadataVersionConfig
-from rollcheck.transition import Action, AnyProperty, ExploredGraph, GraphProperty, Invariant, StepProperty
+from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty
 
 KIP = "KIP-778"
 
@@ -196,24 +196,4 @@ def _until(prop_id: str, description: str, source: str, start: Callable[[Any], b
     """AG (start => E[allowed U goal]) over the explored graph: from every start state, the goal can be
     reached through ``allowed`` actions only. Restarts are allowed only onto the target software, so
     every node restarts at most once on such a path: "no second restart"."""
-
-    def check(graph: ExploredGraph[Any]) -> list[Any]:
-        n = len(graph.states)
-        reverse: list[list[int]] = [[] for _ in range(n)]
-        for i, succ in enumerate(graph.edges):
-            for a, j in succ:
-                if allowed(a):
-                    reverse[j].append(i)
-        ok = [False] * n
-        stack = [i for i, s in enumerate(graph.states) if goal(s)]
-        for i in stack:
-            ok[i] = True
-        while stack:
-            j = stack.pop()
-            for i in reverse[j]:
-                if not ok[i]:
-                    ok[i] = True
-                    stack.append(i)
-        return [s for i, s in enumerate(graph.states) if start(s) and not ok[i]]
-
-    return GraphProperty(prop_id, description, source, check)
+    return GraphProperty(prop_id, description, source, goal=goal, start=start, allowed=allowed)

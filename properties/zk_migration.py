@@ -107,14 +107,11 @@ def zk_migration_properties(config: ZkMigrationConfig, *, kip_claims: bool = Fal
         return bool(0 <= s.zk.controller < KRAFT_ID and all(b.mode.name == "ZK" for b in s.brokers)
                     and s.zk.available)
 
-    def migration_finishes(graph: Any) -> list[Any]:
-        ok = graph.can_reach(finished)
-        return [st for st, good in zip(graph.states, ok, strict=True)
-                if not good and st.shutdown.name == "NONE"]
+    def quorum_runs(s: Any) -> bool:
+        return bool(s.shutdown.name == "NONE")
 
-    def rollback_returns(graph: Any) -> list[Any]:
-        ok = graph.can_reach(working_zk)
-        return [st for st, good in zip(graph.states, ok, strict=True) if not good and st.shutdown.name != "NONE"]
+    def quorum_shut_down(s: Any) -> bool:
+        return bool(s.shutdown.name != "NONE")
 
     src = KIP
     props: list[AnyProperty] = [
@@ -147,9 +144,9 @@ def zk_migration_properties(config: ZkMigrationConfig, *, kip_claims: bool = Fal
                   f"{src} Rollback to ZK: a clean shutdown of the KRaft quorum is important", clean_rollback_keeps_all),
         GraphProperty("MIG-L1", "while the quorum runs, the migration can always still finish",
                       f"{src} Finalizing the migration (liveness under fair scheduling, faults that stop)",
-                      migration_finishes),
+                      goal=finished, start=quorum_runs),
         GraphProperty("MIG-L2", "after the quorum is shut down for a rollback, a working ZooKeeper cluster is "
-                      "always reachable", f"{src} Rollback to ZK", rollback_returns),
+                      "always reachable", f"{src} Rollback to ZK", goal=working_zk, start=quorum_shut_down),
     ]
     if check_lag:
         props.append(Invariant("MIG-04", "during dual write ZooKeeper never lags the KRaft log by more than the "

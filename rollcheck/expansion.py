@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rollcheck.fingerprint import MASK64, FingerprintSet
+from rollcheck.graphcheck import MarkColumns
 from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem
 
 FLUSH = 2048  # successors looked up in the visited set at once (vectorized)
@@ -81,6 +82,7 @@ class ChunkResult:
     action_counts: dict[str, int]
     edge_fp: np.ndarray | None = None  # graph mode: every successor's fingerprint, in order
     edge_code: np.ndarray | None = None  # graph mode: index into ``actions``
+    cand_marks: np.ndarray | None = None  # graph mode: the graph properties' predicates on each candidate
     actions: list[Action] = field(default_factory=list)
 
 
@@ -94,7 +96,7 @@ class Expander:
     key: Callable[[Any], Hashable] | None  # symmetry: states with equal keys are one orbit
     visited: FingerprintSet
     stop_at_first: bool
-    keep_edges: bool
+    marks: MarkColumns | None  # graph mode: keep every edge and evaluate these on every new state
 
     def fingerprint(self, state: Any) -> int:
         return (hash(state if self.key is None else self.key(state)) & MASK64) or 1
@@ -118,7 +120,9 @@ class Expander:
         out_k: list[np.ndarray] = []
         segments: list[Segment] = []
         names: dict[str, int] = {}
-        edge_fp: list[int] | None = [] if self.keep_edges else None
+        marks = self.marks
+        edge_fp: list[int] | None = [] if marks is not None else None
+        out_marks: list[np.ndarray] = []
         edge_code: list[int] = []
         codes: dict[Action, int] = {}
         actions: list[Action] = []
@@ -149,6 +153,8 @@ class Expander:
                 out_pos.append(np.asarray(pend_pos, dtype=np.uint32)[fresh])
                 out_k.append(np.asarray(pend_k, dtype=np.uint32)[fresh])
                 chosen = [pend_t[i] for i in fresh.tolist()]
+                if marks is not None:
+                    out_marks.append(marks.evaluate(chosen))
                 segments.append(Segment(len(chosen), blob=pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL)))
             pend_fp.clear()
             pend_pos.clear()
@@ -213,6 +219,8 @@ class Expander:
             edge_fp=None if edge_fp is None else np.asarray(edge_fp, dtype=np.uint64),
             edge_code=None if edge_fp is None else np.asarray(edge_code, dtype=np.uint32),
             actions=actions,
+            cand_marks=None if marks is None else (
+                np.concatenate(out_marks) if out_marks else np.zeros((0, len(marks.predicates)), dtype=bool)),
         )
 
 

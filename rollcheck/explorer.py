@@ -23,15 +23,10 @@ import numpy as np
 from rollcheck.errors import UserError
 from rollcheck.expansion import ChunkResult, Expander, Segment, expand_level, plan_chunks
 from rollcheck.fingerprint import FingerprintSet, collision_probability
+from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.levelstore import Checkpoint, LevelStore
 from rollcheck.traces import Step, Trace
-from rollcheck.transition import (
-    Action,
-    CsrEdges,
-    ExploredGraph,
-    TransitionSystem,
-    properties_by_kind,
-)
+from rollcheck.transition import Action, GraphProperty, TransitionSystem, properties_by_kind
 
 
 @dataclass
@@ -132,9 +127,10 @@ class ExplorationResult:
 
 ProgressFn = Callable[[LevelStats], None]
 
-# Graph (liveness) properties need every state and edge in memory: above this many states they are
-# reported "not checked" rather than risking the machine (``graph_limit`` raises it).
-GRAPH_LIMIT = 2_000_000
+# Graph (liveness) properties need every edge in memory (12 bytes each while exploring, about 40 at the
+# search's peak): above this many states they are reported "not checked" rather than risking the machine
+# (``graph_limit`` raises it). 10^7 states of the largest fan-out here (8 edges a state) peak near 3 GB.
+GRAPH_LIMIT = 10_000_000
 # Levels narrower than this are expanded in the calling process even with several workers.
 PARALLEL_MIN = 2_000
 
@@ -155,38 +151,42 @@ class _Found:
 
 
 class _GraphBuilder:
-    """The explored graph kept for graph properties: states (decoded) and edges as flat arrays."""
+    """What graph properties need of the explored graph, kept without its states: per state the marks
+    (each property's ``start`` and ``goal`` verdicts) and its number of successors; per edge the target's
+    fingerprint and an action code. About 13 bytes an edge and a few a state."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, columns: MarkColumns) -> None:
         self.limit = limit
-        self.states: list[Any] = []
-        self.src: list[np.ndarray] = []
+        self.columns = columns
+        self.states = 0
+        self.marks: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
         self.dst_fp: list[np.ndarray] = []
         self.code: list[np.ndarray] = []
         self.codes: dict[Action, int] = {}
         self.actions: list[Action] = []
         self.dropped: str | None = None
 
-    def add_states(self, states: list[Any]) -> None:
+    def add_states(self, marks: np.ndarray) -> None:
         if self.dropped is None:
-            self.states.extend(states)
-            if len(self.states) > self.limit:
-                self.drop(f"{len(self.states):,} states exceed the graph limit of {self.limit:,} (--graph-limit)")
+            self.marks.append(marks)
+            self.states += marks.shape[0]
+            if self.states > self.limit:
+                self.drop(f"{self.states:,} states exceed the graph limit of {self.limit:,} (--graph-limit)")
 
     def drop(self, why: str) -> None:
         self.dropped = why
-        self.states, self.src, self.dst_fp, self.code = [], [], [], []
+        self.marks, self.counts, self.dst_fp, self.code = [], [], [], []
 
-    def add_edges(self, offset: int, results: list[ChunkResult]) -> None:
+    def add_edges(self, results: list[ChunkResult]) -> None:
         if self.dropped is not None:
             return
         for r in results:
             assert r.edge_fp is not None and r.edge_code is not None
-            ids = np.arange(r.base, r.base + len(r.counts), dtype=np.int64) + offset
-            self.src.append(np.repeat(ids, r.counts.astype(np.int64)))
+            self.counts.append(r.counts)
             self.dst_fp.append(r.edge_fp)
-            remap = np.fromiter((self._code(a) for a in r.actions), dtype=np.int64, count=len(r.actions))
-            self.code.append(remap[r.edge_code.astype(np.int64)] if len(r.actions) else r.edge_code)
+            remap = np.fromiter((self._code(a) for a in r.actions), dtype=np.uint32, count=len(r.actions))
+            self.code.append(remap[r.edge_code] if len(r.actions) else r.edge_code)
 
     def _code(self, a: Action) -> int:
         c = self.codes.get(a)
@@ -195,16 +195,26 @@ class _GraphBuilder:
             self.actions.append(a)
         return c
 
-    def build(self, all_fps: np.ndarray, initial: int) -> ExploredGraph[Any]:
-        src = np.concatenate(self.src) if self.src else np.zeros(0, np.int64)
+    def check(self, props: list[GraphProperty[Any]], all_fps: np.ndarray) -> list[int | None]:
+        """For each property, the BFS number of its first violating state (None: it holds)."""
+        n = self.states
+        counts = np.concatenate(self.counts).astype(np.int64) if self.counts else np.zeros(0, np.int64)
+        counts = np.concatenate([counts, np.zeros(n - counts.shape[0], np.int64)])  # the last level: no edges
+        index = np.int32 if n < 2**31 else np.int64  # half the memory for the edge arrays below 2^31 states
+        src = np.repeat(np.arange(n, dtype=index), counts)
         dst_fp = np.concatenate(self.dst_fp) if self.dst_fp else np.zeros(0, np.uint64)
-        code = np.concatenate(self.code) if self.code else np.zeros(0, np.int64)
-        order = np.argsort(all_fps, kind="stable")
+        self.dst_fp = []
+        code = np.concatenate(self.code) if self.code else np.zeros(0, np.uint32)
+        self.code = []
+        order = np.argsort(all_fps, kind="stable").astype(index)
         dst = order[np.searchsorted(all_fps, dst_fp, sorter=order)]
-        offsets = np.zeros(len(self.states) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=len(self.states)), out=offsets[1:])
-        edges = CsrEdges(offsets, dst.astype(np.int64), code, self.actions)
-        return ExploredGraph(self.states, list(range(initial)), edges, True)
+        del dst_fp, order
+        marks = np.concatenate(self.marks) if self.marks else np.zeros((0, len(self.columns.predicates)), bool)
+        out: list[int | None] = []
+        for i, p in enumerate(props):
+            bad = violators(p, marks, self.columns, i, src, dst, code, self.actions)
+            out.append(int(bad[0]) if bad.size else None)
+        return out
 
 
 def _roundtrip(state: Any) -> Any:
@@ -281,7 +291,7 @@ def explore(
     levels: list[LevelStats] = []
     notes: list[str] = []
     elapsed_before = 0.0
-    graph = _GraphBuilder(graph_limit) if check_graph and graph_props else None
+    graph = _GraphBuilder(graph_limit, MarkColumns.of(graph_props)) if check_graph and graph_props else None
     ckpt = None
     if checkpoint_dir is not None:
         key = {"protocol": ts.name, "config": config_name, "profile": getattr(ts.config, "profile", None),
@@ -291,7 +301,7 @@ def explore(
     def expander() -> Expander:
         return Expander(ts, [p for p in inv if p.id not in violated],
                         [p for p in step_props if p.id not in violated], key_fn, visited, stop_at_first,
-                        graph is not None)
+                        None if graph is None else graph.columns)
 
     # Level 0: the initial states, deduplicated in order (a resume rebuilds them the same way).
     initial: list[Any] = []
@@ -337,7 +347,7 @@ def explore(
                     violated.add(p.id)
                     found.append(_Found(p.id, "invariant", p.description, 0, i, None))
         if graph is not None:
-            graph.add_states([_roundtrip(s) for s in initial])
+            graph.add_states(graph.columns.evaluate(initial))
         frontier = [Segment(len(initial), blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL))]
         levels.append(LevelStats(0, len(initial), len(visited), 0, time.perf_counter() - t0))
         if progress:
@@ -432,8 +442,8 @@ def explore(
             if stopped or truncated:
                 graph.drop("the exploration is incomplete")
             else:
-                graph.add_edges(_offset(store, level), results)
-                graph.add_states([s for seg in frontier for s in seg.load()])
+                graph.add_edges(results)
+                graph.add_states(np.concatenate([r.cand_marks for r in results])[keep])
         phases["graph"] += time.perf_counter() - tick
         level += 1
         levels.append(LevelStats(level, int(new_fp.shape[0]), len(visited), generated,
@@ -456,13 +466,9 @@ def explore(
     graph_checked = graph is not None and graph.dropped is None and complete
     tick = time.perf_counter()
     if graph is not None and graph_checked:
-        eg = graph.build(store.all_fps(), len(initial))
         offsets = np.cumsum([0, *sizes])
-        for gp in graph_props:
-            bad = gp.check(eg)
-            if bad:
-                ids = {id(b) for b in bad}
-                target = next(i for i, s in enumerate(eg.states) if id(s) in ids)
+        for gp, target in zip(graph_props, graph.check(graph_props, store.all_fps()), strict=True):
+            if target is not None:
                 lv = int(np.searchsorted(offsets, target, side="right")) - 1
                 violated.add(gp.id)
                 found.append(_Found(gp.id, "graph", gp.description, lv, target - int(offsets[lv]), None))
@@ -515,10 +521,6 @@ def explore(
             "notes": notes,
         },
     )
-
-
-def _offset(store: LevelStore, level: int) -> int:
-    return sum(store.sizes()[:level])
 
 
 def _totals(generated: int, terminal: int, action_counts: dict[str, int], found: list[_Found],

@@ -9,17 +9,16 @@ Properties come in three shapes, all with a stable id that appears in every repo
 * :class:`Invariant`: a predicate over one state, checked on every reachable state.
 * :class:`StepProperty`: a predicate over one transition ``(s, a, s')``, checked on every explored edge
   (epoch monotonicity, "a failed request changes nothing", "a dry run changes nothing").
-* :class:`GraphProperty`: a check over the whole explored graph, used for liveness under fairness
-  ("from every reachable state a converged state stays reachable", AG EF goal).
+* :class:`GraphProperty`: AG (start => E[allowed U goal]) over the whole explored graph, used for
+  liveness under fairness ("from every reachable state a converged state stays reachable", AG EF goal).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 State = TypeVar("State")
 S = TypeVar("S")
@@ -98,90 +97,27 @@ class StepProperty(Generic[S]):
 
 @dataclass(frozen=True)
 class GraphProperty(Generic[S]):
-    """A property of the explored graph, typically liveness as AG EF ``goal``.
+    """A property of the explored graph: AG (start => E[allowed U goal]), the liveness check of
+    explicit-state exploration ("from every reachable state a converged state stays reachable").
 
-    ``check(graph)`` returns the offending states (empty when the property holds); the explorer turns
-    the first one into a counterexample trace (the shortest path to it).
+    It is declared, not coded against a graph object: ``goal`` and ``start`` are predicates over one state
+    (``start`` None: every state) and ``allowed`` one over an action (None: every action), so an engine
+    evaluates them where it meets each state (in its worker processes) and searches the graph as flat
+    arrays without keeping a single state (:mod:`rollcheck.graphcheck`). The property is violated by every
+    reachable ``start`` state from which no ``goal`` state can be reached through ``allowed`` steps.
     """
 
     id: str
     description: str
     source: str
-    check: Callable[[ExploredGraph[S]], Sequence[S]] = field(compare=False, repr=False)
+    goal: Callable[[S], bool] = field(compare=False, repr=False)
+    start: Callable[[S], bool] | None = field(default=None, compare=False, repr=False)
+    allowed: Callable[[Action], bool] | None = field(default=None, compare=False, repr=False)
 
     kind = "graph"
 
 
 AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any]
-
-
-class CsrEdges(Sequence[list[tuple[Action, int]]]):
-    """The labelled successors of every state, stored flat (compressed sparse rows): ``edges[i]`` is a
-    list of ``(action, j)``, built on demand so a large graph costs 16 bytes an edge, not a Python list."""
-
-    def __init__(self, offsets: Any, targets: Any, codes: Any, actions: Sequence[Action]) -> None:
-        self._offsets = offsets
-        self._targets = targets
-        self._codes = codes
-        self._actions = actions
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    def __iter__(self) -> Iterator[list[tuple[Action, int]]]:
-        for i in range(len(self)):
-            yield self[i]
-
-    @overload
-    def __getitem__(self, i: int) -> list[tuple[Action, int]]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[list[tuple[Action, int]]]: ...
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
-        acts = self._actions
-        return [(acts[c], t) for c, t in zip(self._codes[lo:hi].tolist(), self._targets[lo:hi].tolist(),
-                                             strict=True)]
-
-
-@dataclass
-class ExploredGraph(Generic[S]):
-    """The reachable graph a complete exploration found (kept only when graph properties ask for it).
-
-    State ``i`` is ``states[i]``; ``edges[i]`` its labelled successors as ``(action, j)``."""
-
-    states: list[S]
-    initial: list[int]
-    edges: Sequence[Sequence[tuple[Action, int]]]
-    complete: bool
-
-    @functools.cached_property
-    def index(self) -> dict[S, int]:
-        return {s: i for i, s in enumerate(self.states)}
-
-    def can_reach(self, goal: Callable[[S], bool]) -> list[bool]:
-        """For each state, whether some state satisfying ``goal`` is reachable from it (EF goal)."""
-        n = len(self.states)
-        reverse: list[list[int]] = [[] for _ in range(n)]
-        for i, succ in enumerate(self.edges):
-            for _, j in succ:
-                reverse[j].append(i)
-        ok = [False] * n
-        stack = [i for i, s in enumerate(self.states) if goal(s)]
-        for i in stack:
-            ok[i] = True
-        while stack:
-            j = stack.pop()
-            for i in reverse[j]:
-                if not ok[i]:
-                    ok[i] = True
-                    stack.append(i)
-        return ok
 
 
 def always_eventually_reachable(
@@ -193,12 +129,7 @@ def always_eventually_reachable(
     "eventually goal" for the runs that do not stall forever in a fault loop; it is the standard
     liveness check for explicit-state exploration of bounded models.
     """
-
-    def check(graph: ExploredGraph[Any]) -> list[Any]:
-        ok = graph.can_reach(goal)
-        return [s for s, good in zip(graph.states, ok, strict=True) if not good]
-
-    return GraphProperty(prop_id, description, source, check)
+    return GraphProperty(prop_id, description, source, goal)
 
 
 class Config(Protocol):

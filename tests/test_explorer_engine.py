@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 from rollcheck.errors import UserError
 from rollcheck.explorer import ExplorationResult, explore
 from rollcheck.fingerprint import FingerprintSet, collision_probability
+from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.registry import get_protocol
+from rollcheck.transition import Action, GraphProperty
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +59,40 @@ def test_fingerprint_set_is_a_set(values: list[int], probes: list[int]) -> None:
     both = values + probes
     assert fs.contains(np.asarray(both, dtype=np.uint64)).tolist() == [v in model for v in both]
     assert sorted(fs.values().tolist()) == sorted(model)
+
+
+@given(st.integers(min_value=1, max_value=40).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 2)), max_size=4 * n),
+    st.lists(st.booleans(), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n))))
+@settings(max_examples=150, deadline=None)
+def test_graph_search_agrees_with_plain_reachability(graph: tuple[int, list[tuple[int, int, int]], list[bool],
+                                                                  list[bool]]) -> None:
+    """The NumPy search of AG (start => E[allowed U goal]) against a depth-first search in Python, on random
+    graphs with self-loops, cycles, parallel edges and an action filter."""
+    n, edges, goal, start = graph
+    actions = [Action.of("A"), Action.of("B"), Action.of("C")]
+    prop = GraphProperty("G", "", "", goal=lambda i: goal[i], start=lambda i: start[i],
+                         allowed=lambda a: a.name != "C")
+    reverse: dict[int, list[int]] = {}
+    for u, v, c in edges:
+        if c != 2:
+            reverse.setdefault(v, []).append(u)
+    ok = set(i for i in range(n) if goal[i])
+    todo = list(ok)
+    while todo:
+        for u in reverse.get(todo.pop(), []):
+            if u not in ok:
+                ok.add(u)
+                todo.append(u)
+    cols = MarkColumns.of([prop])
+    marks = cols.evaluate(list(range(n)))
+    src = np.asarray([u for u, _, _ in edges], dtype=np.int64)
+    dst = np.asarray([v for _, v, _ in edges], dtype=np.int64)
+    codes = np.asarray([c for _, _, c in edges], dtype=np.uint32)
+    got = violators(prop, marks, cols, 0, src, dst, codes, actions).tolist()
+    assert got == [i for i in range(n) if start[i] and i not in ok]
 
 
 def test_visited_set_costs_at_most_40_bytes_a_state() -> None:
