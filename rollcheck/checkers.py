@@ -169,7 +169,8 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
                            master=ctx.spark_master,
                            partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
-                           max_states=None, stop_at_first=ctx.variant is not None, progress=None)
+                           max_states=None, stop_at_first=ctx.variant is not None, progress=None,
+                           workers=os.cpu_count() or 1, spark_min=int(ctx.options.get("spark_min", 0)))
     report = from_exploration("spark", entry, label, config, result)
     save_traces(report, ctx.build(entry, config), ctx)
     return report

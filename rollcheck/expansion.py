@@ -240,12 +240,12 @@ class Chunk:
         return out
 
 
-def plan_chunks(segments: Sequence[Segment], workers: int) -> list[Chunk]:
-    """Cut the frontier into chunks of whole segments, about four per worker (for balance)."""
+def plan_chunks(segments: Sequence[Segment], workers: int, per_worker: int = 4) -> list[Chunk]:
+    """Cut the frontier into chunks of whole segments, about ``per_worker`` per worker (for balance)."""
     total = sum(seg.size for seg in segments)
     if workers <= 1:
         return [Chunk(0, tuple(segments))] if total else []
-    target = max(256, -(-total // (workers * 4)))
+    target = max(256, -(-total // (workers * per_worker)))
     chunks: list[Chunk] = []
     current: list[Segment] = []
     base = size = 0

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rollcheck.errors import UserError
-from rollcheck.expansion import ChunkResult, Expander, Segment, expand_level, plan_chunks
+from rollcheck.expansion import Chunk, ChunkResult, Expander, Segment, expand_level, plan_chunks
 from rollcheck.fingerprint import FingerprintSet, collision_probability
 from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.levelstore import Checkpoint, LevelStore
@@ -267,6 +267,9 @@ def explore(
     graph_limit: int = GRAPH_LIMIT,
     max_memory: int | None = None,
     parallel_min: int = PARALLEL_MIN,
+    distribute: Callable[[Expander, list[Chunk]], list[ChunkResult]] | None = None,
+    distribute_min: int = 0,
+    distribute_slices: int = 8,
 ) -> ExplorationResult:
     """Explore every state reachable from ``ts.initial_states()`` breadth-first.
 
@@ -277,6 +280,10 @@ def explore(
     protocol's ``symmetry_key``. With ``checkpoint_dir`` every level is checkpointed there and ``resume``
     continues from the last one. ``max_memory`` (bytes) stops the run, resumable, before a level that
     would not fit. Levels narrower than ``parallel_min`` states are expanded in this process.
+
+    ``distribute`` (the Spark engine's) expands the chunks of every level of at least ``distribute_min``
+    states, cut into ``distribute_slices`` chunks, elsewhere; its results must be what
+    :meth:`Expander.expand` returns for each chunk, so the outcome does not depend on it.
     """
     t0 = time.perf_counter()
     inv, step_props, graph_props = properties_by_kind(ts)
@@ -371,10 +378,14 @@ def explore(
                          + (f"; --resume continues from {checkpoint_dir}" if checkpoint_dir else ""))
             break
         rss_before = rss
-        # A narrow level is expanded here: forking would cost more than it saves (same result either way).
-        n = workers if sum(seg.size for seg in frontier) >= parallel_min else 1
+        width = sum(seg.size for seg in frontier)
         tick = time.perf_counter()
-        results = expand_level(expander(), plan_chunks(frontier, n), n)
+        if distribute is not None and width >= distribute_min:
+            results = distribute(expander(), plan_chunks(frontier, distribute_slices, per_worker=1))
+        else:
+            # A narrow level is expanded here: forking would cost more than it saves (same result either way).
+            n = workers if width >= parallel_min else 1
+            results = expand_level(expander(), plan_chunks(frontier, n), n)
         phases["expand"] += time.perf_counter() - tick
         tick = time.perf_counter()
         vkey: tuple[int, int, int, int] | None = None

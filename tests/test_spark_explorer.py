@@ -1,5 +1,6 @@
-"""The Spark explorer against the local one: same counts, depth, violations and counterexample lengths;
-resume after a kill; a task that fails once; the one-line error when Java is missing."""
+"""The Spark engine against the local one: the same counts, verdicts and counterexamples whether every
+level, none or some go to the executors; resume; a task that fails once; the one-line error when Java is
+missing. (A real standalone cluster with a killed worker: ``test_spark_cluster.py``.)"""
 
 from __future__ import annotations
 
@@ -11,64 +12,71 @@ from typing import Any
 
 import pytest
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExplorationResult, explore
 from rollcheck.registry import get_protocol, protocol_names
-from rollcheck.spark.explorer import _Killed, explore_system_spark
+from rollcheck.spark.explorer import explore_system_spark
 from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToySystem
 
 pytestmark = pytest.mark.spark
 
 
-def _same(ts: Any, spark: Any, out: Path) -> None:
-    r = explore_system_spark(ts, spark, out_dir=out, run_key={"test": ts.name}, stop_at_first=False)
-    local = explore(ts, stop_at_first=False)
-    assert (r.distinct_states, r.depth, r.generated_states, r.complete) == \
-        (local.distinct_states, local.depth, local.generated_states, local.complete)
-    assert r.violated_ids == local.violated_ids
-    assert sorted((v.property_id, v.depth) for v in r.violations) == \
-        sorted((v.property_id, v.depth) for v in local.violations)
-    for v in r.violations:  # each Spark counterexample replays on the system
-        for before, after in zip(v.trace.steps, v.trace.steps[1:], strict=False):
-            assert (after.action, after.state) in list(ts.successors(before.state))
+def _outcome(r: ExplorationResult) -> tuple[Any, ...]:
+    """Everything a run reports that must not depend on the engine or on where a level was expanded."""
+    return (r.distinct_states, r.generated_states, r.depth, r.complete, r.terminal_states,
+            [(v.property_id, v.kind, [repr(a) for a in v.trace.actions], v.trace.states[-1]) for v in r.violations],
+            [(p.id, p.status) for p in r.properties], [lv.frontier for lv in r.levels])
+
+
+def _same(ts: Any, spark: Any, out: Path, *, spark_min: int = 0, stop_at_first: bool = False) -> ExplorationResult:
+    r = explore_system_spark(ts, spark, out_dir=out, stop_at_first=stop_at_first, spark_min=spark_min)
+    local = explore(ts, stop_at_first=stop_at_first)
+    assert r.engine == "spark"
+    assert _outcome(r) == _outcome(local)
+    return r
 
 
 def test_toy_and_its_variant_equal_local(spark: Any, tmp_path: Path) -> None:
-    _same(ToySystem(ToyConfig(bound=3)), spark, tmp_path / "ok")
+    r = _same(ToySystem(ToyConfig(bound=3)), spark, tmp_path / "ok")
+    assert r.extra["spark"]["levels_on_spark"] == r.depth + 1  # every level went to the executors
     _same(TOY.variant("TOY-M1").build(ToyConfig(bound=3)), spark, tmp_path / "broken")
 
 
 @pytest.mark.parametrize("protocol", protocol_names())
 def test_registered_protocols_small_configs_equal_local(protocol: str, spark: Any, tmp_path: Path) -> None:
+    """Every level on Spark, liveness included: the same counts, verdicts and traces as the local engine."""
     entry = get_protocol(protocol)
     _same(entry.build(entry.configs["small"]), spark, tmp_path)
 
 
-def test_broken_variant_shortest_counterexample_length(spark: Any, tmp_path: Path) -> None:
+def test_levels_split_between_driver_and_spark_give_the_same_result(spark: Any, tmp_path: Path) -> None:
+    entry = get_protocol("features")
+    ts = entry.build(entry.configs["small"])
+    r = _same(ts, spark, tmp_path, spark_min=2000)
+    assert 0 < r.extra["spark"]["levels_on_spark"] < r.depth + 1
+
+
+def test_broken_variant_shortest_counterexample(spark: Any, tmp_path: Path) -> None:
     entry = get_protocol("features")
     v = entry.variant("FEAT-M2")
-    ts = v.build(entry.configs[v.config])
-    r = explore_system_spark(ts, spark, out_dir=tmp_path, run_key={"v": v.id}, stop_at_first=True)
-    local = explore(ts, stop_at_first=True)
+    r = _same(v.build(entry.configs[v.config]), spark, tmp_path, stop_at_first=True)
     assert r.violations and r.violations[0].property_id in v.expect
-    assert r.violations[0].depth == local.violations[0].depth
 
 
-def test_killed_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) -> None:
+def test_interrupted_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) -> None:
     ts = ToySystem(ToyConfig(bound=3))
-    key = {"resume": 1}
-    with pytest.raises(_Killed):
-        explore_system_spark(ts, spark, out_dir=tmp_path, run_key=key, stop_at_first=False, stop_after_level=4)
-    assert (tmp_path / "manifest.json").exists()
-    resumed = explore_system_spark(ts, spark, out_dir=tmp_path, run_key=key, stop_at_first=False, resume=True)
+    first = explore_system_spark(ts, spark, out_dir=tmp_path, stop_at_first=False, spark_min=0, max_depth=4)
+    assert not first.complete and (tmp_path / "checkpoint" / "manifest.json").exists()
+    resumed = explore_system_spark(ts, spark, out_dir=tmp_path, stop_at_first=False, spark_min=0, resume=True)
+    assert "resumed from level 4" in " ".join(resumed.extra["notes"])
     fresh = explore(ts, stop_at_first=False)
-    assert (resumed.distinct_states, resumed.depth, resumed.generated_states) == \
-        (fresh.distinct_states, fresh.depth, fresh.generated_states)
-    # A manifest of another run is refused with a clear message.
+    assert (resumed.distinct_states, resumed.depth, resumed.generated_states, resumed.complete) == \
+        (fresh.distinct_states, fresh.depth, fresh.generated_states, True)
+    # A checkpoint of another system is refused with a clear message.
     from rollcheck.errors import UserError
 
-    with pytest.raises(UserError, match="other arguments"):
-        explore_system_spark(ts, spark, out_dir=tmp_path, run_key={"other": 2}, resume=True)
+    with pytest.raises(UserError, match="checkpoint"):
+        explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, out_dir=tmp_path, resume=True)
 
 
 class FailsOnce(ToySystem):
@@ -86,7 +94,7 @@ class FailsOnce(ToySystem):
 def test_a_task_failing_once_gives_the_exact_result(spark: Any, tmp_path: Path) -> None:
     ts = FailsOnce(ToyConfig(bound=3))
     ts.marker = str(tmp_path / "marker")
-    r = explore_system_spark(ts, spark, out_dir=tmp_path / "out", run_key={"f": 1}, stop_at_first=False)
+    r = explore_system_spark(ts, spark, out_dir=tmp_path / "out", stop_at_first=False, spark_min=0)
     assert Path(ts.marker).exists()  # the failure did happen
     local = explore(ToySystem(ToyConfig(bound=3)), stop_at_first=False)
     assert (r.distinct_states, r.depth, r.generated_states) == \

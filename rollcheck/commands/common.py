@@ -42,6 +42,16 @@ def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, Transiti
     return entry, label, config, ts
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0: {n}")
+    return n
+
+
 def positive_int(text: str) -> int:
     try:
         n = int(text)

@@ -9,10 +9,18 @@ from typing import Any
 
 from rich.table import Table
 
-from rollcheck.commands.common import add_output_args, add_protocol_args, positive_float, positive_int, resolve
+from rollcheck.commands.common import (
+    add_output_args,
+    add_protocol_args,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    resolve,
+)
 from rollcheck.console import err_console, level_progress, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, available_memory, explore
+from rollcheck.spark.explorer import SPARK_MIN
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
 from rollcheck.transition import TransitionSystem
 
@@ -23,16 +31,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="single-process BFS (local) or distributed BFS on Apache Spark")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-    p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
+    p.add_argument("--partitions", type=positive_int, default=None,
+                   help="Spark engine: tasks a wide level is cut into (default: four per executor core)")
+    p.add_argument("--spark-min", type=non_negative_int, default=SPARK_MIN, metavar="STATES",
+                   help=f"Spark engine: levels narrower than this are expanded in the driver by the local "
+                   f"engine's workers (default {SPARK_MIN:,}; 0: every level on Spark); the result does not "
+                   "depend on it")
     p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
-                   help="local engine: processes that expand each BFS level (default: the machine's cores); "
-                   "the result does not depend on it")
+                   help="processes that expand each BFS level (the Spark engine: each narrow level) "
+                   "(default: the machine's cores); the result does not depend on it")
     p.add_argument("--symmetry", action="store_true",
-                   help="local engine: keep one state per orbit of the protocol's interchangeable nodes")
+                   help="keep one state per orbit of the protocol's interchangeable nodes")
     p.add_argument("--graph-limit", type=positive_int, default=GRAPH_LIMIT, metavar="STATES",
                    help=f"check graph (liveness) properties only up to this many states (default {GRAPH_LIMIT:,})")
     p.add_argument("--max-memory", type=positive_float, default=None, metavar="GIB",
-                   help="local engine: stop (resumably) before a level that would take the process over this "
+                   help="stop (resumably) before a level that would take the process over this "
                    "many GiB (default: 90%% of the memory available at the start)")
     p.add_argument("--resume", action="store_true",
                    help="continue a killed run from its last completed level in --out")
@@ -48,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
     entry, label, config, ts = resolve(args)
     out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
     title = f"{entry.name}/{label}"
+    budget = args.max_memory * 2**30 if args.max_memory else 0.9 * available_memory()
     with level_progress(title, enabled=not args.quiet) as progress:
         if args.engine == "spark":
-            result = _spark(args, entry.name, label, config, out, progress)
+            result = _spark(args, entry.name, label, config, out, progress, int(budget) if budget else None)
         else:
-            budget = args.max_memory * 2**30 if args.max_memory else 0.9 * available_memory()
             result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
                              stop_at_first=not args.collect_all, progress=progress, variant=args.variant,
                              workers=args.workers, symmetry=args.symmetry, checkpoint_dir=out / "checkpoint",
@@ -69,13 +82,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, out: Path,
-           progress: Any) -> ExplorationResult:
+           progress: Any, max_memory: int | None) -> ExplorationResult:
     from rollcheck.spark.explorer import explore_spark  # imported late: PySpark is heavy
 
     return explore_spark(protocol, config, config_name=label, variant=args.variant, master=args.master,
                          partitions=args.partitions, out_dir=out, resume=args.resume,
                          max_depth=args.max_depth, max_states=args.max_states,
-                         stop_at_first=not args.collect_all, progress=progress)
+                         stop_at_first=not args.collect_all, progress=progress, workers=args.workers,
+                         symmetry=args.symmetry, spark_min=args.spark_min, graph_limit=args.graph_limit,
+                         max_memory=max_memory)
 
 
 def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path) -> list[str]:
