@@ -1,12 +1,17 @@
-"""Benchmark: the local and Spark explorers on the same configs (not a test).
+"""Benchmark: the Spark engine against the local engine on the same configs (not a test).
 
     python benchmarks/explore.py                          # every protocol's small and default configs
-    python benchmarks/explore.py features:default --master 'local[2]' --json out.json
+    python benchmarks/explore.py features:large --master 'local[2]'
+    python benchmarks/explore.py features:default --standalone 2    # a standalone cluster on 127.0.0.1
 
-For each protocol:config it prints distinct and generated states per second for both engines (the local
-one with ``--workers`` processes, no graph properties, like the Spark engine), the Spark engine's time per
-BFS level, and checks that both found the same counts (a mismatch is a bug and exits 1). Rows go to
-``benchmarks/results/`` as JSON with the machine and the commit; compare ratios from one run.
+For each protocol:config, every property checked (liveness included), it times: the local engine with
+``--workers`` processes and with one; the Spark engine as it runs by default (levels under ``--spark-min``
+states in the driver, wider ones on the executors); and the Spark engine with every level on the executors,
+whose extra time over the local engine per level is the Spark engine's fixed cost per level. It checks
+that all four found the same counts (a mismatch exits 1). The Spark session's start-up is timed once,
+apart. ``--standalone N`` starts a standalone master and N one-core workers on 127.0.0.1 (pyspark's
+``spark-class``) and runs on it instead of ``--master``. Rows go to ``benchmarks/results/`` as JSON
+with the machine and the commit; compare ratios from one run.
 """
 
 from __future__ import annotations
@@ -21,21 +26,43 @@ from benchresults import write as write_results
 
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol, protocol_names
-from rollcheck.spark.explorer import explore_system_spark
+from rollcheck.spark.explorer import SPARK_MIN, explore_system_spark
 from rollcheck.spark.session import get_session
+from rollcheck.spark.standalone import StandaloneCluster
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", help="protocol:config (default: every protocol's small, default)")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--standalone", type=int, default=0, metavar="N",
+                        help="start a standalone cluster of N one-core workers on 127.0.0.1 and use it")
     parser.add_argument("--partitions", type=int, default=None)
+    parser.add_argument("--spark-min", type=int, default=SPARK_MIN)
     parser.add_argument("--workers", type=int, default=2, help="local explorer worker processes (default 2)")
     parser.add_argument("--json", type=Path, default=None,
                         help="write the rows here (default: a new file under benchmarks/results/)")
     args = parser.parse_args()
     targets = args.targets or [f"{p}:{c}" for p in protocol_names() for c in ("small", "default")]
-    spark = get_session(args.master)
+    with tempfile.TemporaryDirectory() as scratch:
+        master = args.master
+        cluster = None
+        if args.standalone:
+            cluster = StandaloneCluster(Path(scratch))
+            cluster.start(args.standalone)
+            master = cluster.url
+        try:
+            return _run(args, targets, master)
+        finally:
+            if cluster is not None:
+                cluster.stop()
+
+
+def _run(args: argparse.Namespace, targets: list[str], master: str) -> int:
+    t0 = time.perf_counter()
+    spark = get_session(master)
+    startup = time.perf_counter() - t0
+    print(f"Spark session on {master}: {startup:.1f} s to start", flush=True)
     rows = []
     ok = True
     for target in targets:
@@ -43,30 +70,41 @@ def main() -> int:
         entry = get_protocol(proto)
         ts = entry.build(entry.configs[conf or "default"])
         t0 = time.perf_counter()
-        local = explore(ts, stop_at_first=False, check_graph=False, workers=args.workers)
+        local = explore(ts, stop_at_first=False, workers=args.workers)
         t_local = time.perf_counter() - t0
-        with tempfile.TemporaryDirectory() as tmp:
-            t0 = time.perf_counter()
-            dist = explore_system_spark(ts, spark, out_dir=Path(tmp), run_key={"bench": target},
-                                        partitions=args.partitions, stop_at_first=False)
-            t_spark = time.perf_counter() - t0
-        same = (local.distinct_states, local.depth, local.generated_states) == \
-            (dist.distinct_states, dist.depth, dist.generated_states)
+        t0 = time.perf_counter()
+        one = explore(ts, stop_at_first=False, workers=1)
+        t_one = time.perf_counter() - t0
+        runs = {}
+        for name, spark_min in (("adaptive", args.spark_min), ("all", 0)):
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                runs[name] = explore_system_spark(ts, spark, out_dir=Path(tmp), partitions=args.partitions,
+                                                  stop_at_first=False, workers=args.workers, spark_min=spark_min)
+                runs[name + "_s"] = time.perf_counter() - t0
+        counts = {(r.distinct_states, r.generated_states, r.depth, tuple(p.status for p in r.properties))
+                  for r in (local, one, runs["adaptive"], runs["all"])}
+        same = len(counts) == 1
         ok &= same
-        rows.append({
+        levels = local.depth + 1
+        row = {
             "target": target, "distinct_states": local.distinct_states, "generated_states": local.generated_states,
-            "depth": local.depth, "local_seconds": round(t_local, 2),
-            "local_distinct_per_s": round(local.distinct_states / t_local),
-            "local_generated_per_s": round(local.generated_states / t_local),
-            "spark_seconds": round(t_spark, 2), "spark_distinct_per_s": round(dist.distinct_states / t_spark),
-            "spark_seconds_per_level": round(t_spark / max(dist.depth + 1, 1), 2), "same_counts": same,
-        })
-        r = rows[-1]
-        print(f"{target:28} {r['distinct_states']:>10,} states  local {r['local_seconds']:>7.2f} s "
-              f"({r['local_distinct_per_s']:>8,}/s)  spark {r['spark_seconds']:>7.2f} s "
-              f"({r['spark_distinct_per_s']:>8,}/s, {r['spark_seconds_per_level']} s/level)  "
-              f"{'same' if same else 'MISMATCH'}", flush=True)
-    path = write_results("explore", rows, {"master": args.master, "workers": args.workers}, args.json)
+            "levels": levels, "local_seconds": round(t_local, 2), "local_1_worker_seconds": round(t_one, 2),
+            "spark_seconds": round(runs["adaptive_s"], 2),
+            "spark_levels_on_spark": runs["adaptive"].extra["spark"]["levels_on_spark"],
+            "spark_all_levels_seconds": round(runs["all_s"], 2),
+            "spark_fixed_cost_per_level": round((runs["all_s"] - t_local) / levels, 3),
+            "spark_vs_local": round(runs["adaptive_s"] / t_local, 2),
+            "spark_vs_local_1_worker": round(runs["adaptive_s"] / t_one, 2),
+            "session_startup_seconds": round(startup, 1), "same_counts": same,
+        }
+        rows.append(row)
+        print(f"{target:26} {row['distinct_states']:>10,} states {levels:>3} levels  local {t_local:>7.2f} s "
+              f"(1 worker {t_one:>7.2f})  spark {runs['adaptive_s']:>7.2f} s ({row['spark_levels_on_spark']} on "
+              f"Spark; x{row['spark_vs_local']} local)  every level on Spark {runs['all_s']:>7.2f} s "
+              f"({row['spark_fixed_cost_per_level']:+.3f} s/level)  {'same' if same else 'MISMATCH'}", flush=True)
+    path = write_results("explore", rows, {"master": master, "workers": args.workers, "spark_min": args.spark_min,
+                                           "partitions": args.partitions}, args.json)
     print(f"rows written to {path}")
     return 0 if ok else 1
 

@@ -35,6 +35,7 @@ from rollcheck.checkers import (
 from rollcheck.configs import resolve_config
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.spark.session import check_master
 from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
 
 DEFAULT_CHECKERS = ("explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache")
@@ -118,6 +119,14 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
         raise UserError(f"{path}: 'options' must be a table (e.g. conform_max_states = 200000)")
     ctx = {k: gate[k] for k in known - {"protocols", "configs", "profiles", "checkers", "out", "mutants",
                                          "mutant_checkers"} if k in gate}
+    if "spark" in checkers or "spark" in mutant_checkers:
+        master = ctx.get("spark_master", "local[*]")
+        if not isinstance(master, str):
+            raise UserError(f"{path}: 'spark_master' must be a string (a Spark master URL)")
+        try:
+            check_master(master)
+        except UserError as exc:
+            raise UserError(f"{path}: spark_master: {exc}") from None
     return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers)
 
 

@@ -5,8 +5,10 @@ missing. (A real standalone cluster with a killed worker: ``test_spark_cluster.p
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,32 @@ def test_missing_java_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Java" in lines[0] and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("master", "message"), [
+    ("local[x]", "not a Spark master URL: 'local[x]'"),
+    ("spark://nohost", "not a Spark master URL: 'spark://nohost'"),
+    ("spark://127.0.0.1:1", "cannot reach the Spark master spark://127.0.0.1:1"),
+])
+def test_bad_master_is_one_line_and_exit_2_before_spark_starts(master: str, message: str, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "rollcheck", "explore", "features", "--engine", "spark",
+                           "--config", "small", "--master", master, "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and message in proc.stderr
+
+
+def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "explore", "features", "--engine", "spark",
+                             "--config", "default", "--master", "local[2]", "--spark-min", "0", "--quiet",
+                             "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    manifest = tmp_path / "features-default" / "checkpoint" / "manifest.json"
+    deadline = time.monotonic() + 120
+    while not manifest.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside a Spark job of a later level
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stderr.strip() == "rollcheck: interrupted"

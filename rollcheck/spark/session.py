@@ -7,12 +7,16 @@ descriptor 2 that is in place when it starts, so it is pointed at the log file f
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,6 +68,37 @@ def require_java() -> None:
         raise UserError(f"Java {major} found at {java}: the Spark engine (PySpark 4) needs Java 17 or 21")
 
 
+_LOCAL = re.compile(r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[[1-9]\d*,[1-9]\d*,[1-9]\d*\]")
+_HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
+
+
+def check_master(master: str, timeout: float = 5.0) -> None:
+    """One clear line (a :class:`UserError`) for a master URL Spark would not accept, or a standalone
+    master that does not answer, before a session is started (which would take a minute to fail)."""
+    if _LOCAL.fullmatch(master) or _LOCAL_CLUSTER.fullmatch(master) or master == "yarn":
+        return
+    if master.startswith("k8s://") and len(master) > len("k8s://"):
+        return
+    if not master.startswith("spark://"):
+        raise UserError(f"not a Spark master URL: {master!r} (expected local, local[N], local[*], local[N,F], "
+                        "spark://HOST:PORT, yarn or k8s://URL)")
+    hosts = master[len("spark://"):].split(",")
+    parsed = [_HOST_PORT.fullmatch(h) for h in hosts]
+    if not all(parsed) or not all(0 < int(m.group(2)) < 65536 for m in parsed if m):
+        raise UserError(f"not a Spark master URL: {master!r} (expected spark://HOST:PORT[,HOST:PORT...])")
+    errors = []
+    for m in parsed:
+        assert m is not None
+        host, port = m.group(1).strip("[]"), int(m.group(2))
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as exc:
+            errors.append(f"{host}:{port}: {exc.strerror or exc}")
+    raise UserError(f"cannot reach the Spark master {master} ({'; '.join(errors)})")
+
+
 def spark_log_path() -> Path:
     return Path(tempfile.gettempdir()) / "rollcheck-spark.log"
 
@@ -88,6 +123,7 @@ def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dic
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    check_master(master)
     require_java()
     log4j = Path(tempfile.gettempdir()) / "rollcheck-log4j2.properties"
     log4j.write_text(_LOG4J, encoding="utf-8")
@@ -109,4 +145,14 @@ def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dic
     with _stderr_to(spark_log_path()):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if threading.current_thread() is threading.main_thread():
+        # PySpark's own handler cancels the jobs with a py4j call made while the main thread is inside
+        # another, which fails ("reentrant call") and py4j logs a traceback for each interrupted call.
+        # Stopping the driver is enough: its JVM, and the jobs with it, end when this process does.
+        signal.signal(signal.SIGINT, _interrupted)
     return session
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    logging.disable(logging.CRITICAL)
+    raise KeyboardInterrupt
