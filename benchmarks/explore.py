@@ -3,6 +3,7 @@
     python benchmarks/explore.py                          # every protocol's small and default configs
     python benchmarks/explore.py features:large --master 'local[2]'
     python benchmarks/explore.py features:default --standalone 2    # a standalone cluster on 127.0.0.1
+    python benchmarks/explore.py --simulate features:default           # only the random-walk rate
 
 For each protocol:config, every property checked (liveness included), it times: the local engine with
 ``--workers`` processes and with one; the Spark engine as it runs by default (levels under ``--spark-min``
@@ -11,7 +12,8 @@ whose extra time over the local engine per level is the Spark engine's fixed cos
 that all four found the same counts (a mismatch exits 1). The Spark session's start-up is timed once,
 apart. ``--standalone N`` starts a standalone master and N one-core workers on 127.0.0.1 (pyspark's
 ``spark-class``) and runs on it instead of ``--master``. Rows go to ``benchmarks/results/`` as JSON
-with the machine and the commit; compare ratios from one run.
+with the machine and the commit; compare ratios from one run. ``--simulate P:C`` measures
+``rollcheck simulate``'s checked steps per second instead (``--traces`` walks of ``--depth`` steps).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.spark.explorer import SPARK_MIN, explore_system_spark
 from rollcheck.spark.session import get_session
+from rollcheck.spark.simulate import simulate
 from rollcheck.spark.standalone import StandaloneCluster
 
 
@@ -40,6 +43,9 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=None)
     parser.add_argument("--spark-min", type=int, default=SPARK_MIN)
     parser.add_argument("--workers", type=int, default=2, help="local explorer worker processes (default 2)")
+    parser.add_argument("--simulate", metavar="P:C", default=None, help="measure random walks on this config")
+    parser.add_argument("--traces", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=50)
     parser.add_argument("--json", type=Path, default=None,
                         help="write the rows here (default: a new file under benchmarks/results/)")
     args = parser.parse_args()
@@ -63,6 +69,8 @@ def _run(args: argparse.Namespace, targets: list[str], master: str) -> int:
     spark = get_session(master)
     startup = time.perf_counter() - t0
     print(f"Spark session on {master}: {startup:.1f} s to start", flush=True)
+    if args.simulate:
+        return _simulate(args, spark, master, startup)
     rows = []
     ok = True
     for target in targets:
@@ -107,6 +115,30 @@ def _run(args: argparse.Namespace, targets: list[str], master: str) -> int:
                                            "partitions": args.partitions}, args.json)
     print(f"rows written to {path}")
     return 0 if ok else 1
+
+
+def _simulate(args: argparse.Namespace, spark: object, master: str, startup: float) -> int:
+    proto, _, conf = args.simulate.partition(":")
+    entry = get_protocol(proto)
+    ts = entry.build(entry.configs[conf or "default"])
+    rows = []
+    for guided in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            r = simulate(ts, spark, traces=args.traces, depth=args.depth, seed=0, out_dir=Path(tmp),
+                         partitions=args.partitions, guided=guided)
+            dt = time.perf_counter() - t0
+        row = {"target": args.simulate, "mode": "guided" if guided else "random", "traces": args.traces,
+               "depth": args.depth, "steps": r.steps, "distinct_states": r.distinct_states, "seconds": round(dt, 2),
+               "steps_per_s": round(r.steps / dt), "distinct_per_minute": round(r.distinct_states / dt * 60),
+               "divergences": len(r.divergences), "session_startup_seconds": round(startup, 1)}
+        rows.append(row)
+        print(f"simulate {args.simulate} ({row['mode']}): {r.steps:,} checked steps in {dt:.2f} s = "
+              f"{row['steps_per_s']:,} steps/s; {r.distinct_states:,} distinct states "
+              f"({row['distinct_per_minute']:,} a minute)", flush=True)
+    path = write_results("simulate", rows, {"master": master, "partitions": args.partitions}, args.json)
+    print(f"rows written to {path}")
+    return 0 if not any(row["divergences"] for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -72,6 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rollcheck: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if _interrupted(exc):  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
+            print("rollcheck: interrupted", file=sys.stderr)
+            return 130
+        raise
+
+
+def _interrupted(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -138,5 +138,4 @@ def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert stderr.strip() == "rollcheck: interrupted"
+    assert (proc.returncode, stderr.strip()) == (130, "rollcheck: interrupted")

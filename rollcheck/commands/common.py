@@ -42,24 +42,22 @@ def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, Transiti
     return entry, label, config, ts
 
 
-def non_negative_int(text: str) -> int:
+def _whole_number(text: str, least: int) -> int:
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0: {n}")
+    if n < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}: {n}")
     return n
+
+
+def non_negative_int(text: str) -> int:
+    return _whole_number(text, 0)
 
 
 def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
-    return n
+    return _whole_number(text, 1)
 
 
 def positive_float(text: str) -> float:

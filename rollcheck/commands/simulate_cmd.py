@@ -17,6 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--traces", type=positive_int, default=1000, help="number of walks (default 1000)")
     p.add_argument("--depth", type=positive_int, default=50, help="steps per walk at most (default 50)")
     p.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same walks")
+    p.add_argument("--guided", action="store_true",
+                   help="coverage-guided swarm: walks fork from the states where a walk first found a new "
+                   "fingerprint (deterministic per seed too)")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
     add_output_args(p, "rollcheck-out/simulate")
@@ -31,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
     spark = get_session(args.master)
     result = simulate(ts, spark, traces=args.traces, depth=args.depth, seed=args.seed, out_dir=out,
-                      config_name=label, partitions=args.partitions)
+                      config_name=label, partitions=args.partitions, guided=args.guided)
     paths = []
     for trace in result.violation_traces[:20]:
         paths.append(str(write_itf(out / "counterexamples" / f"{trace.property_id}-{trace.description.split()[1]}"
