@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import os
 import sys
 from collections.abc import Sequence
 
 from rollcheck import __version__
 from rollcheck.errors import ExitCode, ToolUnavailable, UserError
+from rollcheck.hashenv import reexec_for_stable_hashes
 
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
@@ -41,21 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fix_hash_seed() -> None:
-    """Run the command under a fixed ``PYTHONHASHSEED`` (re-executing once if it is unset): state
-    fingerprints are Python hashes, and a checkpoint must be resumable by a later process; it also makes
-    every set's iteration order, and so every report, the same from run to run."""
-    if os.environ.get("PYTHONHASHSEED") is None and not getattr(sys, "frozen", False):
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        try:
-            os.execve(sys.executable, [sys.executable, "-m", "rollcheck", *sys.argv[1:]], env)
-        except OSError:
-            pass  # carry on with a random seed: only --resume across processes needs the fixed one
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
-        _fix_hash_seed()
+        # Fingerprints are Python hashes: a checkpoint must be resumable by a later process and Spark
+        # executors must hash as this process does (see rollcheck.hashenv); it also makes every set's
+        # iteration order, and so every report, the same from run to run.
+        reexec_for_stable_hashes(["-m", "rollcheck", *sys.argv[1:]])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

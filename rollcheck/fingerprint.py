@@ -6,10 +6,11 @@ bytes (BLAKE2b over ``encode(state)``, what the Spark engine keys on) on every n
 distinct counts, at 2.4 us a state against 12 us for encoding alone (``features:default``, where a state
 has 8 successors on average, so encoding every successor would cost more than expanding it).
 
-``hash`` of a string or an enum depends on ``PYTHONHASHSEED``. Within one run every process agrees (the
-workers are forked, so they inherit the seed); across runs (``--resume``) the ``rollcheck`` command fixes
-the seed (``rollcheck.cli``), and a checkpoint records :func:`hash_probe` so that a resume under another
-seed is refused instead of silently merging unrelated states.
+``hash`` of a string or an enum depends on ``PYTHONHASHSEED``, and on Python 3.11 ``hash(None)`` on
+None's address. Within one run every process agrees (the workers are forked); across processes
+(``--resume``, Spark executors) the ``rollcheck`` command fixes both (:mod:`rollcheck.hashenv`), and a
+checkpoint records :func:`hash_probe` (Spark executors report theirs) so that a process that hashes
+otherwise is refused instead of silently merging unrelated states.
 
 :class:`FingerprintSet` is an open-addressing table of ``uint64`` in NumPy (linear probing, grown at
 60% load): 8 bytes a slot, 13-27 bytes a distinct state. Look-ups and inserts are vectorized over a batch,
@@ -35,8 +36,10 @@ def fingerprint(state: Any) -> int:
 
 
 def hash_probe() -> int:
-    """A value that changes with the interpreter's hash seed: checkpoints record it (see module doc)."""
-    return fingerprint(("rollcheck-fingerprint-probe", 1, frozenset({"a", "b"})))
+    """A value that changes with whatever makes two processes hash equal states differently: the string
+    hash seed, and None's address on Python 3.11 (see :mod:`rollcheck.hashenv`). Checkpoints record it and
+    Spark executors report it (see module doc)."""
+    return fingerprint(("rollcheck-fingerprint-probe", 1, frozenset({"a", "b"}), None))
 
 
 def collision_probability(distinct: int, generated: int) -> float:

@@ -163,8 +163,9 @@ class Checkpoint:
             raise UserError(f"the checkpoint in {self.directory} is of another run (it differs in: "
                             f"{', '.join(diff)}); use another --out or drop --resume")
         if doc.get("hash_probe") != hash_probe():
-            raise UserError(f"the checkpoint in {self.directory} was written under another PYTHONHASHSEED; "
-                            "resume it through the rollcheck command (which fixes the seed) or set the same seed")
+            raise UserError(f"the checkpoint in {self.directory} was written by a process that hashes states "
+                            "differently (another PYTHONHASHSEED, or address randomization on Python 3.11); "
+                            "resume it through the rollcheck command, which fixes both")
         store.load_verified(doc["levels"])
         fr = doc["frontier"]
         data = self.directory / fr["data"]["file"]

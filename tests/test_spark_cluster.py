@@ -72,3 +72,20 @@ def test_standalone_cluster_with_a_killed_worker_gives_the_exact_result(cluster:
     assert doc["spark"]["levels_on_spark"] == local.depth + 1
     assert killed_at < local.depth  # the worker died while levels were still to go
     assert cluster.alive_workers() == 1
+
+
+def test_local_cluster_master_gives_the_local_result(tmp_path: Path) -> None:
+    """``local-cluster[2,1,1024]``: two executor JVMs started by the driver (Spark's own test cluster)."""
+    proc = subprocess.run([sys.executable, "-m", "rollcheck", "explore", "streams_probing", "--config", "small",
+                           "--engine", "spark", "--master", "local-cluster[2,1,1024]", "--spark-min", "0",
+                           "--quiet", "--json", "--out", str(tmp_path)],
+                          env=dict(os.environ, PYTHONHASHSEED="0"), capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    entry = get_protocol("streams_probing")
+    local = explore(entry.build(entry.configs["small"]), stop_at_first=True)
+    assert (doc["distinct_states"], doc["generated_states"], doc["depth"]) == \
+        (local.distinct_states, local.generated_states, local.depth)
+    assert doc["spark"]["master"] == "local-cluster[2,1,1024]"
+    assert doc["spark"]["levels_on_spark"] == local.depth + 1

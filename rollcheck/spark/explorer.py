@@ -78,8 +78,10 @@ class SparkLevels:
             visited.destroy()
         if any(probe != driver_probe for _, probe, _ in out):
             raise UserError("the Spark executors' Python hashes differ from the driver's, so their state "
-                            "fingerprints would too: start the driver with PYTHONHASHSEED set (the rollcheck "
-                            "command sets it to 0; PySpark passes the driver's value to the executors)")
+                            "fingerprints would too: run the driver through the rollcheck command (it fixes "
+                            "PYTHONHASHSEED, which PySpark passes on, and turns address randomization off, which "
+                            "its executors inherit on this machine); on a cluster, run the workers with "
+                            "PYTHONHASHSEED=0 under `setarch -R`, or use Python 3.12+ everywhere")
         self.levels += 1
         self.seconds += time.perf_counter() - t0
         return [r for _, _, r in sorted(out, key=lambda row: row[0]) if r is not None]
