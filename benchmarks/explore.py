@@ -27,6 +27,7 @@ from pathlib import Path
 from benchresults import write as write_results
 
 from rollcheck.explorer import explore
+from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.spark.explorer import SPARK_MIN, explore_system_spark
 from rollcheck.spark.session import get_session
@@ -35,6 +36,8 @@ from rollcheck.spark.standalone import StandaloneCluster
 
 
 def main() -> int:
+    # Spark executors must fingerprint states as this process does (rollcheck.hashenv).
+    reexec_for_stable_hashes(sys.argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", help="protocol:config (default: every protocol's small, default)")
     parser.add_argument("--master", default="local[2]")

@@ -25,6 +25,7 @@ from pathlib import Path
 from benchresults import write as write_results
 
 from rollcheck.explorer import explore
+from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.registry import get_protocol
 from specs.binding import binding_for, spec_protocols, write_model
 from specs.tlc import run_tlc
@@ -34,6 +35,8 @@ LARGEST = {"streams_probing": "large", "features": "small", "metadata_version": 
 
 
 def main() -> int:
+    # Spark executors must fingerprint states as this process does (rollcheck.hashenv).
+    reexec_for_stable_hashes(sys.argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", help="protocol:config (default: each protocol with a spec)")
     parser.add_argument("--profile", choices=("kip", "kafka"), default="kip")
@@ -86,8 +89,8 @@ def main() -> int:
 
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                dist = explore_system_spark(ts, spark, out_dir=Path(tmp), run_key={"bench": target},
-                                            stop_at_first=False)
+                dist = explore_system_spark(ts, spark, out_dir=Path(tmp), stop_at_first=False,
+                                            workers=args.workers)
                 t_spark = time.perf_counter() - t0
                 spark_states = dist.distinct_states
         same = tlc.distinct_states == local.distinct_states and spark_states in (None, local.distinct_states)
