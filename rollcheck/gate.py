@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import time
 import tomllib
 import traceback
@@ -186,6 +187,67 @@ class GateResult:
         }
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One checker on one protocol x config x profile: what the gate runs, in order."""
+
+    entry: ProtocolEntry
+    label: str
+    config: Any
+    checker: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.entry.name, self.label, self.config.profile, self.checker)
+
+
+def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_protocol
+               ) -> tuple[list[Cell], list[dict[str, str]]]:
+    """The cells the gate runs, in order, and the checkers it cannot run here (with the reason)."""
+    present = set(available_checkers())
+    checkers: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for name in cfg.checkers:
+        if name in present:
+            checkers.append(name)
+        else:
+            skipped.append({"checker": name, "reason": f"{CHECKERS[name][2]}: not available here"
+                            if name in CHECKERS else "unknown checker"})
+    cells = []
+    for proto in cfg.protocols:
+        entry = lookup(proto)
+        for spec in cfg.configs.get(proto, ["default"]):
+            label, base_config = resolve_config(entry, spec)
+            for profile in cfg.profiles:
+                config = replace_config(base_config, profile=profile)
+                cells.extend(Cell(entry, label, config, name) for name in checkers)
+    return cells, skipped
+
+
+def estimate_plan(cfg: GateConfig, cells: Sequence[Cell]) -> dict[str, Any]:
+    """Each cell's estimated seconds: its time in the last run's ``summary.json`` under the output
+    directory (None where that run had no such cell), and the mutants' total."""
+    previous: dict[tuple[str, str, str, str], float] = {}
+    mutants: float | None = None
+    summary = cfg.out_dir / "summary.json"
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+        for r in doc.get("reports", []):
+            previous[(r["protocol"], r["config"], r["profile"], r["checker"])] = float(r["elapsed_seconds"])
+        if doc.get("mutants"):
+            mutants = sum(float(k["elapsed_seconds"]) for m in doc["mutants"]["mutants"] for k in m["kills"])
+    except (OSError, ValueError, KeyError, TypeError):
+        doc = None
+    rows = [{"protocol": c.entry.name, "config": c.label, "profile": c.config.profile, "checker": c.checker,
+             "estimated_seconds": previous.get(c.key)} for c in cells]
+    known = [r["estimated_seconds"] for r in rows if r["estimated_seconds"] is not None]
+    return {"cells": rows, "mutants": cfg.mutants, "mutant_checkers": cfg.mutant_checkers if cfg.mutants else [],
+            "mutants_estimated_seconds": mutants if cfg.mutants else None,
+            "estimated_seconds": round(sum(known) + (mutants or 0), 1) if known else None,
+            "unestimated_cells": len(rows) - len(known),
+            "estimates_from": str(summary) if doc is not None else None}
+
+
 def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
              lookup: Callable[[str], ProtocolEntry] = get_protocol) -> GateResult:
     """Run the gate; ``lookup`` finds a protocol by name (the registry; tests pass their own)."""
@@ -194,35 +256,23 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     ctx = CheckContext(out_dir=cfg.out_dir, **cfg.context)
     reports: list[CheckerReport] = []
     findings: list[Finding] = []
-    skipped: list[dict[str, str]] = []
     present = set(available_checkers())
-    checkers = []
-    for name in cfg.checkers:
-        if name in present:
-            checkers.append(name)
-        else:
-            skipped.append({"checker": name, "reason": f"{CHECKERS[name][2]}: not available here"
-                            if name in CHECKERS else "unknown checker"})
-    for proto in cfg.protocols:
-        entry = lookup(proto)
-        for spec in cfg.configs.get(proto, ["default"]):
-            label, base_config = resolve_config(entry, spec)
-            for profile in cfg.profiles:
-                config = replace_config(base_config, profile=profile)
-                for name in checkers:
-                    adapter = CHECKERS[name][0]
-                    say(f"{proto}/{label}/{profile}: {name}")
-                    t1 = time.perf_counter()
-                    try:
-                        report = adapter(entry, label, config, ctx)
-                    except UserError:
-                        raise
-                    except Exception as exc:  # a crashed checker is a finding, not the end of the gate
-                        report = CheckerReport(name, proto, label, profile, status="error",
-                                               message=f"{type(exc).__name__}: {exc}",
-                                               stats={"traceback": traceback.format_exc(limit=8)})
-                        report.elapsed = time.perf_counter() - t1
-                    reports.append(report)
+    cells, skipped = plan_cells(cfg, lookup)
+    for cell in cells:
+        proto, label, profile, name = cell.key
+        adapter = CHECKERS[name][0]
+        say(f"{proto}/{label}/{profile}: {name}")
+        t1 = time.perf_counter()
+        try:
+            report = adapter(cell.entry, label, cell.config, ctx)
+        except UserError:
+            raise
+        except Exception as exc:  # a crashed checker is a finding, not the end of the gate
+            report = CheckerReport(name, proto, label, profile, status="error",
+                                   message=f"{type(exc).__name__}: {exc}",
+                                   stats={"traceback": traceback.format_exc(limit=8)})
+            report.elapsed = time.perf_counter() - t1
+        reports.append(report)
     findings.extend(_findings(reports))
     mutants = None
     if cfg.mutants:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from rollcheck.checkers import HOLDS, VIOLATED, CheckerReport, PropertyVerdict
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.gate import GateConfig, _findings, load_gate_config, run_gate
+from rollcheck.gate import GateConfig, _findings, estimate_plan, load_gate_config, plan_cells, run_gate
 from rollcheck.reports import write_outputs
 from rollcheck.transition import ProtocolEntry
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
@@ -38,6 +40,33 @@ def test_gate_green_writes_all_outputs(tmp_path: Path) -> None:
     assert len(cases) == 12
     assert not suites.findall(".//failure")
     assert "TOY-01" in Path(paths["html"]).read_text()
+
+
+def test_dry_run_plan_is_the_run_and_estimates_from_the_last_one(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path)
+    cells, skipped = plan_cells(cfg, lambda _n: PROTOCOL)
+    before = estimate_plan(cfg, cells)
+    assert before["estimates_from"] is None and before["estimated_seconds"] is None
+    assert before["unestimated_cells"] == len(cells) == 4 and not skipped
+    result = run_gate(cfg, lookup=lambda _n: PROTOCOL)
+    # The plan is exactly what the run did, in the same order.
+    assert [c.key for c in cells] == [(r.protocol, r.config, r.profile, r.checker) for r in result.reports]
+    write_outputs(result, tmp_path)
+    after = estimate_plan(cfg, cells)
+    assert after["unestimated_cells"] == 0 and after["estimates_from"] == str(tmp_path / "summary.json")
+    assert [c["estimated_seconds"] for c in after["cells"]] == [round(r.elapsed, 3) for r in result.reports]
+
+
+def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "gate"
+    proc = subprocess.run([sys.executable, "-m", "rollcheck", "gate", "--dry-run", "--json", "--out", str(out),
+                           "--protocol", "streams_probing", "--checker", "explore", "--checker", "z3"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert [(c["profile"], c["checker"]) for c in plan["cells"]] == \
+        [("kip", "explore"), ("kip", "z3"), ("kafka", "explore"), ("kafka", "z3")]
+    assert not out.exists()  # nothing ran, nothing written
 
 
 def test_gate_violation_has_trace_in_junit_and_itf(tmp_path: Path) -> None:
