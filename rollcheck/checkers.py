@@ -86,6 +86,9 @@ class CheckContext:
     # Distinct states of each (protocol, config, profile, variant) the explorer finished in this run, so a
     # later checker that only needs the size (conform's limit) does not explore it again.
     known_sizes: dict[tuple[str, str, str, str | None], int] = field(default_factory=dict)
+    # The cores one cell may use (explorer worker processes, TLC -workers): all of them in a sequential run,
+    # a share when the gate runs cells in parallel.
+    cores: int = field(default_factory=lambda: os.cpu_count() or 1)
 
     def build(self, entry: ProtocolEntry, config: Any) -> TransitionSystem[Any]:
         """The system every adapter checks: the reference, or the variant under test."""
@@ -140,7 +143,7 @@ def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
     ts = ctx.build(entry, config)
     # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
     result = explore(ts, config_name=label, stop_at_first=ctx.variant is not None, variant=ctx.variant,
-                     workers=os.cpu_count() or 1)
+                     workers=ctx.cores)
     if result.complete:
         ctx.known_sizes[(entry.name, label, config.profile, ctx.variant)] = result.distinct_states
     report = from_exploration("explore", entry, label, config, result)
@@ -171,7 +174,7 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
                            master=ctx.spark_master,
                            partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
                            max_states=None, stop_at_first=ctx.variant is not None, progress=None,
-                           workers=os.cpu_count() or 1, spark_min=int(ctx.options.get("spark_min", 0)))
+                           workers=ctx.cores, spark_min=int(ctx.options.get("spark_min", 0)))
     report = from_exploration("spark", entry, label, config, result)
     save_traces(report, ctx.build(entry, config), ctx)
     return report
@@ -248,6 +251,7 @@ CHECKERS["conform"] = (_lazy("rollcheck.checkers_tla", "check_conform"), "rollch
 CHECKERS["apalache"] = (_lazy("rollcheck.checkers_tla", "check_apalache"), "specs.apalache",
                         "Apalache bounded model checking (when installed)")
 CHECKERS["z3"] = (_lazy("model.checker", "check_z3"), "model.checker", "Z3: bounded model checking and k-induction")
+CHECKERS["fuzz"] = (_lazy("rollcheck.fuzz", "check_fuzz"), "hypothesis", "a fuzzing round (Hypothesis campaign)")
 
 
 def available_checkers() -> list[str]:

@@ -15,8 +15,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rollcheck.explorer import LevelStats
 
 
-def err_console() -> Console:
-    return Console(stderr=True, highlight=False)
+def err_console(wide: bool = False) -> Console:
+    """stderr; ``wide``: tables get 140 columns where stderr is not a terminal (a CI log), not rich's 80."""
+    console = Console(stderr=True, highlight=False)
+    if wide and not console.is_terminal:
+        console = Console(stderr=True, highlight=False, width=140)
+    return console
 
 
 def out_console() -> Console:

@@ -15,8 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.checkers import (
+    HOLDS,
+    NOT_CHECKED,
+    VIOLATED,
+    CheckContext,
+    CheckerReport,
+    PropertyVerdict,
+    save_traces,
+)
 from rollcheck.traces import Trace, format_trace, write_itf, write_json_atomic
-from rollcheck.transition import TransitionSystem
+from rollcheck.transition import ProtocolEntry, TransitionSystem
 
 
 @dataclass
@@ -150,3 +159,30 @@ def spark_walker(ts: TransitionSystem[Any], spark: Any, *, walks: int, depth: in
         return res.violation_traces[0] if res.violation_traces else None
 
     return run
+
+
+def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    """The gate's fuzzing round (the nightly tier): a Hypothesis campaign of ``options.fuzz_minutes``
+    (default 1) with an example database under the output directory, so failures are replayed first."""
+    minutes = float(ctx.options.get("fuzz_minutes", 1.0))
+    ts = ctx.build(entry, config)
+    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    res = fuzz_hypothesis(ts, out_dir=ctx.out_dir / "fuzz" / name, minutes=minutes, seed=ctx.seed,
+                          config_name=label)
+    report = CheckerReport("fuzz", entry.name, label, config.profile, exhaustive=False, elapsed=res.elapsed)
+    found = res.violation["property"] if res.violation else None
+    for p in ts.invariants():
+        if p.kind == "graph":
+            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
+        elif p.id == found:
+            assert res.violation is not None
+            report.properties[p.id] = PropertyVerdict(p.id, VIOLATED, str(res.violation["message"]), res.trace)
+        else:
+            report.properties[p.id] = PropertyVerdict(
+                p.id, NOT_CHECKED if found else HOLDS,
+                "the campaign stopped at another property's violation" if found
+                else f"{res.examples} runs in {res.rounds} rounds ({minutes:g} min)")
+    report.status = VIOLATED if found else "ok"
+    report.stats = {"rounds": res.rounds, "examples": res.examples, "minutes": minutes}
+    save_traces(report, ts, ctx)
+    return report

@@ -13,17 +13,17 @@ the first in that order wins: a disagreement means some checker is wrong, which 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
+import os
 import time
 import tomllib
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.cellrun import Cell, run_cells
 from rollcheck.checkers import (
     CHECKERS,
     HOLDS,
@@ -35,11 +35,25 @@ from rollcheck.checkers import (
 )
 from rollcheck.configs import resolve_config
 from rollcheck.errors import ExitCode, UserError
+from rollcheck.gatetables import rerun_command
+from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, scores
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.spark.session import check_master
 from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
 
 DEFAULT_CHECKERS = ("explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache")
+
+# The tiers. ``ci`` (the default) is the gate a developer waits for: every protocol, both profiles, every
+# checker kind, every broken variant, in at most 5 minutes on 2 cores. The explorer, Hypothesis and Z3 run
+# on the gate configs; TLC, conformance and Spark, which cost the most per state, run on each protocol's
+# ``ci_configs`` (``small``: every action and every fault of the protocol, fewer nodes or versions), where
+# the explorer also runs so that the exhaustive counts are compared; the broken variants run through the
+# explorer, which kills every one (the nightly tier's other checkers add no kill: a test compares them).
+# ``nightly`` is the full matrix: every checker on the gate configs, every broken variant through every
+# checker, and a fuzzing round per protocol x profile.
+TIERS = ("ci", "nightly")
+CI_SIZED_CHECKERS = ("spark", "tlc", "conform")
+NIGHTLY_EXTRA_CHECKERS = ("fuzz",)
 
 
 @dataclass
@@ -52,28 +66,50 @@ class GateConfig:
     context: dict[str, Any] = field(default_factory=dict)
     mutants: bool = False  # also run every broken variant (the mutation matrix of the report)
     mutant_checkers: list[str] = field(default_factory=lambda: ["explore"])
+    tier: str = "ci"
+    # The configs the ci tier runs the CI_SIZED_CHECKERS on (protocol -> names or .toml paths).
+    ci_configs: dict[str, list[str]] = field(default_factory=dict)
+    parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
 
 
 # The config each protocol runs in the default gate: its ``default``, except where three exhaustive engines
-# (local, Spark, TLC) on it would not fit the gate's 30 minutes on 2 cores. zk_migration's ``default`` has
-# 1.25M states over both profiles; ``faults`` (3 voters, failover at every phase, 295K) keeps every fault
-# but the second broker. ``rollcheck explore zk_migration`` and a rollcheck.toml still run ``default``.
+# (local, Spark, TLC) on it would not fit the nightly tier. zk_migration's ``default`` has 1.25M states
+# over both profiles; ``faults`` (3 voters, failover at every phase, 295K) keeps every fault but the second
+# broker. ``rollcheck explore zk_migration`` and a rollcheck.toml still run ``default``.
 GATE_DEFAULT_CONFIGS: dict[str, str] = {"zk_migration": "faults"}
 
 
-def default_gate_config(out_dir: Path) -> GateConfig:
+def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
+    if tier not in TIERS:
+        raise UserError(f"unknown tier '{tier}'; use {' or '.join(TIERS)}")
     protocols = protocol_names()
+    present = available_checkers()
+    checkers = [c for c in DEFAULT_CHECKERS if c in present]
+    mutant_checkers = ["explore"]
+    # BMC to 5 steps: metadata_version's default config takes minutes per profile at 8 (every encoded
+    # property is proved by k-induction anyway).
+    context: dict[str, Any] = {"z3_depth": 5}
+    if tier == "nightly":
+        checkers += [c for c in NIGHTLY_EXTRA_CHECKERS if c in present]
+        mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
+        context["options"] = {"fuzz_minutes": 0.5}
     return GateConfig(protocols, {p: [GATE_DEFAULT_CONFIGS.get(p, "default")] for p in protocols}, list(PROFILES),
-                      [c for c in DEFAULT_CHECKERS if c in available_checkers()], out_dir,
-                      # BMC to 5 steps: metadata_version's default config takes minutes per profile at 8.
-                      {"z3_depth": 5}, mutants=True)
+                      checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
+                      ci_configs={p: ["small"] for p in protocols})
 
 
-def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
-    """Read ``rollcheck.toml`` (``[gate]`` table); missing keys take the defaults."""
-    base = default_gate_config(out_dir or Path("rollcheck-out/gate"))
+GATE_KEYS = frozenset({"protocols", "configs", "profiles", "checkers", "out", "spark_master", "spark_partitions",
+                       "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds", "options",
+                       "mutants", "mutant_checkers", "tier", "ci_configs", "parallel"})
+_STRUCTURAL = frozenset({"protocols", "configs", "profiles", "checkers", "out", "mutants", "mutant_checkers",
+                         "tier", "ci_configs", "parallel"})
+
+
+def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None = None) -> GateConfig:
+    """Read ``rollcheck.toml`` (``[gate]`` table); missing keys take the tier's defaults. ``tier`` (the
+    command line's ``--tier``) wins over the file's ``tier`` key."""
     if path is None:
-        return base
+        return default_gate_config(out_dir or Path("rollcheck-out/gate"), tier or "ci")
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -83,22 +119,18 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
     gate = raw.get("gate", {})
     if not isinstance(gate, dict):
         raise UserError(f"{path}: [gate] must be a table")
-    known = {"protocols", "configs", "profiles", "checkers", "out", "spark_master", "spark_partitions",
-             "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds", "options",
-             "mutants", "mutant_checkers"}
-    unknown = set(gate) - known
+    unknown = set(gate) - GATE_KEYS
     if unknown:
-        raise UserError(f"{path}: unknown [gate] keys {sorted(unknown)}; known: {', '.join(sorted(known))}")
+        raise UserError(f"{path}: unknown [gate] keys {sorted(unknown)}; known: {', '.join(sorted(GATE_KEYS))}")
+    file_tier = gate.get("tier", "ci")
+    if not isinstance(file_tier, str) or file_tier not in TIERS:
+        raise UserError(f"{path}: 'tier' must be one of {', '.join(TIERS)}")
+    base = default_gate_config(out_dir or Path("rollcheck-out/gate"), tier or file_tier)
     protocols = _str_list(gate, "protocols", base.protocols, path)
     for p in protocols:
         get_protocol(p)  # a clear error for an unknown protocol
-    configs_raw = gate.get("configs", {})
-    if isinstance(configs_raw, list):
-        configs = {p: [str(c) for c in configs_raw] for p in protocols}
-    elif isinstance(configs_raw, dict):
-        configs = {p: [str(c) for c in configs_raw.get(p, base.configs.get(p, ["default"]))] for p in protocols}
-    else:
-        raise UserError(f"{path}: 'configs' must be a list or a table of lists")
+    configs = _config_table(gate, "configs", {p: base.configs.get(p, ["default"]) for p in protocols}, path)
+    ci_configs = _config_table(gate, "ci_configs", {p: ["small"] for p in protocols}, path)
     profiles = _str_list(gate, "profiles", base.profiles, path)
     for pr in profiles:
         if pr not in PROFILES:
@@ -115,11 +147,16 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
     for c in mutant_checkers:
         if c not in CHECKERS:
             raise UserError(f"{path}: unknown checker '{c}' in mutant_checkers; known: {', '.join(CHECKERS)}")
+    parallel = gate.get("parallel", base.parallel)
+    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+        raise UserError(f"{path}: 'parallel' must be a positive integer (cells at once)")
     options = gate.get("options", {})
     if not isinstance(options, dict):
         raise UserError(f"{path}: 'options' must be a table (e.g. conform_max_states = 200000)")
-    ctx = {k: gate[k] for k in known - {"protocols", "configs", "profiles", "checkers", "out", "mutants",
-                                         "mutant_checkers"} if k in gate}
+    ctx = dict(base.context)
+    ctx.update({k: gate[k] for k in GATE_KEYS - _STRUCTURAL if k in gate})
+    if "options" in gate:
+        ctx["options"] = {**base.context.get("options", {}), **options}
     if "spark" in checkers or "spark" in mutant_checkers:
         master = ctx.get("spark_master", "local[*]")
         if not isinstance(master, str):
@@ -128,7 +165,21 @@ def load_gate_config(path: Path | None, out_dir: Path | None) -> GateConfig:
             check_master(master)
         except UserError as exc:
             raise UserError(f"{path}: spark_master: {exc}") from None
-    return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers)
+    return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers, base.tier,
+                      ci_configs, parallel)
+
+
+def _config_table(gate: dict[str, Any], key: str, default: dict[str, list[str]], path: Path
+                  ) -> dict[str, list[str]]:
+    raw = gate.get(key)
+    if raw is None:
+        return default
+    if isinstance(raw, list) and all(isinstance(c, str) for c in raw):
+        return {p: list(raw) for p in default}
+    if isinstance(raw, dict) and all(isinstance(v, list) and all(isinstance(c, str) for c in v)
+                                     for v in raw.values()):
+        return {p: list(raw.get(p, default[p])) for p in default}
+    raise UserError(f"{path}: '{key}' must be a list of config names or a table of such lists")
 
 
 def _str_list(table: dict[str, Any], key: str, default: list[str], path: Path) -> list[str]:
@@ -160,6 +211,7 @@ class GateResult:
     config: GateConfig
     skipped: list[dict[str, str]] = field(default_factory=list)
     mutants: dict[str, Any] | None = None  # the mutation run (scores, checkers, one row per mutant)
+    plan: dict[str, Any] | None = None  # estimate_plan's, with each cell's actual seconds
 
     @property
     def exit_code(self) -> ExitCode:
@@ -177,33 +229,23 @@ class GateResult:
             "exit_code": int(self.exit_code),
             "verdict": self.exit_code.name,
             "elapsed_seconds": round(self.elapsed, 2),
+            "tier": self.config.tier,
             "protocols": self.config.protocols,
             "profiles": self.config.profiles,
             "checkers": self.config.checkers,
             "skipped_checkers": self.skipped,
             "findings": [f.to_json() for f in self.findings],
-            "reports": [r.to_json() for r in self.reports],
+            "reports": [{**r.to_json(), "rerun": rerun_command(r, self.config.context.get("z3_depth"))}
+                        for r in self.reports],
             "mutants": self.mutants,
+            "plan": self.plan,
         }
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One checker on one protocol x config x profile: what the gate runs, in order."""
-
-    entry: ProtocolEntry
-    label: str
-    config: Any
-    checker: str
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.entry.name, self.label, self.config.profile, self.checker)
 
 
 def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_protocol
                ) -> tuple[list[Cell], list[dict[str, str]]]:
-    """The cells the gate runs, in order, and the checkers it cannot run here (with the reason)."""
+    """The cells the gate runs, in order (the reference's cells, then the broken variants'), and the
+    checkers it cannot run here (with the reason)."""
     present = set(available_checkers())
     checkers: list[str] = []
     skipped: list[dict[str, str]] = []
@@ -213,80 +255,97 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
         else:
             skipped.append({"checker": name, "reason": f"{CHECKERS[name][2]}: not available here"
                             if name in CHECKERS else "unknown checker"})
-    cells = []
+    sized = [c for c in checkers if cfg.tier == "ci" and c in CI_SIZED_CHECKERS]
+    cells: list[Cell] = []
     for proto in cfg.protocols:
         entry = lookup(proto)
-        for spec in cfg.configs.get(proto, ["default"]):
+        full = cfg.configs.get(proto, ["default"])
+        small = cfg.ci_configs.get(proto, ["small"]) if sized else []
+
+        def runs_on(checker: str, spec: str, full: list[str] = full, small: list[str] = small) -> bool:
+            if checker in sized:
+                return spec in small
+            # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared.
+            return spec in full or (checker == "explore" and spec in small)
+
+        for spec in dict.fromkeys([*full, *small]):
             label, base_config = resolve_config(entry, spec)
             for profile in cfg.profiles:
                 config = replace_config(base_config, profile=profile)
-                cells.extend(Cell(entry, label, config, name) for name in checkers)
+                cells.extend(Cell(entry, label, config, name) for name in checkers if runs_on(name, spec))
+    if cfg.mutants:
+        cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))
     return cells, skipped
 
 
-def estimate_plan(cfg: GateConfig, cells: Sequence[Cell]) -> dict[str, Any]:
-    """Each cell's estimated seconds: its time in the last run's ``summary.json`` under the output
-    directory (None where that run had no such cell), and the mutants' total."""
-    previous: dict[tuple[str, str, str, str], float] = {}
-    mutants: float | None = None
-    summary = cfg.out_dir / "summary.json"
+def _cell_id(protocol: str, config: str, profile: str, checker: str, variant: str | None) -> str:
+    return "/".join((protocol, config, profile, checker) + ((variant,) if variant else ()))
+
+
+def previous_timings(out_dir: Path) -> tuple[dict[str, float], str | None]:
+    """Each cell's seconds in the last run's ``summary.json`` under ``out_dir`` (by cell id)."""
+    summary = out_dir / "summary.json"
     try:
         doc = json.loads(summary.read_text(encoding="utf-8"))
-        for r in doc.get("reports", []):
-            previous[(r["protocol"], r["config"], r["profile"], r["checker"])] = float(r["elapsed_seconds"])
-        if doc.get("mutants"):
-            mutants = sum(float(k["elapsed_seconds"]) for m in doc["mutants"]["mutants"] for k in m["kills"])
+        rows = doc["plan"]["cells"]
+        return {str(r["id"]): float(r["actual_seconds"]) for r in rows
+                if r.get("actual_seconds") is not None}, str(summary)
     except (OSError, ValueError, KeyError, TypeError):
-        doc = None
-    rows = [{"protocol": c.entry.name, "config": c.label, "profile": c.config.profile, "checker": c.checker,
-             "estimated_seconds": previous.get(c.key)} for c in cells]
+        return {}, None
+
+
+def estimate_plan(cfg: GateConfig, cells: Sequence[Cell]) -> dict[str, Any]:
+    """Each cell's estimated seconds (its time in the last run under the output directory, None where that
+    run had no such cell) and the whole plan's: the sum, and the wall time on ``cfg.parallel`` slots."""
+    previous, source = previous_timings(cfg.out_dir)
+    rows = []
+    for c in cells:
+        cid = _cell_id(*c.key, c.variant)
+        rows.append({"id": cid, "protocol": c.entry.name, "config": c.label, "profile": c.config.profile,
+                     "checker": c.checker, "variant": c.variant, "estimated_seconds": previous.get(cid)})
     known = [r["estimated_seconds"] for r in rows if r["estimated_seconds"] is not None]
-    return {"cells": rows, "mutants": cfg.mutants, "mutant_checkers": cfg.mutant_checkers if cfg.mutants else [],
-            "mutants_estimated_seconds": mutants if cfg.mutants else None,
-            "estimated_seconds": round(sum(known) + (mutants or 0), 1) if known else None,
-            "unestimated_cells": len(rows) - len(known),
-            "estimates_from": str(summary) if doc is not None else None}
+    total = round(sum(known), 1) if known else None
+    return {"tier": cfg.tier, "parallel": cfg.parallel, "cells": rows,
+            "mutants": cfg.mutants, "mutant_checkers": cfg.mutant_checkers if cfg.mutants else [],
+            "estimated_seconds": total,
+            "estimated_wall_seconds": _wall(known, cfg.parallel) if known else None,
+            "unestimated_cells": len(rows) - len(known), "estimates_from": source}
+
+
+def _wall(seconds: Sequence[float], slots: int) -> float:
+    """The wall time of running these cells longest first on ``slots`` slots (the scheduler's order)."""
+    loads = [0.0] * max(1, slots)
+    for s in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += s
+    return round(max(loads), 1)
 
 
 def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
              lookup: Callable[[str], ProtocolEntry] = get_protocol) -> GateResult:
     """Run the gate; ``lookup`` finds a protocol by name (the registry; tests pass their own)."""
     t0 = time.perf_counter()
-    say = progress or (lambda _m: None)
     ctx = CheckContext(out_dir=cfg.out_dir, **cfg.context)
-    reports: list[CheckerReport] = []
-    findings: list[Finding] = []
-    present = set(available_checkers())
     cells, skipped = plan_cells(cfg, lookup)
-    for cell in cells:
-        proto, label, profile, name = cell.key
-        adapter = CHECKERS[name][0]
-        say(f"{proto}/{label}/{profile}: {name}")
-        t1 = time.perf_counter()
-        try:
-            report = adapter(cell.entry, label, cell.config, ctx)
-        except UserError:
-            raise
-        except Exception as exc:  # a crashed checker is a finding, not the end of the gate
-            report = CheckerReport(name, proto, label, profile, status="error",
-                                   message=f"{type(exc).__name__}: {exc}",
-                                   stats={"traceback": traceback.format_exc(limit=8)})
-            report.elapsed = time.perf_counter() - t1
-        reports.append(report)
-    findings.extend(_findings(reports))
+    plan = estimate_plan(cfg, cells)
+    estimates = {i: r["estimated_seconds"] for i, r in enumerate(plan["cells"]) if r["estimated_seconds"]}
+    results = run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
+    for row, res in zip(plan["cells"], results, strict=True):
+        row["actual_seconds"] = round(res.seconds, 3)
+    reference = [r for r in results if r.cell.variant is None]
+    reports = [r.report for r in reference]
+    findings = _findings(reports)
     mutants = None
     if cfg.mutants:
-        from rollcheck.mutants import run_mutants, scores
-
-        names = [c for c in cfg.mutant_checkers if c in present]
-        outcomes = run_mutants(cfg.protocols, names, dataclasses.replace(ctx, out_dir=cfg.out_dir / "mutants"),
-                               lambda m: say(f"mutants {m}"), lookup=lookup)
+        outcomes = outcomes_from([r for r in results if r.cell.variant is not None])
+        names = list(dict.fromkeys(r.cell.checker for r in results if r.cell.variant is not None))
         mutants = {"scores": scores(outcomes), "checkers": names, "mutants": [o.to_json() for o in outcomes]}
         for o in outcomes:
             if not o.killed:
                 findings.append(Finding("survivor", o.protocol, o.config, "", f"mutant {o.variant} survived "
                                         f"every checker ({', '.join(names)}): {o.story}", ",".join(names)))
-    return GateResult(reports, findings, time.perf_counter() - t0, cfg, skipped, mutants)
+    elapsed = time.perf_counter() - t0
+    plan["actual_seconds"] = round(elapsed, 1)
+    return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan)
 
 
 def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:

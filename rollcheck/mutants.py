@@ -7,15 +7,18 @@ by at least one checker; the score per checker shows how strong each checker is 
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollcheck.checkers import CHECKERS, VIOLATED, CheckContext, available_checkers
+from rollcheck.cellrun import Cell, CellResult, run_cells
+from rollcheck.checkers import VIOLATED, CheckContext, available_checkers
 from rollcheck.registry import get_protocol
 from rollcheck.transition import ProtocolEntry
+
+# Every checker that can kill a broken variant on its own, cheapest first (conformance compares the spec
+# with the reference, so a variant shows as a divergence, not a violation; Apalache is not installed here).
+ALL_MUTANT_CHECKERS = ("explore", "hypothesis", "z3", "tlc", "spark")
 
 
 @dataclass
@@ -58,34 +61,40 @@ class MutantOutcome:
                 "kills": [k.to_json() for k in self.kills]}
 
 
-def run_mutants(protocols: Sequence[str], checkers: Sequence[str], ctx: CheckContext,
-                progress: Callable[[str], None] | None = None,
-                lookup: Callable[[str], ProtocolEntry] = get_protocol) -> list[MutantOutcome]:
-    say = progress or (lambda _m: None)
+def mutant_cells(protocols: Sequence[str], checkers: Sequence[str],
+                 lookup: Callable[[str], ProtocolEntry] = get_protocol, subdir: str = "") -> list[Cell]:
+    """One cell per broken variant x checker (those this machine has), each on the variant's own config."""
     present = set(available_checkers())
-    outcomes: list[MutantOutcome] = []
+    cells = []
     for proto in protocols:
         entry = lookup(proto)
         for v in entry.variants:
-            config = entry.configs[v.config]
-            outcome = MutantOutcome(proto, v.id, v.story, v.expect, v.config)
-            vctx = dataclasses.replace(ctx, variant=v.id, out_dir=ctx.out_dir)
-            for name in checkers:
-                if name not in present:
-                    continue
-                say(f"{proto} {v.id}: {name}")
-                t0 = time.perf_counter()
-                try:
-                    report = CHECKERS[name][0](entry, v.config, config, vctx)
-                except Exception as exc:  # a crashing checker does not kill a mutant
-                    outcome.kills.append(Kill(name, False, [], time.perf_counter() - t0, "error",
-                                              f"{type(exc).__name__}: {exc}"))
-                    continue
-                bad = [pid for pid, verdict in report.properties.items() if verdict.status == VIOLATED]
-                outcome.kills.append(Kill(name, bool(bad), bad, time.perf_counter() - t0, report.status,
-                                          report.message))
-            outcomes.append(outcome)
-    return outcomes
+            cells.extend(Cell(entry, v.config, entry.configs[v.config], name, v.id, subdir)
+                         for name in checkers if name in present)
+    return cells
+
+
+def outcomes_from(results: Sequence[CellResult]) -> list[MutantOutcome]:
+    """The mutation matrix from the variant cells' results (one outcome per variant, in plan order)."""
+    outcomes: dict[tuple[str, str], MutantOutcome] = {}
+    for res in results:
+        cell, report = res.cell, res.report
+        assert cell.variant is not None
+        key = (cell.entry.name, cell.variant)
+        if key not in outcomes:
+            v = cell.entry.variant(cell.variant)
+            outcomes[key] = MutantOutcome(cell.entry.name, v.id, v.story, v.expect, v.config)
+        bad = [pid for pid, verdict in report.properties.items() if verdict.status == VIOLATED]
+        outcomes[key].kills.append(Kill(cell.checker, bool(bad), bad, res.seconds, report.status, report.message))
+    return list(outcomes.values())
+
+
+def run_mutants(protocols: Sequence[str], checkers: Sequence[str], ctx: CheckContext,
+                progress: Callable[[str], None] | None = None,
+                lookup: Callable[[str], ProtocolEntry] = get_protocol, parallel: int = 1) -> list[MutantOutcome]:
+    """Every broken variant through ``checkers``; ``parallel`` cells at once (see :mod:`rollcheck.cellrun`)."""
+    cells = mutant_cells(protocols, checkers, lookup)
+    return outcomes_from(run_cells(cells, ctx, parallel=parallel, progress=progress))
 
 
 def scores(outcomes: Sequence[MutantOutcome]) -> dict[str, Any]:

@@ -6,10 +6,12 @@ import html
 import os
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
 
 from rollcheck.checkers import HOLDS, PROVED, VIOLATED
 from rollcheck.gate import GateResult
+from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.traces import write_json_atomic
 
 
@@ -93,8 +95,9 @@ def html_report(result: GateResult) -> str:
              f"<style>{_STYLE}</style>{plotly_script()}</head><body>",
              f"<h1>rollcheck gate: <span id='verdict' class='{'ok' if result.exit_code == 0 else 'violated'}'>"
              f"{e(result.exit_code.name)}</span></h1>",
-             f"<p>{len(result.reports)} checker runs in {result.elapsed:.1f} s; protocols "
-             f"{e(', '.join(result.config.protocols))}; profiles {e(', '.join(result.config.profiles))}.</p>"]
+             _plan_line(result)]
+    header, rows = verdict_matrix(result.reports, result.mutants)
+    parts.append(_table("summary", header, rows, status_columns=range(2, len(header))))
     if result.skipped:
         parts.append("<p>Not run: " + e("; ".join(f"{s['checker']} ({s['reason']})" for s in result.skipped))
                      + "</p>")
@@ -115,10 +118,8 @@ def html_report(result: GateResult) -> str:
     n_diagram = 0
     for (proto, conf, prof), reports in groups.items():
         parts.append(f"<h2>{e(proto)} / {e(conf)} / {e(prof)}</h2>")
-        stats = "; ".join(f"{r.checker}: " + ", ".join(f"{k} {v:,}" for k, v in r.counts.items())
-                          + f" ({r.elapsed:.1f} s)" + (f" [{r.status}: {r.message}]" if r.message else "")
-                          for r in reports)
-        parts.append(f"<p>{e(stats)}</p>")
+        parts.append(_table("", list(RUN_HEADER[3:]), [row[3:] for row in run_rows(
+            reports, result.config.context.get("z3_depth"))], status_columns=[1]))
         ids: list[str] = []
         for r in reports:
             for pid in r.properties:
@@ -152,6 +153,32 @@ def html_report(result: GateResult) -> str:
         parts.append(mutation_table(result.mutants["mutants"], result.mutants["checkers"]))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _plan_line(result: GateResult) -> str:
+    plan = result.plan or {}
+    est = plan.get("estimated_wall_seconds")
+    return (f"<p id='plan'>tier <b>{html.escape(result.config.tier)}</b>, {len(result.reports)} checker runs on "
+            f"{plan.get('parallel', 1)} slots in {result.elapsed:.1f} s"
+            + (f" (estimated {est:.1f} s from the last run)" if est is not None else " (no earlier run to estimate)")
+            + f"; protocols {html.escape(', '.join(result.config.protocols))}; profiles "
+            f"{html.escape(', '.join(result.config.profiles))}.</p>")
+
+
+def _table(table_id: str, header: list[str], rows: list[list[str]], status_columns: Iterable[int] = ()) -> str:
+    """An HTML table; cells of ``status_columns`` are classed by their first word (ok, violated, ...)."""
+    e = html.escape
+    out = [f"<table{f' id={table_id!r}' if table_id else ''}><tr>" + "".join(f"<th>{e(h)}</th>" for h in header)
+           + "</tr>"]
+    cols = set(status_columns)
+    for row in rows:
+        tds = []
+        for i, v in enumerate(row):
+            cls = f" class='{e(v.split(' ', 1)[0])}'" if i in cols and v else ""
+            tds.append(f"<td{cls}>{e(v)}</td>")
+        out.append("<tr>" + "".join(tds) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
 
 
 def write_outputs(result: GateResult, out_dir: Path) -> dict[str, str]:

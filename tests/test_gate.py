@@ -13,6 +13,7 @@ import pytest
 from rollcheck.checkers import HOLDS, VIOLATED, CheckerReport, PropertyVerdict
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.gate import GateConfig, _findings, estimate_plan, load_gate_config, plan_cells, run_gate
+from rollcheck.registry import get_protocol
 from rollcheck.reports import write_outputs
 from rollcheck.transition import ProtocolEntry
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
@@ -54,7 +55,8 @@ def test_dry_run_plan_is_the_run_and_estimates_from_the_last_one(tmp_path: Path)
     write_outputs(result, tmp_path)
     after = estimate_plan(cfg, cells)
     assert after["unestimated_cells"] == 0 and after["estimates_from"] == str(tmp_path / "summary.json")
-    assert [c["estimated_seconds"] for c in after["cells"]] == [round(r.elapsed, 3) for r in result.reports]
+    assert result.plan is not None
+    assert [c["estimated_seconds"] for c in after["cells"]] == [c["actual_seconds"] for c in result.plan["cells"]]
 
 
 def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
@@ -64,8 +66,12 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
-    assert [(c["profile"], c["checker"]) for c in plan["cells"]] == \
+    assert plan["tier"] == "ci"
+    assert [(c["profile"], c["checker"]) for c in plan["cells"] if c["variant"] is None] == \
         [("kip", "explore"), ("kip", "z3"), ("kafka", "explore"), ("kafka", "z3")]
+    # then every broken variant of the protocol through the explorer
+    assert {c["checker"] for c in plan["cells"] if c["variant"]} == {"explore"}
+    assert len([c for c in plan["cells"] if c["variant"]]) == len(get_protocol("streams_probing").variants)
     assert not out.exists()  # nothing ran, nothing written
 
 

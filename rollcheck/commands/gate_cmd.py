@@ -8,9 +8,11 @@ from pathlib import Path
 from rich.table import Table
 
 from rollcheck.checkers import CHECKERS
+from rollcheck.commands.common import positive_int
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode
-from rollcheck.gate import GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
+from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
+from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.reports import write_outputs
 from rollcheck.transition import PROFILES
 
@@ -28,6 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="only this checker (repeatable)")
     p.add_argument("--profile", action="append", default=None, choices=PROFILES,
                    help="only this profile (repeatable)")
+    p.add_argument("--tier", choices=TIERS, default=None,
+                   help="ci (default): every protocol, profile and checker kind in about 3 minutes; nightly: the "
+                   "full matrix, every variant through every checker, a fuzzing round (overrides the config's tier)")
+    p.add_argument("--parallel", type=positive_int, default=None, metavar="N",
+                   help="cells run at once (default: the machine's cores; 1: one after another)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan (every cell, with its seconds in the last run under --out) and run nothing")
     p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
@@ -36,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = load_gate_config(args.config, args.out)
+    cfg = load_gate_config(args.config, args.out, args.tier)
     if args.protocol:
         from rollcheck.registry import get_protocol
 
@@ -48,31 +55,48 @@ def run(args: argparse.Namespace) -> int:
         cfg.checkers = list(args.checker)
     if args.profile:
         cfg.profiles = list(args.profile)
-    console = err_console()
+    if args.parallel is not None:
+        cfg.parallel = args.parallel
+    console = err_console(wide=True)
     if args.dry_run:
         return _dry_run(cfg, args.json)
-    say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}"))
+    say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}", highlight=False))
     result = run_gate(cfg, say)
     paths = write_outputs(result, cfg.out_dir)
     doc = result.to_json()
     doc["outputs"] = paths
     if args.json:
         print_json(doc)
-    table = Table(title=f"rollcheck gate: {result.exit_code.name} ({result.elapsed:.1f} s)")
-    for col in ("protocol", "config", "profile", "checker", "status", "counts", "seconds"):
-        table.add_column(col)
-    for r in result.reports:
-        style = {"ok": "green", "violated": "bold red", "error": "bold red"}.get(r.status, "yellow")
-        table.add_row(r.protocol, r.config, r.profile, r.checker, f"[{style}]{r.status}[/]",
-                      ", ".join(f"{v:,} {k.replace('distinct_states', 'states')}" for k, v in r.counts.items()),
-                      f"{r.elapsed:.1f}")
-    console.print(table)
+    plan = result.plan or {}
+    est = plan.get("estimated_wall_seconds")
+    title = (f"rollcheck gate (tier {cfg.tier}): {result.exit_code.name} in {result.elapsed:.0f} s"
+             + (f" (estimated {est:.0f} s)" if est is not None else ""))
+    runs = Table(title="every cell (report.html and summary.json add the command that reruns each)")
+    for col in RUN_HEADER[:-1]:
+        runs.add_column(col, justify="right" if col in ("states", "depth", "seconds") else "left",
+                        no_wrap=True, overflow="ellipsis", max_width=48 if col == "note" else None)
+    for row in run_rows(result.reports, cfg.context.get("z3_depth")):
+        runs.add_row(*row[:-1])
+    console.print(runs)
+    header, rows = verdict_matrix(result.reports, result.mutants)
+    matrix = Table(title=title)
+    for col in header:
+        matrix.add_column(col)
+    for row in rows:
+        matrix.add_row(*(_styled(v) for v in row))
+    console.print(matrix)
     for s in result.skipped:
         console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")
     for f in result.findings:
         console.print(f"[bold red]{f.kind}[/] {f.protocol}/{f.config}/{f.profile}: {f.message}")
     console.print(f"outputs: {paths['summary']}, {paths['junit']}, {paths['html']}")
     return int(result.exit_code)
+
+
+def _styled(text: str) -> str:
+    status = text.split(" ", 1)[0]
+    style = {"ok": "green", "violated": "bold red", "error": "bold red", "skipped": "yellow"}.get(status)
+    return f"[{style}]{text}[/]" if style else text
 
 
 def _dry_run(cfg: GateConfig, as_json: bool) -> int:
@@ -82,19 +106,22 @@ def _dry_run(cfg: GateConfig, as_json: bool) -> int:
     if as_json:
         print_json(plan)
         return int(ExitCode.OK)
-    console = err_console()
-    table = Table(title=f"rollcheck gate --dry-run: {len(cells)} cells"
-                  + (f", estimated {plan['estimated_seconds']:.0f} s" if plan["estimated_seconds"] is not None else ""))
-    for col in ("protocol", "config", "profile", "checker", "estimated s"):
-        table.add_column(col, justify="right" if col == "estimated s" else "left")
+    console = err_console(wide=True)
+    est = plan["estimated_wall_seconds"]
+    table = Table(title=f"rollcheck gate --dry-run (tier {cfg.tier}, {cfg.parallel} at once): {len(cells)} cells"
+                  + (f", estimated {est:.0f} s" if est is not None else ""))
+    for col in ("protocol", "config", "profile", "checker", "cells", "estimated s"):
+        table.add_column(col, justify="right" if col in ("cells", "estimated s") else "left")
+    # The reference's cells one per row; the broken variants' summed per protocol x checker.
+    grouped: dict[tuple[str, str, str, str], list[float | None]] = {}
     for row in plan["cells"]:
-        est = row["estimated_seconds"]
-        table.add_row(row["protocol"], row["config"], row["profile"], row["checker"],
-                      "?" if est is None else f"{est:.1f}")
-    if cfg.mutants:
-        est = plan["mutants_estimated_seconds"]
-        table.add_row("every protocol", "variants' own", "", "mutants: " + ", ".join(cfg.mutant_checkers),
-                      "?" if est is None else f"{est:.1f}")
+        key = ((row["protocol"], row["config"], row["profile"], row["checker"]) if row["variant"] is None
+               else (row["protocol"], "variants' own", "", "mutants: " + row["checker"]))
+        grouped.setdefault(key, []).append(row["estimated_seconds"])
+    for key, times in grouped.items():
+        known = [t for t in times if t is not None]
+        table.add_row(*key, str(len(times)), "?" if not known else f"{sum(known):.1f}"
+                      + ("" if len(known) == len(times) else "+?"))
     console.print(table)
     for s in skipped:
         console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")

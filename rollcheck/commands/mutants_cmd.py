@@ -10,14 +10,13 @@ from rich.table import Table
 from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode
-from rollcheck.mutants import run_mutants, scores
+from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.traces import write_json_atomic
 
 # The default kills fastest: every variant is caught by the explorer on its config (a test requires it).
 DEFAULT = ("explore",)
-# ``--checker all``: every checker that can kill a mutant on its own, cheap first.
-ALL = ("explore", "hypothesis", "z3", "tlc", "spark")
+ALL = ALL_MUTANT_CHECKERS
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -1,0 +1,154 @@
+"""The gate's tiers (what each plan covers), its parallel cells (same outputs as sequential, a dying checker
+process is one error cell) and the fuzzing checker of the nightly tier."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollcheck.checkers import CheckContext, available_checkers
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.gate import (
+    CI_SIZED_CHECKERS,
+    DEFAULT_CHECKERS,
+    GateConfig,
+    default_gate_config,
+    load_gate_config,
+    plan_cells,
+    run_gate,
+)
+from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants
+from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.reports import write_outputs
+from rollcheck.transition import PROFILES
+from tests.toy import PROTOCOL, ToyConfig, ToySystem
+
+
+def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) -> None:
+    cfg = default_gate_config(tmp_path)
+    assert cfg.tier == "ci"
+    cells, _skipped = plan_cells(cfg)
+    reference = [c for c in cells if c.variant is None]
+    kinds = {c.checker for c in reference}
+    assert kinds == {c for c in DEFAULT_CHECKERS if c in available_checkers()}
+    for proto in protocol_names():
+        for profile in PROFILES:
+            mine = [c for c in reference if c.entry.name == proto and c.config.profile == profile]
+            assert {c.checker for c in mine} == kinds, (proto, profile)
+            # TLC, conformance and Spark on the small config, where the explorer also runs (counts compared);
+            # the explorer, Hypothesis and Z3 on the gate config.
+            for c in mine:
+                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker == "explore"
+            assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0]}
+    # Every broken variant through the explorer.
+    variants = {(c.entry.name, c.variant) for c in cells if c.variant}
+    assert variants == {(p, v.id) for p in protocol_names() for v in get_protocol(p).variants}
+    assert {c.checker for c in cells if c.variant} == {"explore"}
+
+
+def test_ci_tier_kills_every_variant_the_nightly_tier_runs(tmp_path: Path) -> None:
+    ci, nightly = default_gate_config(tmp_path, "ci"), default_gate_config(tmp_path, "nightly")
+    ci_cells, _ = plan_cells(ci)
+    nightly_cells, _ = plan_cells(nightly)
+    ci_variants = {(c.entry.name, c.variant) for c in ci_cells if c.variant}
+    nightly_variants = {(c.entry.name, c.variant) for c in nightly_cells if c.variant}
+    assert ci_variants == nightly_variants
+    assert {c.checker for c in nightly_cells if c.variant} == {
+        c for c in ALL_MUTANT_CHECKERS if c in available_checkers()}
+    # The nightly tier's verdict on a variant is "killed" when any checker kills it: the ci tier's checkers
+    # alone kill every one, so the fast tier loses no detection.
+    outcomes = run_mutants(ci.protocols, ci.mutant_checkers, CheckContext(out_dir=tmp_path), parallel=2)
+    assert {(o.protocol, o.variant) for o in outcomes} == ci_variants
+    assert [f"{o.protocol}:{o.variant}" for o in outcomes if not o.killed] == []
+
+
+def test_nightly_tier_is_the_full_matrix_with_a_fuzzing_round(tmp_path: Path) -> None:
+    cfg = default_gate_config(tmp_path, "nightly")
+    cells, _ = plan_cells(cfg)
+    reference = [c for c in cells if c.variant is None]
+    assert all(c.label == cfg.configs[c.entry.name][0] for c in reference)  # every checker on the gate config
+    assert "fuzz" in {c.checker for c in reference} and cfg.context["options"]["fuzz_minutes"] > 0
+
+
+def test_tier_is_a_gate_config_key_and_the_flag_wins(tmp_path: Path) -> None:
+    toml = tmp_path / "g.toml"
+    toml.write_text("[gate]\ntier = 'nightly'\nprotocols = ['streams_probing']\nparallel = 1\n"
+                    "options = { fuzz_minutes = 0.1 }\n")
+    cfg = load_gate_config(toml, tmp_path)
+    assert cfg.tier == "nightly" and "fuzz" in cfg.checkers and cfg.parallel == 1
+    assert cfg.context["options"]["fuzz_minutes"] == 0.1
+    assert load_gate_config(toml, tmp_path, "ci").tier == "ci"
+    for text, msg in [("[gate]\ntier = 'weekly'\n", "'tier' must be one of"),
+                      ("[gate]\nparallel = 0\n", "'parallel' must be a positive integer"),
+                      ("[gate]\nci_configs = 3\n", "'ci_configs' must be")]:
+        toml.write_text(text)
+        with pytest.raises(UserError, match=msg):
+            load_gate_config(toml, tmp_path)
+
+
+def _toy_cfg(out: Path, parallel: int, checkers: list[str] | None = None) -> GateConfig:
+    return GateConfig(["toy"], {"toy": ["small", "default"]}, ["kip", "kafka"], checkers or ["explore", "hypothesis"],
+                      out, {"hypothesis_examples": 30, "hypothesis_steps": 10}, mutants=True,
+                      mutant_checkers=["explore", "hypothesis"], parallel=parallel)
+
+
+def _comparable(doc: dict[str, Any]) -> Any:
+    """A summary without what depends on timing (seconds, rates)."""
+    timing = {"elapsed_seconds", "seconds", "states_per_second", "actual_seconds", "estimated_seconds",
+              "estimated_wall_seconds", "parallel", "estimates_from"}
+    if isinstance(doc, dict):
+        return {k: _comparable(v) for k, v in doc.items() if k not in timing}
+    if isinstance(doc, list):
+        return [_comparable(v) for v in doc]
+    return doc
+
+
+def test_parallel_cells_give_the_sequential_outputs(tmp_path: Path) -> None:
+    docs = []
+    for parallel in (1, 2):
+        out = tmp_path / f"p{parallel}"
+        result = run_gate(_toy_cfg(out, parallel), lookup=lambda _n: PROTOCOL)
+        assert result.exit_code == ExitCode.OK, result.findings
+        write_outputs(result, out)
+        doc = json.loads((out / "summary.json").read_text())
+        assert doc["tier"] == "ci" and doc["plan"]["parallel"] == parallel
+        docs.append(_comparable(doc))
+        assert "id='summary'" in (out / "report.html").read_text() and "tier <b>ci</b>" in (
+            out / "report.html").read_text()
+    assert docs[0] == docs[1]
+    # Every cell's id, in plan order, with its actual time.
+    rows = json.loads((tmp_path / "p2" / "summary.json").read_text())["plan"]["cells"]
+    assert rows[0]["id"] == "toy/small/kip/explore" and all(r["actual_seconds"] is not None for r in rows)
+
+
+def test_a_checker_process_that_dies_is_one_error_cell(tmp_path: Path) -> None:
+    def build(config: Any) -> ToySystem:
+        if config.profile == "kafka":
+            os._exit(7)  # what Z3's native abort does to its process
+        return ToySystem(config)
+
+    entry = dataclasses.replace(PROTOCOL, build=build)
+    cfg = dataclasses.replace(_toy_cfg(tmp_path, 2, ["explore"]), mutants=False)
+    result = run_gate(cfg, lookup=lambda _n: entry)
+    by_profile = {(r.config, r.profile): r for r in result.reports}
+    assert by_profile[("small", "kip")].status == "ok" and by_profile[("default", "kip")].status == "ok"
+    dead = by_profile[("small", "kafka")]
+    assert dead.status == "error" and "exit code 7" in dead.message
+    assert result.exit_code == ExitCode.RUN_FAILED
+
+
+def test_fuzz_checker_finds_the_broken_variant_and_holds_on_the_reference(tmp_path: Path) -> None:
+    from rollcheck.checkers import CHECKERS
+
+    fuzz = CHECKERS["fuzz"][0]
+    ctx = CheckContext(out_dir=tmp_path, options={"fuzz_minutes": 0.05})
+    good = fuzz(PROTOCOL, "small", ToyConfig(bound=3), ctx)
+    assert good.status == "ok" and good.properties["TOY-01"].status == "holds"
+    bad = fuzz(PROTOCOL, "small", ToyConfig(bound=3), dataclasses.replace(ctx, variant="TOY-M1"))
+    assert bad.status == "violated" and bad.properties["TOY-01"].trace is not None
+    assert list((tmp_path / "traces").rglob("TOY-01.itf.json"))
