@@ -382,12 +382,13 @@ MV_07_Step == /\ \A i \in VIdx : voters'[i] # voters[i] => StartChecked("voter",
 MV_07 == [][MV_07_Step]_vars
 
 (* MV-08: metadata.version is never deleted or set below the minimum. *)
-MV_08_Step == (Changes /\ UpdateStep) => Level' >= Floor
+MV_08_Step == Level' >= Floor \/ ~(Changes /\ UpdateStep)   \* the cheap comparison first
 MV_08 == [][MV_08_Step]_vars
 
 (* MV-09: an increase is an upgrade and a decrease is a SAFE or UNSAFE downgrade. *)
+(* The cheap comparison first: UpdateFeatures is evaluated only for the requests it would contradict. *)
 MV_09_Step == Changes => \A y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices :
-                              UpdateFeatures(y, dt, dry) => ((dt = "NONE") = (Level' > Level))
+                              ((dt = "NONE") = (Level' > Level)) \/ ~UpdateFeatures(y, dt, dry)
 MV_09 == [][MV_09_Step]_vars
 
 (* MV-10: the controller writes a record type only once the finalized version enables it. *)

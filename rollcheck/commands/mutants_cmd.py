@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rich.table import Table
 
 from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
+from rollcheck.commands.common import positive_int
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores
@@ -27,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="run this checker (repeatable; default: explore, the fastest killer; 'all': "
                    + ", ".join(ALL) + ")")
     p.add_argument("--out", type=Path, default=Path("rollcheck-out/mutants"), metavar="DIR")
+    p.add_argument("--parallel", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+                   help="variant x checker cells at once (default: the machine's cores)")
     p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
@@ -43,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     checkers = list(dict.fromkeys(wanted))
     console = err_console()
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
-    outcomes = run_mutants(protocols, checkers, CheckContext(out_dir=args.out), say)
+    outcomes = run_mutants(protocols, checkers, CheckContext(out_dir=args.out), say, parallel=args.parallel)
     doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
     write_json_atomic(args.out / "mutants.json", doc)
     if args.json:
