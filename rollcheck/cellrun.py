@@ -137,6 +137,10 @@ class _Scheduler:
             while self.pending or busy:
                 self._start(workers, driver, busy)
                 self._collect(workers, driver, busy)
+        except BaseException:  # Ctrl-C or a user mistake found in a cell: stop now, not after the cells
+            for w in workers:
+                w.process.terminate()
+            raise
         finally:
             for w in workers:
                 w.stop()

@@ -152,3 +152,24 @@ def test_fuzz_checker_finds_the_broken_variant_and_holds_on_the_reference(tmp_pa
     bad = fuzz(PROTOCOL, "small", ToyConfig(bound=3), dataclasses.replace(ctx, variant="TOY-M1"))
     assert bad.status == "violated" and bad.properties["TOY-01"].trace is not None
     assert list((tmp_path / "traces").rglob("TOY-01.itf.json"))
+
+
+def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "gate", "--protocol", "streams_probing",
+                             "--checker", "z3", "--checker", "explore", "--parallel", "2", "--out", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(6.0)  # inside the Z3 cells (about 20 s each)
+    assert proc.poll() is None
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "rollcheck: interrupted" and "Traceback" not in stderr
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
+    assert left.strip() == ""
+    assert not (tmp_path / "summary.json").exists()  # an interrupted gate writes no report

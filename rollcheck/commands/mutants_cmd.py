@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     checkers = list(dict.fromkeys(wanted))
     console = err_console()
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
-    outcomes = run_mutants(protocols, checkers, CheckContext(out_dir=args.out), say, parallel=args.parallel)
+    # Z3's BMC to 5 steps, as in the gate (so that `--checker all` is the nightly tier's mutation matrix).
+    ctx = CheckContext(out_dir=args.out, z3_depth=5)
+    outcomes = run_mutants(protocols, checkers, ctx, say, parallel=args.parallel)
     doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
     write_json_atomic(args.out / "mutants.json", doc)
     if args.json:
