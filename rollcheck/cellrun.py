@@ -217,7 +217,22 @@ def _child_context(ctx: CheckContext, known: dict[Any, int], cores: int) -> Chec
     return dataclasses.replace(ctx, known_sizes=known, cores=cores, progress=None)
 
 
-class _Worker:
+class _Slot:
+    """Where a cell runs; it is sent (index, known sizes, cores) and answers on ``conn``; None ends it."""
+
+    conn: Connection
+
+    def send(self, index: int, known: dict[Any, int], cores: int) -> None:
+        self.conn.send((index, known, cores))
+
+    def _close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:  # the other end is gone already
+            pass
+
+
+class _Worker(_Slot):
     """A forked process that runs the cells it is sent (it inherits the plan at fork: only indexes travel)."""
 
     def __init__(self, process: Any, conn: Connection) -> None:
@@ -233,14 +248,8 @@ class _Worker:
         child.close()
         return cls(process, parent)
 
-    def send(self, index: int, known: dict[Any, int], cores: int) -> None:
-        self.conn.send((index, known, cores))
-
     def stop(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
+        self._close()
         self.process.join(timeout=5)
         if self.process.is_alive():
             self.process.terminate()
@@ -276,7 +285,7 @@ def _worker_main(cells: list[Cell], ctx: CheckContext, conn: Connection) -> None
         os._exit(0)  # skip the parent's atexit handlers (pytest, Spark) inherited through fork
 
 
-class _DriverThread:
+class _DriverThread(_Slot):
     """The Spark cells, one at a time, in this process (they share its Spark session)."""
 
     def __init__(self, cells: list[Cell], ctx: CheckContext) -> None:
@@ -296,12 +305,6 @@ class _DriverThread:
             except BaseException as exc:
                 self._inner.send(("raise", exc))
 
-    def send(self, index: int, known: dict[Any, int], cores: int) -> None:
-        self.conn.send((index, known, cores))
-
     def stop(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
+        self._close()
         self._thread.join(timeout=1)
