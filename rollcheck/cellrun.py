@@ -259,6 +259,7 @@ class _Worker(_Slot):
 def _worker_main(cells: list[Cell], ctx: CheckContext, conn: Connection) -> None:
     # Ctrl-C reaches the whole process group: the parent stops the workers, which must not print tracebacks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's terminate() ends a worker at once
     try:
         while True:
             try:

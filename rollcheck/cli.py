@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import signal
 import sys
 from collections.abc import Sequence
 
 from rollcheck import __version__
-from rollcheck.errors import ExitCode, ToolUnavailable, UserError
+from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError
 from rollcheck.hashenv import reexec_for_stable_hashes
+from rollcheck.userinput import check_output_dir
 
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
@@ -49,10 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         reexec_for_stable_hashes(["-m", "rollcheck", *sys.argv[1:]])
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None:
+        signal.signal(signal.SIGTERM, _terminate)
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return int(ExitCode.RUN_FAILED)
     try:
+        # An output directory that cannot be written fails here, before the run, not after it.
+        if getattr(args, "out", None) is not None and not getattr(args, "dry_run", False):
+            check_output_dir(args.out)
         return int(args.run(args))
     except UserError as exc:
         print(f"rollcheck: error: {exc}", file=sys.stderr)
@@ -60,24 +67,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolUnavailable as exc:
         print(f"rollcheck: {exc}", file=sys.stderr)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("rollcheck: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _stopped(exc)
     except Exception as exc:
-        if _interrupted(exc):  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
-            print("rollcheck: interrupted", file=sys.stderr)
-            return 130
+        stop = _interrupted(exc)  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
+        if stop is not None:
+            return _stopped(stop)
         raise
 
 
-def _interrupted(exc: BaseException | None) -> bool:
+def _terminate(_signum: int, _frame: object) -> None:
+    raise Terminated()
+
+
+def _stopped(exc: KeyboardInterrupt) -> int:
+    if isinstance(exc, Terminated):
+        print("rollcheck: terminated", file=sys.stderr)
+        return 143
+    print("rollcheck: interrupted", file=sys.stderr)
+    return 130
+
+
+def _interrupted(exc: BaseException | None) -> KeyboardInterrupt | None:
     seen = 0
     while exc is not None and seen < 20:
         if isinstance(exc, KeyboardInterrupt):
-            return True
+            return exc
         exc = exc.__cause__ or exc.__context__
         seen += 1
-    return False
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,6 +26,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from rollcheck.errors import UserError
 from rollcheck.transition import PROFILES, ProtocolEntry
+from rollcheck.userinput import read_text_input
 
 CONFIG_NAMES = ("small", "default", "large")
 
@@ -46,12 +47,9 @@ def resolve_config(entry: ProtocolEntry, spec: str | None) -> tuple[str, Any]:
 
 
 def load_config_file(entry: ProtocolEntry, path: Path) -> Any:
+    text = read_text_input(path, "config file")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"config file not found: {path}") from None
-    except OSError as exc:
-        raise UserError(f"cannot read config file {path}: {exc.strerror}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"malformed config file {path}: {exc}") from None
     return config_from_mapping(entry, raw, origin=str(path))

@@ -23,3 +23,7 @@ class ToolUnavailable(Exception):
     """An optional external tool is absent."""
 
     exit_code = ExitCode.TOOL_UNAVAILABLE
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that a run ends as Ctrl-C ends it (exit 143 instead of 130)."""

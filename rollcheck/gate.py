@@ -40,6 +40,7 @@ from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, 
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.spark.session import check_master
 from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
+from rollcheck.userinput import positive_number, read_text_input, whole_number
 
 DEFAULT_CHECKERS = ("explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache")
 
@@ -110,12 +111,15 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
     command line's ``--tier``) wins over the file's ``tier`` key."""
     if path is None:
         return default_gate_config(out_dir or Path("rollcheck-out/gate"), tier or "ci")
+    text = read_text_input(Path(path), "gate config")
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"gate config not found: {path}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"malformed gate config {path}: {exc}") from None
+    # A misspelled table ([gaet]) must not silently run the default gate.
+    if set(raw) - {"gate"}:
+        raise UserError(f"{path}: unknown table or key {sorted(set(raw) - {'gate'})}: the gate config is one "
+                        "[gate] table")
     gate = raw.get("gate", {})
     if not isinstance(gate, dict):
         raise UserError(f"{path}: [gate] must be a table")
@@ -139,6 +143,8 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
     for c in checkers:
         if c not in CHECKERS:
             raise UserError(f"{path}: unknown checker '{c}'; known: {', '.join(CHECKERS)}")
+    if "out" in gate and not isinstance(gate["out"], str):
+        raise UserError(f"{path}: 'out' must be a directory path (a string), not {gate['out']!r}")
     out = out_dir or Path(gate.get("out", str(base.out_dir)))
     mutants = gate.get("mutants", base.mutants)
     if not isinstance(mutants, bool):
@@ -153,6 +159,7 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
     options = gate.get("options", {})
     if not isinstance(options, dict):
         raise UserError(f"{path}: 'options' must be a table (e.g. conform_max_states = 200000)")
+    _check_numbers(gate, options, path)
     ctx = dict(base.context)
     ctx.update({k: gate[k] for k in GATE_KEYS - _STRUCTURAL if k in gate})
     if "options" in gate:
@@ -167,6 +174,28 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
             raise UserError(f"{path}: spark_master: {exc}") from None
     return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers, base.tier,
                       ci_configs, parallel)
+
+
+# The numeric [gate] keys and options: (least whole value, or None for a finite number above 0). A bound
+# that checks nothing (z3_depth = 0, hypothesis_examples = 0) is an error, never "holds".
+_NUMBERS: dict[str, int | None] = {"z3_depth": 1, "hypothesis_examples": 1, "hypothesis_steps": 1,
+                                   "spark_partitions": 1, "seed": 0, "timeout_seconds": None}
+OPTIONS: dict[str, int | None] = {"conform_max_states": 0, "conform_traces": 1, "conform_depth": 1,
+                                  "spark_max_states": 0, "spark_min": 0, "fuzz_minutes": None}
+
+
+def _check_numbers(gate: dict[str, Any], options: dict[str, Any], path: Path) -> None:
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise UserError(f"{path}: unknown options {sorted(unknown)}; known: {', '.join(sorted(OPTIONS))}")
+    for table, rules, prefix in ((gate, _NUMBERS, ""), (options, OPTIONS, "options.")):
+        for key, least in rules.items():
+            if key in table:
+                where = f"{path}: {prefix}{key}"
+                if least is None:
+                    positive_number(table[key], where)
+                else:
+                    whole_number(table[key], where, least)
 
 
 def _config_table(gate: dict[str, Any], key: str, default: dict[str, list[str]], path: Path

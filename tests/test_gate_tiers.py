@@ -173,3 +173,22 @@ def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_pat
     left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
     assert left.strip() == ""
     assert not (tmp_path / "summary.json").exists()  # an interrupted gate writes no report
+
+
+def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "gate", "--protocol", "streams_probing",
+                             "--checker", "z3", "--parallel", "2", "--quiet", "--out", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(6.0)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)  # as a CI runner's timeout does: the main process only
+    _, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stderr.strip()) == (143, "rollcheck: terminated")
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
+    assert left.strip() == ""

@@ -15,6 +15,7 @@ from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, p
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.reports import write_outputs
 from rollcheck.transition import PROFILES
+from rollcheck.userinput import check_output_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     console = err_console(wide=True)
     if args.dry_run:
         return _dry_run(cfg, args.json)
+    check_output_dir(cfg.out_dir, "out")  # the config file's 'out' too, before any cell runs
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}", highlight=False))
     result = run_gate(cfg, say)
     paths = write_outputs(result, cfg.out_dir)

@@ -1,0 +1,123 @@
+"""Bad input, as a new user gives it: every case ends with one line on stderr naming what was wrong,
+exit 2, no traceback, before any work starts (issue #20; more classes land with it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rollcheck.cli import main
+
+# Every command with an output directory; the rest of each command line is valid.
+COMMANDS = {
+    "explore": ["explore", "streams_probing", "--config", "small"],
+    "prove": ["prove", "streams_probing", "--config", "small"],
+    "gate": ["gate", "--protocol", "streams_probing", "--checker", "explore"],
+    "simulate": ["simulate", "streams_probing"],
+    "mutants": ["mutants", "--protocol", "streams_probing"],
+    "tlc": ["tlc", "streams_probing", "--config", "small"],
+    "conform": ["conform", "streams_probing"],
+    "fuzz": ["fuzz", "streams_probing", "--minutes", "0.01"],
+    "apalache": ["apalache", "streams_probing"],
+}
+
+
+def _bad_out(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    if kind == "a file":
+        f = tmp_path / "taken"
+        f.write_text("keep me")
+        return f, "exists and is not a directory"
+    if kind == "under a file":
+        f = tmp_path / "taken"
+        f.write_text("keep me")
+        return f / "sub" / "dir", "is a file, so no directory can be made under it"
+    return Path("/proc/rollcheck-no-such-dir/out"), "cannot write under /proc"  # not writable, even as root
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "Traceback" not in err[0]
+    return err[0]
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "unwritable"])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_out_that_cannot_be_written_fails_before_the_run(command: str, kind: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out, says = _bad_out(kind, tmp_path)
+    assert main([*COMMANDS[command], "--out", str(out)]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("rollcheck: error: --out ") and says in line
+    if kind != "unwritable":
+        assert (tmp_path / "taken").read_text() == "keep me"  # nothing the user had is lost
+
+
+def test_the_gate_configs_out_is_checked_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "taken").write_text("x")
+    cfg = tmp_path / "g.toml"
+    cfg.write_text(f"[gate]\nprotocols = ['streams_probing']\ncheckers = ['explore']\nout = '{tmp_path / 'taken'}'\n")
+    assert main(["gate", "--config", str(cfg)]) == 2
+    assert "out " in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[gaet]\nprotocols = ['features']\n", "unknown table or key ['gaet']"),
+    ("checkers = ['explore']\n", "unknown table or key ['checkers']"),
+    ("[gate]\nout = 17\n", "'out' must be a directory path"),
+    ("[gate]\nz3_depth = -3\n", "z3_depth must be at least 1, not -3"),
+    ("[gate]\nz3_depth = 0\n", "z3_depth must be at least 1, not 0"),
+    ("[gate]\nhypothesis_examples = 0\n", "hypothesis_examples must be at least 1"),
+    ("[gate]\nhypothesis_steps = 2.5\n", "hypothesis_steps must be a whole number"),
+    ("[gate]\ntimeout_seconds = nan\n", "timeout_seconds must be a finite number above 0"),
+    ("[gate]\ntimeout_seconds = -inf\n", "timeout_seconds must be a finite number above 0"),
+    ("[gate]\nseed = true\n", "seed must be a whole number"),
+    ("[gate]\noptions = { conform_max_state = 5 }\n", "unknown options ['conform_max_state']"),
+    ("[gate]\noptions = { fuzz_minutes = inf }\n", "options.fuzz_minutes must be a finite number above 0"),
+    ("[gate]\noptions = { spark_min = -1 }\n", "options.spark_min must be at least 0"),
+])
+def test_gate_config_mistakes_are_one_line(text: str, says: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "rollcheck.toml"
+    cfg.write_text(text)
+    assert main(["gate", "--config", str(cfg), "--out", str(tmp_path / "out")]) == 2
+    line = _one_error_line(capsys)
+    assert says in line and str(cfg) in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_config_the_gate_names_is_read_before_any_cell_runs(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "rollcheck.toml"
+    cfg.write_text("[gate]\nprotocols = ['streams_probing']\nconfigs = ['default', 'missing.toml']\n")
+    assert main(["gate", "--config", str(cfg), "--out", str(tmp_path / "out")]) == 2
+    assert "config file not found: missing.toml" in _one_error_line(capsys)
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["not UTF-8", "a directory"])
+@pytest.mark.parametrize("command", ["gate", "explore"])
+def test_config_files_that_are_not_text_files(command: str, kind: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.toml"
+    if kind == "a directory":
+        path.mkdir()
+    else:
+        path.write_bytes(b"[gate]\nprotocols = ['\xff\xfe']\n")
+    argv = (["gate", "--config", str(path)] if command == "gate"
+            else ["explore", "streams_probing", "--config", str(path)]) + ["--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    line = _one_error_line(capsys)
+    assert str(path) in line and ("is not UTF-8 text" in line or "is a directory" in line), line
+
+
+def test_the_command_itself_prints_one_line_and_exits_2(tmp_path: Path) -> None:
+    """The same through the installed entry point (re-executed for stable hashes): no traceback anywhere."""
+    (tmp_path / "taken").write_text("x")
+    proc = subprocess.run([sys.executable, "-m", "rollcheck", "explore", "streams_probing", "--out",
+                           str(tmp_path / "taken")], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"rollcheck: error: --out {tmp_path / 'taken'}: exists and is not a directory"
