@@ -7,7 +7,7 @@ from typing import Any
 
 from model.encodings import ENCODINGS, prove, symbolic
 from rollcheck.checkers import (
-    HOLDS,
+    BOUNDED,
     NOT_CHECKED,
     PROVED,
     UNKNOWN,
@@ -56,8 +56,8 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
             verdict = PropertyVerdict(p.id, VIOLATED, f"{p.description} ({res.line})", res.trace)
         elif res.status == "proved":
             verdict = PropertyVerdict(p.id, PROVED, res.line)
-        elif res.status == "checked":
-            verdict = PropertyVerdict(p.id, HOLDS, res.line)
+        elif res.status == "checked":  # BMC found nothing but induction did not close: bounded, not "holds"
+            verdict = PropertyVerdict(p.id, BOUNDED, f"holds up to depth {res.depth} ({res.line}; not proved)")
         else:
             verdict = PropertyVerdict(p.id, UNKNOWN, res.line)
         report.properties[p.id] = verdict

@@ -25,6 +25,7 @@ HOLDS = "holds"            # exhaustively checked on the bounded config (or to t
 PROVED = "proved"          # proved for every depth (induction)
 VIOLATED = "violated"      # a counterexample exists (trace attached)
 NOT_CHECKED = "not checked"
+BOUNDED = "holds up to a depth"  # a bounded (incomplete) search found no violation: the message says the depth
 UNKNOWN = "unknown"
 
 
@@ -121,10 +122,17 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
     by_id = {v.property_id: v for v in result.violations}
     for p in result.properties:
         v = by_id.get(p.id)
-        status = VIOLATED if v else (HOLDS if p.status == "holds" else NOT_CHECKED)
-        report.properties[p.id] = PropertyVerdict(
-            p.id, status, v.description if v else ("" if status == HOLDS else p.status),
-            v.trace if v else None)
+        if v:
+            status, message = VIOLATED, v.description
+        elif p.status == "holds":
+            status, message = HOLDS, ""
+        elif p.status.startswith("holds up to"):
+            status, message = BOUNDED, p.status  # "holds up to depth K": what was checked, never plain holds
+        else:
+            status = NOT_CHECKED
+            message = ("the search stopped at another property's violation" if result.violations
+                       else "the search did not cover the whole state space")
+        report.properties[p.id] = PropertyVerdict(p.id, status, message, v.trace if v else None)
     report.counts = {"distinct_states": result.distinct_states, "depth": result.depth}
     report.stats = {"generated_states": result.generated_states, "complete": result.complete,
                     "levels": [lv.distinct for lv in result.levels],

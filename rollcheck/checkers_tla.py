@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rollcheck.checkers import (
+    BOUNDED,
     HOLDS,
     NOT_CHECKED,
     VIOLATED,
@@ -157,6 +158,6 @@ def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCont
             report.properties[pid] = PropertyVerdict(pid, VIOLATED, "Apalache counterexample", trace)
             report.status = VIOLATED if report.status != "error" else report.status
         else:
-            report.properties[pid] = PropertyVerdict(pid, HOLDS, f"no violation in {ctx.z3_depth} steps")
+            report.properties[pid] = PropertyVerdict(pid, BOUNDED, f"holds up to depth {ctx.z3_depth} (Apalache)")
     save_traces(report, ts, ctx)
     return report

@@ -71,7 +71,7 @@ class PropertyOutcome:
     kind: str
     description: str
     source: str
-    status: str  # "holds", "violated", "not checked" (graph property on an incomplete graph)
+    status: str  # "holds", "holds up to depth K" (a bounded run), "violated", "not checked"
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -364,15 +364,18 @@ def explore(
                                                              time.perf_counter() - t0))
     stopped = bool(found) and stop_at_first
     truncated = False
+    full_depth = 0  # on a truncated run: every state within this many steps was checked
     phases = dict.fromkeys(("expand", "merge", "graph", "checkpoint", "graph_check"), 0.0)
     rss_before = _rss()
     while sum(seg.size for seg in frontier) and not stopped:
         if max_depth is not None and level >= max_depth:
             truncated = True
+            full_depth = level
             break
         rss = _rss()
         if max_memory is not None and rss and rss + 2 * max(rss - rss_before, 0) > max_memory:
             truncated = True
+            full_depth = level
             notes.append(f"stopped before level {level + 1}: it would exceed the memory budget of "
                          f"{max_memory / 2**30:.1f} GiB (now {rss / 2**30:.1f} GiB)"
                          + (f"; --resume continues from {checkpoint_dir}" if checkpoint_dir else ""))
@@ -417,6 +420,7 @@ def explore(
             generated += int(expanded.sum()) + vkey[1] + 1
         elif p_cut is not None:
             truncated = True
+            full_depth = level  # the next level is only partly there
             vkey = None
             keep &= cpos <= p_cut
             expanded = counts[: p_cut + 1]
@@ -495,6 +499,8 @@ def explore(
             status = "not checked"
         elif stopped:
             status = "not checked"  # the search stopped early at another property's violation
+        elif truncated:
+            status = f"holds up to depth {full_depth}"  # a bounded run never says plain "holds"
         else:
             status = "holds"
         outcomes.append(PropertyOutcome(p.id, p.kind, p.description, p.source, status))

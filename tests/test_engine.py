@@ -65,6 +65,23 @@ def test_collect_all_and_depth_bound() -> None:
     assert not r2.complete and r2.depth == 1
 
 
+def test_a_bounded_run_never_says_plain_holds() -> None:
+    from rollcheck.checkers import BOUNDED, NOT_CHECKED, from_exploration
+
+    ts = ToySystem(ToyConfig(bound=3))
+    by_depth = explore(ts, max_depth=2)
+    assert {p.id: p.status for p in by_depth.properties} == {
+        "TOY-01": "holds up to depth 2", "TOY-02": "holds up to depth 2", "TOY-03": "not checked"}
+    by_states = explore(ts, max_states=5)  # the level being filled is only partly there
+    assert not by_states.complete and by_states.depth >= 1
+    assert {p.status for p in by_states.properties if p.kind != "graph"} == {
+        f"holds up to depth {by_states.depth - 1}"}
+    report = from_exploration("explore", PROTOCOL, "small", ts.config, by_depth)
+    verdicts = {pid: (v.status, v.message) for pid, v in report.properties.items()}
+    assert verdicts["TOY-01"] == (BOUNDED, "holds up to depth 2") and not report.exhaustive
+    assert verdicts["TOY-03"] == (NOT_CHECKED, "the search did not cover the whole state space")
+
+
 class Color(Enum):
     RED = 1
     BLUE = 2

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from model.checker import check_z3
-from rollcheck.checkers import HOLDS, NOT_CHECKED, PROVED, VIOLATED, CheckContext
+from rollcheck.checkers import BOUNDED, NOT_CHECKED, PROVED, VIOLATED, CheckContext
 from rollcheck.cli import main
 from rollcheck.registry import get_protocol
 from rollcheck.traces import read_itf, trace_from_itf
@@ -58,9 +58,9 @@ def test_gate_adapter_verdicts(tmp_path: Path) -> None:
     report = check_z3(entry, "small", entry.configs["small"], ctx)
     assert report.status == "ok" and not report.exhaustive
     assert report.properties["STR-05"].status == PROVED
-    assert report.properties["STR-06"].status == HOLDS
-    assert "checked to depth 2" in report.properties["STR-06"].message
-    assert report.properties["STR-01"].status == HOLDS  # a step property: checked to depth 2
+    assert report.properties["STR-06"].status == BOUNDED  # never plain "holds" for a bounded check
+    assert report.properties["STR-06"].message.startswith("holds up to depth 2 (checked to depth 2")
+    assert report.properties["STR-01"].status == BOUNDED  # a step property: checked to depth 2
     assert report.properties["STR-L1"].status == NOT_CHECKED
     entry = get_protocol("features")
     ctx = CheckContext(out_dir=tmp_path, z3_depth=3, variant="FEAT-M1")

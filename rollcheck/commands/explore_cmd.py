@@ -126,7 +126,7 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
     for col in ("id", "kind", "status", "statement"):
         props.add_column(col)
     for p in result.properties:
-        style = {"holds": "green", "violated": "bold red"}.get(p.status, "yellow")
+        style = {"holds": "green", "violated": "bold red"}.get(p.status, "yellow")  # bounded: yellow
         props.add_row(p.id, p.kind, f"[{style}]{p.status}[/]", p.description)
     console.print(props)
     for v in result.violations:
