@@ -13,6 +13,7 @@ import importlib.util
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rollcheck import __version__
 from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError
@@ -26,8 +27,16 @@ COMMANDS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """A flag mistake is one line naming the command and what was wrong (exit 2), not the usage text:
+    ``rollcheck explore --help`` shows that."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rollcheck",
         description="Verify Kafka's rolling-upgrade protocols: feature versions (KIP-584), "
         "metadata.version (KIP-778), ZooKeeper-to-KRaft migration (KIP-866), Streams version probing "

@@ -121,3 +121,26 @@ def test_the_command_itself_prints_one_line_and_exits_2(tmp_path: Path) -> None:
                            str(tmp_path / "taken")], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"rollcheck: error: --out {tmp_path / 'taken'}: exists and is not a directory"
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["fuzz", "features", "--minutes", "inf"], "--minutes: must be a finite number above 0: inf"),
+    (["fuzz", "features", "--minutes", "nan"], "--minutes: must be a finite number above 0: nan"),
+    (["fuzz", "features", "--minutes", "0"], "--minutes: must be a finite number above 0: 0"),
+    (["fuzz", "features", "--minutes", "1", "--spark-walks", "-1"], "--spark-walks: must be at least 0: -1"),
+    (["prove", "features", "--timeout", "nan"], "--timeout: must be a finite number above 0: nan"),
+    (["prove", "features", "--depth", "0"], "--depth: must be at least 1: 0"),
+    (["simulate", "features", "--seed", "-2"], "--seed: must be at least 0: -2"),
+    (["explore", "features", "--max-states", "0"], "--max-states: must be at least 1: 0"),
+    (["explore", "features", "--max-depth", "x"], "--max-depth: not a whole number: 'x'"),
+    (["gate", "--parallel", "0"], "--parallel: must be at least 1: 0"),
+    (["gate", "--tier", "weekly"], "--tier: invalid choice: 'weekly'"),
+    (["explore", "features", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_numeric_and_unknown_flags_are_one_line(argv: list[str], says: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    line = _one_error_line(capsys)
+    assert says in line and line.startswith("rollcheck") and "--help" in line, line

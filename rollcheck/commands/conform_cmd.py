@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from rollcheck.commands.common import add_output_args, positive_int
+from rollcheck.commands.common import add_output_args, non_negative_int, positive_int
 from rollcheck.configs import resolve_config
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.console import err_console, print_json
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="profile(s) (repeatable; default: both)")
     p.add_argument("--traces", type=positive_int, default=50, help="TLC simulation traces and reference walks")
     p.add_argument("--depth", type=positive_int, default=30, help="length of each trace")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulations and walks")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the simulations and walks")
     p.add_argument("--timeout", type=positive_int, default=1800, help="seconds per TLC run")
     add_output_args(p, "rollcheck-out/conform")
     p.set_defaults(run=run)

@@ -5,30 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rollcheck.commands.common import add_protocol_args, positive_int, resolve
+from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.fuzz import FuzzResult, fuzz_hypothesis
 
 
-def _minutes(text: str) -> float:
-    try:
-        m = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
-    if m <= 0:
-        raise argparse.ArgumentTypeError("minutes must be positive")
-    return m
-
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuzz", help="fuzzing campaign until a violation or the time budget")
     add_protocol_args(p)
-    p.add_argument("--minutes", type=_minutes, required=True, help="time budget")
-    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--minutes", type=positive_float, required=True, help="time budget")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="campaign seed (default 0)")
     p.add_argument("--examples", type=positive_int, default=200, help="examples per round (default 200)")
     p.add_argument("--steps", type=positive_int, default=50, help="steps per example (default 50)")
-    p.add_argument("--spark-walks", type=int, default=200, metavar="N",
+    p.add_argument("--spark-walks", type=non_negative_int, default=200, metavar="N",
                    help="Spark random walks per round beside Hypothesis (default 200; 0: Hypothesis only)")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rollcheck.commands.common import add_protocol_args, positive_int, resolve
+from rollcheck.commands.common import add_protocol_args, positive_float, positive_int, resolve
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.traces import write_itf, write_json_atomic
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_protocol_args(p)
     p.add_argument("--property", default=None, metavar="ID", help="only this property (default: every encoded one)")
     p.add_argument("--depth", type=positive_int, default=10, help="BMC depth (default: 10)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S",
                    help="Z3 timeout in seconds per solver call (default: 60)")
     p.add_argument("--out", type=Path, default=Path("rollcheck-out/prove"), metavar="DIR",
                    help="output directory (default: rollcheck-out/prove)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
+from rollcheck.commands.common import add_output_args, add_protocol_args, non_negative_int, positive_int, resolve
 from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.traces import write_itf
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_protocol_args(p)
     p.add_argument("--traces", type=positive_int, default=1000, help="number of walks (default 1000)")
     p.add_argument("--depth", type=positive_int, default=50, help="steps per walk at most (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same walks")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed: the same seed gives the same walks")
     p.add_argument("--guided", action="store_true",
                    help="coverage-guided swarm: walks fork from the states where a walk first found a new "
                    "fingerprint (deterministic per seed too)")
