@@ -443,7 +443,11 @@ def test_variant_caught_by_explorer(variant: str, tmp_path: Path) -> None:
 # MIG-M1 and the failover bugs MIG-M9 / MIG-M10 need 13- to 19-step interleavings (a leadership change
 # the old leader has not noticed, the new leader's take-over, then a write): the explorer finds them,
 # bounded random walks do not.
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants if v.id not in ("MIG-M1", "MIG-M9", "MIG-M10")])
+# MIG-M4 (an 11-step interleaving on `faults`) is found by ~40% of 1500-example runs (5 of 12 seeds,
+# measured): a single derandomized run passed or failed with the tests that ran before it in the same
+# process. A fuzzing campaign, rounds with fresh seeds until it is found, is the reliable way (below).
+@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants
+                                     if v.id not in ("MIG-M1", "MIG-M4", "MIG-M9", "MIG-M10")])
 def test_variant_caught_by_hypothesis(variant: str) -> None:
     v = ENTRY.variant(variant)
     ts = v.build(ENTRY.configs[v.config])
@@ -452,6 +456,16 @@ def test_variant_caught_by_hypothesis(variant: str) -> None:
     with pytest.raises(PropertyViolated) as caught:
         run_state_machine_as_test(machine_for(ts), settings=run)
     assert caught.value.property_id in v.expect
+
+
+def test_mig_m4_caught_by_a_fuzzing_campaign(tmp_path: Path) -> None:
+    from rollcheck.fuzz import fuzz_hypothesis
+
+    v = ENTRY.variant("MIG-M4")
+    ts = v.build(ENTRY.configs[v.config])
+    # Rounds of 500 examples find it with probability ~0.16 each: two minutes of rounds fail ~0.3% of the time.
+    res = fuzz_hypothesis(ts, out_dir=tmp_path, minutes=2.0, seed=0, examples_per_round=500, steps=40)
+    assert res.violation is not None and res.violation["property"] in v.expect, res.to_json()
 
 
 def test_reference_holds_under_hypothesis() -> None:
