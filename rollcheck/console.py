@@ -23,8 +23,17 @@ def err_console(wide: bool = False) -> Console:
     return console
 
 
+# Off a terminal (a pipe, a CI log) rich would fold tables into 80 columns and cut names
+# ("metadata_versi…"), so `rollcheck list | grep metadata_version` would find nothing: lines as wide as
+# their content instead.
+PIPE_WIDTH = 400
+
+
 def out_console() -> Console:
-    return Console(highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=PIPE_WIDTH)
+    return console
 
 
 def print_json(doc: Any) -> None:

@@ -144,3 +144,10 @@ def test_numeric_and_unknown_flags_are_one_line(argv: list[str], says: str,
     assert stop.value.code == 2
     line = _one_error_line(capsys)
     assert says in line and line.startswith("rollcheck") and "--help" in line, line
+
+
+def test_tables_off_a_terminal_are_not_cut(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rollcheck list | grep metadata_version` must find the protocol (rich folds to 80 columns otherwise)."""
+    assert main(["list"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "metadata_version" in line]
+    assert rows and "KIP-778 metadata.version in KRaft" in rows[0]
