@@ -209,10 +209,20 @@ def read_itf(path: Path) -> dict[str, Any]:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot read ITF file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not an ITF trace: not UTF-8 text (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not JSON: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise ValueError(f"{path} is not an ITF trace (no 'states' list)")
+    if not doc["states"]:
+        raise ValueError(f"{path}: 'states' is empty (a trace has at least its initial state)")
+    for i, state in enumerate(doc["states"]):
+        if not isinstance(state, dict):
+            raise ValueError(f"{path}: states[{i}] is not a record (an object of variables), "
+                             f"but {type(state).__name__}")
+        if "#meta" in state and not isinstance(state["#meta"], dict):
+            raise ValueError(f"{path}: states[{i}]['#meta'] is not a record")
     if "vars" in doc and not isinstance(doc["vars"], list):
         raise ValueError(f"{path}: 'vars' must be a list")
     return doc

@@ -151,3 +151,22 @@ def test_tables_off_a_terminal_are_not_cut(capsys: pytest.CaptureFixture[str]) -
     assert main(["list"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if "metadata_version" in line]
     assert rows and "KIP-778 metadata.version in KRaft" in rows[0]
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"\x89PNG\r\n\x1a\n\xff\xfe random bytes", "not UTF-8 text (byte 0)"),
+    (b"{not json", "is not JSON"),
+    (b'{"vars": ["x"]}', "no 'states' list"),
+    (b'{"states": []}', "'states' is empty"),
+    (b'{"states": [{"x": 1}, 7]}', "states[1] is not a record"),
+    (b'{"states": [{"x": 1, "#meta": []}]}', "states[0]['#meta'] is not a record"),
+])
+def test_malformed_itf_is_a_value_error_naming_the_file_and_position(content: bytes, says: str,
+                                                                    tmp_path: Path) -> None:
+    from rollcheck.traces import read_itf
+
+    path = tmp_path / "t.itf.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as caught:
+        read_itf(path)
+    assert str(path) in str(caught.value) and says in str(caught.value)
