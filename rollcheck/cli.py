@@ -67,8 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.RUN_FAILED)
     try:
         # An output directory that cannot be written fails here, before the run, not after it.
-        if getattr(args, "out", None) is not None and not getattr(args, "dry_run", False):
-            check_output_dir(args.out)
+        out = getattr(args, "out", None)
+        if out is not None and not getattr(args, "dry_run", False):
+            check_output_dir(out)
         return int(args.run(args))
     except UserError as exc:
         print(f"rollcheck: error: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rollcheck.checkers import BOUNDED, HOLDS, PROVED, VIOLATED
-from rollcheck.gate import GateResult
+from rollcheck.gate import GateResult, record_run
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.traces import write_json_atomic
 
@@ -190,4 +190,6 @@ def write_outputs(result: GateResult, out_dir: Path) -> dict[str, str]:
         "junit": _write_text_atomic(out_dir / "junit.xml", junit_xml(result)),
         "html": _write_text_atomic(out_dir / "report.html", html_report(result)),
     }
+    if Path(out_dir).resolve() == result.config.out_dir.resolve():
+        record_run(Path(out_dir), result.preexisting)
     return {k: str(v) for k, v in paths.items()}

@@ -192,3 +192,40 @@ def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
     assert left.strip() == ""
+
+
+def test_a_second_run_into_the_same_directory_is_refused(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from rollcheck.cli import main
+    from rollcheck.outlock import output_lock
+
+    argv = ["gate", "--protocol", "streams_probing", "--checker", "explore", "--quiet", "--out", str(tmp_path)]
+    with output_lock(tmp_path):  # as a gate in another process holds it
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is in use by another rollcheck run (pid " in err[0], err
+        assert not (tmp_path / "summary.json").exists()
+    # released with the holder (the kernel releases it however the holder ends): the run goes ahead
+    assert main(argv) == 0
+
+
+def test_the_gate_removes_what_it_wrote_before_and_nothing_else(tmp_path: Path) -> None:
+    from rollcheck.gate import MANIFEST, clear_previous_run
+
+    (tmp_path / "notes.txt").write_text("the user's")
+    cfg = dataclasses.replace(_toy_cfg(tmp_path, 1), mutants=False)
+    write_outputs(run_gate(cfg, lookup=lambda _n: PROTOCOL), tmp_path)
+    written = json.loads((tmp_path / MANIFEST).read_text())["written"]
+    assert {"summary.json", "junit.xml", "report.html"} <= set(written) and "notes.txt" not in written
+    stale = tmp_path / "traces" / "old-run" / "TOY-01.itf.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    (tmp_path / "summary.json").write_text('{"verdict": "stale"}')
+    written_again = set(written) | {"traces"}
+    (tmp_path / MANIFEST).write_text(json.dumps({"written": sorted(written_again)}))
+    write_outputs(run_gate(cfg, lookup=lambda _n: PROTOCOL), tmp_path)
+    assert not stale.exists() and (tmp_path / "notes.txt").read_text() == "the user's"
+    assert json.loads((tmp_path / "summary.json").read_text())["verdict"] == "OK"
+    # A run interrupted after its start leaves no earlier report that looks current.
+    removed, left = clear_previous_run(tmp_path)
+    assert "summary.json" in removed and not (tmp_path / "summary.json").exists() and left == {"notes.txt"}

@@ -13,6 +13,7 @@ from rollcheck.console import err_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
+from rollcheck.outlock import output_lock
 from rollcheck.reports import write_outputs
 from rollcheck.transition import PROFILES
 from rollcheck.userinput import check_output_dir
@@ -63,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
         return _dry_run(cfg, args.json)
     check_output_dir(cfg.out_dir, "out")  # the config file's 'out' too, before any cell runs
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}", highlight=False))
-    result = run_gate(cfg, say)
-    paths = write_outputs(result, cfg.out_dir)
+    with output_lock(cfg.out_dir):
+        result = run_gate(cfg, say)
+        paths = write_outputs(result, cfg.out_dir)
     doc = result.to_json()
     doc["outputs"] = paths
     if args.json:
