@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace, targets: list[str], master: str) -> int:
         for name, spark_min in (("adaptive", args.spark_min), ("all", 0)):
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                runs[name] = explore_system_spark(ts, spark, out_dir=Path(tmp), partitions=args.partitions,
+                runs[name] = explore_system_spark(ts, spark, checkpoint_dir=Path(tmp), partitions=args.partitions,
                                                   stop_at_first=False, workers=args.workers, spark_min=spark_min)
                 runs[name + "_s"] = time.perf_counter() - t0
         counts = {(r.distinct_states, r.generated_states, r.depth, tuple(p.status for p in r.properties))

@@ -89,7 +89,7 @@ def main() -> int:
 
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                dist = explore_system_spark(ts, spark, out_dir=Path(tmp), stop_at_first=False,
+                dist = explore_system_spark(ts, spark, checkpoint_dir=Path(tmp), stop_at_first=False,
                                             workers=args.workers)
                 t_spark = time.perf_counter() - t0
                 spark_states = dist.distinct_states

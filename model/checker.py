@@ -18,6 +18,7 @@ from rollcheck.checkers import (
     save_traces,
 )
 from rollcheck.transition import ProtocolEntry
+from rollcheck.z3interrupt import interruptible_z3
 
 
 def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
@@ -48,7 +49,8 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
             continue
         if ctx.progress:
             ctx.progress(f"z3 {entry.name}/{label}/{config.profile}: {p.id}")
-        res = prove(sym, p.id, ctx.z3_depth, budget)
+        with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
+            res = prove(sym, p.id, ctx.z3_depth, budget)
         if res.status == "refuted":
             assert res.trace is not None
             res.trace.config = label

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.rundir import run_name
 from rollcheck.traces import Trace, format_trace, write_itf
 from rollcheck.transition import ProtocolEntry, TransitionSystem
 
@@ -93,7 +94,7 @@ class CheckContext:
 
     def build(self, entry: ProtocolEntry, config: Any) -> TransitionSystem[Any]:
         """The system every adapter checks: the reference, or the variant under test."""
-        return entry.build(config) if self.variant is None else entry.variant(self.variant).build(config)
+        return entry.build(config) if self.variant is None else entry.variant(self.variant).system(config)
 
     def trace_dir(self, report: CheckerReport) -> Path:
         name = f"{report.protocol}-{report.config}-{report.profile}-{report.checker}"
@@ -176,7 +177,7 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
         return CheckerReport("spark", entry.name, label, config.profile, status="skipped",
                              message=f"{size} states, more than spark_max_states = {limit}: run `rollcheck explore "
                                      f"{entry.name} --config {label} --engine spark` (or raise spark_max_states)")
-    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    name = run_name(entry.name, label, config.profile, ctx.variant)
     out = ctx.out_dir / "spark" / name
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
                            master=ctx.spark_master,

@@ -20,6 +20,7 @@ from rollcheck.checkers import (
     save_traces,
 )
 from rollcheck.errors import ToolUnavailable, UserError
+from rollcheck.rundir import run_name
 from rollcheck.transition import ProtocolEntry
 
 CONFORM_MAX_STATES = 100_000  # conformance dumps and compares every state: larger configs are skipped
@@ -47,7 +48,7 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
     if binding is None:
         return report
     ts = ctx.build(entry, config)
-    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    name = run_name(entry.name, label, config.profile, ctx.variant)
     model = write_model(binding, ts, ctx.out_dir / "tlc" / name)
     res = run_tlc(model.directory, model.module, model.cfg, timeout=ctx.timeout_seconds, workers=ctx.cores)
     report.elapsed = res.elapsed
@@ -107,7 +108,7 @@ def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
         report.message = (f"more than {limit} states: run `rollcheck conform {entry.name} --config small` "
                           "(or raise conform_max_states)")
         return report
-    name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
+    name = run_name(entry.name, label, config.profile, ctx.variant)
     rep = conform(binding, ts, ts, ctx.out_dir / "conform" / name, config_name=label,
                   traces=int(ctx.options.get("conform_traces", 30)), depth=int(ctx.options.get("conform_depth", 25)),
                   seed=ctx.seed, timeout=ctx.timeout_seconds)
@@ -140,8 +141,8 @@ def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCont
     if binding is None:
         return report
     ts = ctx.build(entry, config)
-    model = write_model(binding, ts, ctx.out_dir / "apalache" / f"{entry.name}-{label}-{config.profile}",
-                        check_properties=False)
+    name = run_name(entry.name, label, config.profile, ctx.variant)
+    model = write_model(binding, ts, ctx.out_dir / "apalache" / name, check_properties=False)
     results = run_apalache(model.directory, model.module, model.cfg,
                            invariants=[operator_name(i) for i in model.invariants], length=ctx.z3_depth,
                            timeout=ctx.timeout_seconds)

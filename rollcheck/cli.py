@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from rollcheck import __version__
-from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError
+from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError, interruption, kept_note
 from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.userinput import check_output_dir
 
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
     "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "fuzz",
-    "report",
+    "replay", "report",
 )
 
 
@@ -78,11 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollcheck: {exc}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt as exc:
-        return _stopped(exc)
+        return _stopped(exc, kept_note(exc))
     except Exception as exc:
-        stop = _interrupted(exc)  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
+        stop = interruption(exc)  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
         if stop is not None:
-            return _stopped(stop)
+            return _stopped(stop, kept_note(exc) or kept_note(stop))
         raise
 
 
@@ -90,22 +90,11 @@ def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated()
 
 
-def _stopped(exc: KeyboardInterrupt) -> int:
-    if isinstance(exc, Terminated):
-        print("rollcheck: terminated", file=sys.stderr)
-        return 143
-    print("rollcheck: interrupted", file=sys.stderr)
-    return 130
-
-
-def _interrupted(exc: BaseException | None) -> KeyboardInterrupt | None:
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return None
+def _stopped(exc: KeyboardInterrupt, kept: str | None) -> int:
+    """One line: how the run ended and what it kept (each command says, see console.on_interrupt)."""
+    how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+    print(f"rollcheck: {how}; {kept or 'nothing was written'}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

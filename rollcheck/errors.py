@@ -27,3 +27,20 @@ class ToolUnavailable(Exception):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an exception so that a run ends as Ctrl-C ends it (exit 143 instead of 130)."""
+
+
+def interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The Ctrl-C / SIGTERM behind ``exc``, if any: inside a py4j call it surfaces as a Py4JError raised
+    while handling it, so the chain of causes is searched."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def kept_note(exc: BaseException) -> str | None:
+    """What an interrupted command said it kept (see :func:`rollcheck.console.on_interrupt`)."""
+    return getattr(exc, "rollcheck_kept", None)

@@ -69,6 +69,7 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
     t0 = time.perf_counter()
     deadline = t0 + minutes * 60.0
     saved_random = getattr(hcore.threadlocal, "_hypothesis_global_random", None)
+    stop: KeyboardInterrupt | None = None
     try:
         while time.perf_counter() < deadline:
             round_seed = seed * 1_000_003 + result.rounds
@@ -101,8 +102,9 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
                 progress(result)
             if result.violation:
                 break
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C / SIGTERM: the summary is written, then the run ends as asked
         result.interrupted = True
+        stop = exc
     finally:
         # Leave Hypothesis's per-thread generator as it was: later runs in this process must not inherit
         # the campaign's seed.
@@ -112,6 +114,8 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
         write_itf(out_dir / "counterexample.itf.json", result.trace, ts)
         (out_dir / "counterexample.txt").write_text(format_trace(result.trace, ts) + "\n", encoding="utf-8")
     write_json_atomic(out_dir / "fuzz-summary.json", result.to_json())
+    if stop is not None:
+        raise stop
     return result
 
 

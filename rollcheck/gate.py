@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import time
 import tomllib
 from collections.abc import Callable, Sequence
@@ -39,8 +38,8 @@ from rollcheck.errors import ExitCode, UserError
 from rollcheck.gatetables import rerun_command
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, scores
 from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.rundir import clear_previous_run, record_run
 from rollcheck.spark.session import check_master
-from rollcheck.traces import write_json_atomic
 from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
 from rollcheck.userinput import positive_number, read_text_input, whole_number
 
@@ -352,41 +351,6 @@ def _wall(seconds: Sequence[float], slots: int) -> float:
     return round(max(loads), 1)
 
 
-# What the last gate run wrote into its output directory (top-level names), so that the next run starts by
-# removing exactly that: no stale trace or report survives into a new run, an interrupted run leaves no
-# previous report looking current, and nothing else in the directory (the user's files) is touched.
-MANIFEST = ".rollcheck-manifest.json"
-_NEVER = frozenset({MANIFEST, ".rollcheck.lock"})
-
-
-def clear_previous_run(out_dir: Path) -> tuple[list[str], set[str]]:
-    """Remove what the manifest lists; returns (removed names, names left: the user's)."""
-    removed: list[str] = []
-    try:
-        names = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))["written"]
-    except (OSError, ValueError, KeyError, TypeError):
-        names = []
-    for name in names:
-        # Only plain names of this directory: a manifest never sends a removal elsewhere.
-        if not isinstance(name, str) or name in _NEVER or "/" in name or name in ("", ".", ".."):
-            continue
-        target = out_dir / name
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target, ignore_errors=True)
-        elif target.exists() or target.is_symlink():
-            target.unlink(missing_ok=True)
-        removed.append(name)
-    (out_dir / MANIFEST).unlink(missing_ok=True)
-    left = set(os.listdir(out_dir)) - _NEVER if out_dir.is_dir() else set()
-    return removed, left
-
-
-def record_run(out_dir: Path, preexisting: set[str]) -> None:
-    """Write the manifest: every top-level name in ``out_dir`` this run created."""
-    written = sorted(set(os.listdir(out_dir)) - preexisting - _NEVER)
-    write_json_atomic(out_dir / MANIFEST, {"written": written})
-
-
 def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
              lookup: Callable[[str], ProtocolEntry] = get_protocol) -> GateResult:
     """Run the gate; ``lookup`` finds a protocol by name (the registry; tests pass their own)."""
@@ -396,7 +360,12 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     plan = estimate_plan(cfg, cells)  # from the last run's timings: read before that run is cleared
     _removed, preexisting = clear_previous_run(cfg.out_dir)
     estimates = {i: r["estimated_seconds"] for i, r in enumerate(plan["cells"]) if r["estimated_seconds"]}
-    results = run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
+    try:
+        results = run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
+    except BaseException:
+        # Interrupted or failed: what the cells wrote goes into the manifest, so the next gate removes it.
+        record_run(cfg.out_dir, preexisting)
+        raise
     for row, res in zip(plan["cells"], results, strict=True):
         row["actual_seconds"] = round(res.seconds, 3)
     reference = [r for r in results if r.cell.variant is None]

@@ -59,7 +59,7 @@ def build_system(protocol: str, config: Any, variant: str | None = None) -> Tran
     if variant is None:
         return entry.build(config)
     try:
-        return entry.variant(variant).build(config)
+        return entry.variant(variant).system(config)
     except KeyError:
         known = ", ".join(v.id for v in entry.variants) or "(none)"
         raise UserError(f"protocol '{protocol}' has no variant '{variant}'; known: {known}") from None

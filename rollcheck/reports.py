@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rollcheck.checkers import BOUNDED, HOLDS, PROVED, VIOLATED
-from rollcheck.gate import GateResult, record_run
+from rollcheck.gate import GateResult
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
+from rollcheck.rundir import record_run
 from rollcheck.traces import write_json_atomic
 
 

@@ -36,6 +36,7 @@ class DataclassSystem:
 
     name: ClassVar[str] = ""
     state_type: ClassVar[type]
+    variant_id: str | None = None  # set on a broken variant's system (Variant.system)
 
     def __init__(self, config: Any) -> None:
         self.config = config

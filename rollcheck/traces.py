@@ -171,6 +171,10 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
         "source": "rollcheck",
         "protocol": trace.protocol or ts.name,
         "config": trace.config,
+        # What `rollcheck replay` needs to rebuild this exact system (see rollcheck.replay).
+        "profile": getattr(getattr(ts, "config", None), "profile", None),
+        "variant": getattr(ts, "variant_id", None),
+        "config_repr": repr(getattr(ts, "config", None)),
         "description": trace.description,
     }
     if trace.property_id:
@@ -238,7 +242,10 @@ def trace_from_itf(doc: Mapping[str, Any], ts: TransitionSystem[Any]) -> Trace:
         state = ts.decode(bytes.fromhex(meta["encoded"]))
         action = None
         if i > 0:
-            action = _find_action(ts, steps[-1].state, state, meta.get("action_repr"))
+            try:
+                action = _find_action(ts, steps[-1].state, state, meta.get("action_repr"))
+            except ValueError as exc:
+                raise ValueError(f"step {i}: {exc}") from None
         steps.append(Step(action, state))
     m = doc.get("#meta", {})
     return Trace(steps, protocol=m.get("protocol", ts.name), config=m.get("config", ""),

@@ -173,6 +173,13 @@ class Variant:
     source: str = ""
     config: str = "small"  # the named config on which the variant is caught
 
+    def system(self, config: Any) -> TransitionSystem[Any]:
+        """The broken system, tagged with this variant's id (``variant_id``) so that every trace written
+        from it says which system it came from and ``rollcheck replay`` rebuilds that one."""
+        ts = self.build(config)
+        ts.variant_id = self.id  # type: ignore[attr-defined]
+        return ts
+
 
 @dataclass(frozen=True)
 class ProtocolEntry:

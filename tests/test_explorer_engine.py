@@ -199,7 +199,7 @@ def test_a_killed_command_resumes_to_the_identical_result(tmp_path: Path) -> Non
     cmd = [sys.executable, "-m", "rollcheck", "explore", "features", "--config", "small", "--collect-all",
            "--out", str(tmp_path), "--json", "--quiet", "--workers", "2"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}  # the command fixes the seed itself
-    manifest = tmp_path / "features-small" / "checkpoint" / "manifest.json"
+    manifest = tmp_path / "features-small-kip-local.checkpoint" / "manifest.json"
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:

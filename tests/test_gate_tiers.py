@@ -168,11 +168,15 @@ def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_pat
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
-    assert stderr.strip().splitlines()[-1] == "rollcheck: interrupted" and "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("rollcheck: interrupted; no report was written") and "Traceback" not in stderr
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
     assert left.strip() == ""
     assert not (tmp_path / "summary.json").exists()  # an interrupted gate writes no report
+    # ... and what its cells wrote is in the manifest, so the next gate removes it
+    from rollcheck.rundir import MANIFEST
+    assert isinstance(json.loads((tmp_path / MANIFEST).read_text())["written"], list)
 
 
 def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path) -> None:
@@ -188,7 +192,8 @@ def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)  # as a CI runner's timeout does: the main process only
     _, stderr = proc.communicate(timeout=60)
-    assert (proc.returncode, stderr.strip()) == (143, "rollcheck: terminated")
+    assert proc.returncode == 143 and stderr.strip().startswith("rollcheck: terminated; no report was written")
+    assert len(stderr.strip().splitlines()) == 1
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True, check=False).stdout
     assert left.strip() == ""
@@ -210,7 +215,7 @@ def test_a_second_run_into_the_same_directory_is_refused(tmp_path: Path,
 
 
 def test_the_gate_removes_what_it_wrote_before_and_nothing_else(tmp_path: Path) -> None:
-    from rollcheck.gate import MANIFEST, clear_previous_run
+    from rollcheck.rundir import MANIFEST, clear_previous_run
 
     (tmp_path / "notes.txt").write_text("the user's")
     cfg = dataclasses.replace(_toy_cfg(tmp_path, 1), mutants=False)

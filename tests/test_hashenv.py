@@ -70,7 +70,7 @@ def test_spark_executors_that_hash_otherwise_are_refused(tmp_path: Path) -> None
         "from rollcheck.spark.session import get_session\n"
         "e = get_protocol('streams_probing')\n"
         "try:\n"
-        f"    explore_system_spark(e.build(e.configs['small']), get_session('local[2]'), out_dir={str(tmp_path)!r},"
+        f"    explore_system_spark(e.build(e.configs['small']), get_session('local[2]'), checkpoint_dir={str(tmp_path)!r},"
         " spark_min=0)\n"
         "except UserError as exc:\n"
         "    print(exc)\n"

@@ -48,7 +48,7 @@ def test_standalone_cluster_with_a_killed_worker_gives_the_exact_result(cluster:
            "--master", cluster.url, "--spark-min", "0", "--partitions", "4", "--collect-all", "--quiet",
            "--json", "--out", str(out)]
     run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    manifest = out / "features-small" / "checkpoint" / "manifest.json"
+    manifest = out / "features-small-kip-spark.checkpoint" / "manifest.json"
     try:
         deadline = time.monotonic() + 180
         while _manifest_level(manifest) < 3 and run.poll() is None and time.monotonic() < deadline:

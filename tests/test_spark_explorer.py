@@ -31,7 +31,7 @@ def _outcome(r: ExplorationResult) -> tuple[Any, ...]:
 
 
 def _same(ts: Any, spark: Any, out: Path, *, spark_min: int = 0, stop_at_first: bool = False) -> ExplorationResult:
-    r = explore_system_spark(ts, spark, out_dir=out, stop_at_first=stop_at_first, spark_min=spark_min)
+    r = explore_system_spark(ts, spark, checkpoint_dir=out, stop_at_first=stop_at_first, spark_min=spark_min)
     local = explore(ts, stop_at_first=stop_at_first)
     assert r.engine == "spark"
     assert _outcome(r) == _outcome(local)
@@ -67,9 +67,9 @@ def test_broken_variant_shortest_counterexample(spark: Any, tmp_path: Path) -> N
 
 def test_interrupted_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) -> None:
     ts = ToySystem(ToyConfig(bound=3))
-    first = explore_system_spark(ts, spark, out_dir=tmp_path, stop_at_first=False, spark_min=0, max_depth=4)
-    assert not first.complete and (tmp_path / "checkpoint" / "manifest.json").exists()
-    resumed = explore_system_spark(ts, spark, out_dir=tmp_path, stop_at_first=False, spark_min=0, resume=True)
+    first = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0, max_depth=4)
+    assert not first.complete and (tmp_path / "manifest.json").exists()
+    resumed = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0, resume=True)
     assert "resumed from level 4" in " ".join(resumed.extra["notes"])
     fresh = explore(ts, stop_at_first=False)
     assert (resumed.distinct_states, resumed.depth, resumed.generated_states, resumed.complete) == \
@@ -78,7 +78,7 @@ def test_interrupted_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) 
     from rollcheck.errors import UserError
 
     with pytest.raises(UserError, match="checkpoint"):
-        explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, out_dir=tmp_path, resume=True)
+        explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, checkpoint_dir=tmp_path, resume=True)
 
 
 class FailsOnce(ToySystem):
@@ -96,7 +96,7 @@ class FailsOnce(ToySystem):
 def test_a_task_failing_once_gives_the_exact_result(spark: Any, tmp_path: Path) -> None:
     ts = FailsOnce(ToyConfig(bound=3))
     ts.marker = str(tmp_path / "marker")
-    r = explore_system_spark(ts, spark, out_dir=tmp_path / "out", stop_at_first=False, spark_min=0)
+    r = explore_system_spark(ts, spark, checkpoint_dir=tmp_path / "out", stop_at_first=False, spark_min=0)
     assert Path(ts.marker).exists()  # the failure did happen
     local = explore(ToySystem(ToyConfig(bound=3)), stop_at_first=False)
     assert (r.distinct_states, r.depth, r.generated_states) == \
@@ -130,7 +130,7 @@ def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None
     proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "explore", "features", "--engine", "spark",
                              "--config", "default", "--master", "local[2]", "--spark-min", "0", "--quiet",
                              "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    manifest = tmp_path / "features-default" / "checkpoint" / "manifest.json"
+    manifest = tmp_path / "features-default-kip-spark.checkpoint" / "manifest.json"
     deadline = time.monotonic() + 120
     while not manifest.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -138,4 +138,5 @@ def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
-    assert (proc.returncode, stderr.strip()) == (130, "rollcheck: interrupted")
+    assert proc.returncode == 130 and len(stderr.strip().splitlines()) == 1
+    assert stderr.strip().startswith("rollcheck: interrupted; the checkpoint in ") and "--resume continues" in stderr

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
 from rollcheck.conformance import replay_spec_trace
-from rollcheck.console import err_console, print_json
+from rollcheck.console import on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode
+from rollcheck.rundir import run_name, staged_run
 from rollcheck.traces import write_itf, write_json_atomic
 from specs.apalache import find_apalache, run_apalache
 from specs.binding import binding_for, operator_name, write_model
@@ -30,34 +30,37 @@ def run(args: argparse.Namespace) -> int:
     find_apalache()  # absent: one clear line, exit code 4, before any work
     entry, label, _config, ts = resolve(args)
     binding = binding_for(entry.name)
-    out: Path = args.out / f"{entry.name}-{Path(label).stem}-{ts.config.profile}"
-    model = write_model(binding, ts, out / "model", check_properties=False)
-    wanted = [i for i in model.invariants if args.property is None or i in args.property]
-    results = run_apalache(model.directory, model.module, model.cfg, mode=args.mode,
-                           invariants=[operator_name(i) for i in wanted], length=args.length,
-                           max_run=args.max_run if args.mode == "simulate" else None, timeout=args.timeout)
-    doc = {"protocol": entry.name, "config": label, "profile": ts.config.profile, "mode": args.mode,
-           "length": args.length, "results": []}
-    code = ExitCode.OK
-    for pid, res in zip(wanted or [None], results, strict=True):
-        row = {"property": pid, **res.to_json()}
-        if res.error:
-            code = ExitCode.RUN_FAILED
-        elif res.violated:
-            trace, div = replay_spec_trace(ts, res.trace, f"apalache {pid}", binding.actions)
-            if trace is not None and pid is not None:
-                trace.property_id = pid
-                row["counterexample"] = str(write_itf(out / "counterexamples" / f"{pid}.itf.json", trace, ts))
-                code = max(code, ExitCode.VIOLATION)
-            else:
-                row["divergence"] = str(div)
-                code = ExitCode.DISAGREEMENT
-        doc["results"].append(row)
-    write_json_atomic(out / "summary.json", doc)
+    name = run_name(entry.name, label, ts.config.profile, args.variant)
+    with staged_run(args.out, name) as run_dir, on_interrupt(run_dir.kept):
+        out = run_dir.staging
+        model = write_model(binding, ts, out / "model", check_properties=False)
+        wanted = [i for i in model.invariants if args.property is None or i in args.property]
+        results = run_apalache(model.directory, model.module, model.cfg, mode=args.mode,
+                               invariants=[operator_name(i) for i in wanted], length=args.length,
+                               max_run=args.max_run if args.mode == "simulate" else None, timeout=args.timeout)
+        doc = {"protocol": entry.name, "config": label, "profile": ts.config.profile, "mode": args.mode,
+               "length": args.length, "results": []}
+        code = ExitCode.OK
+        for pid, res in zip(wanted or [None], results, strict=True):
+            row = {"property": pid, **res.to_json()}
+            if res.error:
+                code = ExitCode.RUN_FAILED
+            elif res.violated:
+                trace, div = replay_spec_trace(ts, res.trace, f"apalache {pid}", binding.actions)
+                if trace is not None and pid is not None:
+                    trace.property_id = pid
+                    row["counterexample"] = str(run_dir.final_path(
+                        write_itf(out / "counterexamples" / f"{pid}.itf.json", trace, ts)))
+                    code = max(code, ExitCode.VIOLATION)
+                else:
+                    row["divergence"] = str(div)
+                    code = ExitCode.DISAGREEMENT
+            doc["results"].append(row)
+        write_json_atomic(out / "summary.json", doc)
     if args.json:
         print_json(doc)
     else:
-        console = err_console()
+        console = out_console()
         for row in doc["results"]:
             verdict = "error: " + row["error"] if row["error"] else (
                 "violated" if row["violated"] else f"holds up to {args.length} steps")

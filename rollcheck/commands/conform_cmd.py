@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.table import Table
 
 from rollcheck.commands.common import add_output_args, non_negative_int, positive_int
 from rollcheck.configs import resolve_config
 from rollcheck.conformance import ConformanceReport, conform
-from rollcheck.console import err_console, print_json
+from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.registry import get_protocol
+from rollcheck.rundir import StagedRun, run_name, staged_run
 from rollcheck.traces import write_json_atomic
 from rollcheck.transition import PROFILES, replace_config
 from specs.binding import binding_for
@@ -48,11 +48,12 @@ def run(args: argparse.Namespace) -> int:
             except ValueError as exc:  # e.g. a kafka-only release under kip
                 console.print(f"skipped {label}/{profile}: {exc}")
                 continue
-            out: Path = args.out / f"{entry.name}-{Path(label).stem}-{profile}"
             progress = None if args.quiet else (lambda m, lb=label, pr=profile: console.print(f"{lb}/{pr}: {m}"))
-            rep = conform(binding, ts, ts, out, config_name=label, traces=args.traces, depth=args.depth,
-                          seed=args.seed, timeout=args.timeout, progress=progress)
-            write_json_atomic(out / "conformance.json", rep.to_json())
+            with staged_run(args.out, run_name(entry.name, label, profile)) as run_dir, \
+                    on_interrupt(lambda: _kept(reports, run_dir)):
+                rep = conform(binding, ts, ts, run_dir.staging, config_name=label, traces=args.traces,
+                              depth=args.depth, seed=args.seed, timeout=args.timeout, progress=progress)
+                write_json_atomic(run_dir.staging / "conformance.json", rep.to_json())
             reports.append(rep)
     doc = {"protocol": entry.name, "ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]}
     write_json_atomic(args.out / f"{entry.name}-conformance.json", doc)
@@ -65,8 +66,15 @@ def run(args: argparse.Namespace) -> int:
     return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
 
 
+def _kept(done: list[ConformanceReport], run_dir: StagedRun) -> str:
+    if not done:
+        return run_dir.kept()
+    return (f"the {len(done)} finished config/profile pair(s) are kept under {run_dir.final.parent} "
+            f"({', '.join(f'{r.config}/{r.profile}' for r in done)}); the one in progress was removed")
+
+
 def show(reports: list[ConformanceReport]) -> None:
-    console = err_console()
+    console = out_console()
     table = Table(title="conformance: spec <-> reference")
     for col in ("config", "profile", "(a) spec traces replayed", "(b) reference traces in TLC",
                 "(c) TLC states / reference views", "verdict"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,10 @@ from rollcheck.commands.common import (
     positive_int,
     resolve,
 )
-from rollcheck.console import err_console, level_progress, print_json
+from rollcheck.console import level_progress, on_interrupt, out_console, print_json, results_line
 from rollcheck.errors import ExitCode
 from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, available_memory, explore
+from rollcheck.rundir import run_name, staged_run
 from rollcheck.spark.explorer import SPARK_MIN
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
 from rollcheck.transition import TransitionSystem
@@ -59,34 +61,46 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     entry, label, config, ts = resolve(args)
-    out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
+    name = run_name(entry.name, label, config.profile, args.variant, engine=args.engine, symmetry=args.symmetry)
     title = f"{entry.name}/{label}"
     budget = args.max_memory * 2**30 if args.max_memory else 0.9 * available_memory()
-    with level_progress(title, enabled=not args.quiet) as progress:
+    with staged_run(args.out, name) as run_dir, on_interrupt(_kept(run_dir.checkpoint)), \
+            level_progress(title, enabled=not args.quiet) as progress:
         if args.engine == "spark":
-            result = _spark(args, entry.name, label, config, out, progress, int(budget) if budget else None)
+            result = _spark(args, entry.name, label, config, run_dir.checkpoint, progress,
+                            int(budget) if budget else None)
         else:
             result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
                              stop_at_first=not args.collect_all, progress=progress, variant=args.variant,
-                             workers=args.workers, symmetry=args.symmetry, checkpoint_dir=out / "checkpoint",
+                             workers=args.workers, symmetry=args.symmetry, checkpoint_dir=run_dir.checkpoint,
                              resume=args.resume, graph_limit=args.graph_limit,
                              max_memory=int(budget) if budget else None)
-    doc = result.to_json()
-    doc["counterexamples"] = write_counterexamples(result, ts, out)
-    write_json_atomic(out / "summary.json", doc)
+        doc = result.to_json()
+        doc["counterexamples"] = [str(run_dir.final_path(p))
+                                  for p in write_counterexamples(result, ts, run_dir.staging)]
+        write_json_atomic(run_dir.staging / "summary.json", doc)
     if args.json:
         print_json(doc)
     else:
-        show(result, ts)
+        show(result, ts, doc["counterexamples"])
+        results_line(f"results in {run_dir.final}")
     return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)
 
 
-def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, out: Path,
+def _kept(checkpoint: Path) -> Callable[[], str]:
+    def note() -> str:
+        if (checkpoint / "manifest.json").is_file():
+            return f"the checkpoint in {checkpoint} keeps every completed level: --resume continues from it"
+        return "nothing kept (no level completed)"
+    return note
+
+
+def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, checkpoint: Path,
            progress: Any, max_memory: int | None) -> ExplorationResult:
     from rollcheck.spark.explorer import explore_spark  # imported late: PySpark is heavy
 
     return explore_spark(protocol, config, config_name=label, variant=args.variant, master=args.master,
-                         partitions=args.partitions, out_dir=out, resume=args.resume,
+                         partitions=args.partitions, checkpoint_dir=checkpoint, resume=args.resume,
                          max_depth=args.max_depth, max_states=args.max_states,
                          stop_at_first=not args.collect_all, progress=progress, workers=args.workers,
                          symmetry=args.symmetry, spark_min=args.spark_min, graph_limit=args.graph_limit,
@@ -102,8 +116,8 @@ def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], 
     return paths
 
 
-def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
-    console = err_console()
+def show(result: ExplorationResult, ts: TransitionSystem[Any], traces: list[str]) -> None:
+    console = out_console()
     table = Table(title=f"{result.protocol} / {result.config} ({result.engine}, profile {result.profile})")
     table.add_column("distinct states", justify="right")
     table.add_column("transitions", justify="right")
@@ -129,7 +143,7 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any]) -> None:
         style = {"holds": "green", "violated": "bold red"}.get(p.status, "yellow")  # bounded: yellow
         props.add_row(p.id, p.kind, f"[{style}]{p.status}[/]", p.description)
     console.print(props)
-    for v in result.violations:
+    for v, path in zip(result.violations, traces, strict=True):
         console.print(f"[bold red]{v.property_id} violated[/] ({v.description}); "
-                      f"shortest counterexample, {v.depth} steps:")
+                      f"shortest counterexample, {v.depth} steps (ITF: {path}):")
         console.print(format_trace(v.trace, ts), markup=False, highlight=False, soft_wrap=True)

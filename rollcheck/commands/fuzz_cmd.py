@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
 from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
-from rollcheck.console import err_console, print_json
+from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.fuzz import FuzzResult, fuzz_hypothesis
+from rollcheck.outlock import output_lock
+from rollcheck.rundir import run_name
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,17 +33,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    entry, label, _config, ts = resolve(args)
-    out: Path = args.out or Path("rollcheck-out/fuzz") / f"{entry.name}-{Path(label).stem}"
+    entry, label, config, ts = resolve(args)
+    # The campaign directory is kept from run to run (its example database replays what earlier runs
+    # found), so it is locked rather than staged: one campaign at a time writes into it.
+    out: Path = args.out or Path("rollcheck-out/fuzz") / run_name(entry.name, label, config.profile, args.variant)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {out}: {exc.strerror}") from None
+    with output_lock(out), on_interrupt(lambda: _kept(out)):
+        return _campaign(args, entry.name, label, ts, out)
+
+
+def _kept(out: Path) -> str:
+    db = f"the example database in {out / 'hypothesis-db'} keeps what the campaign found (the next run replays it)"
+    try:
+        doc = json.loads((out / "fuzz-summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return db
+    found = f"{doc['violation']['property']} violated" if doc.get("violation") else "no violation"
+    return (f"{doc.get('rounds', 0)} rounds, {doc.get('examples', 0):,} examples, {found}: "
+            f"{out / 'fuzz-summary.json'}; {db}")
+
+
+def _campaign(args: argparse.Namespace, protocol: str, label: str, ts: Any, out: Path) -> int:
     console = err_console()
 
     def show(r: FuzzResult) -> None:
         if not args.quiet:
-            console.print(f"[dim]fuzz[/] {entry.name}: round {r.rounds}, {r.examples:,} examples")
+            console.print(f"[dim]fuzz[/] {protocol}: round {r.rounds}, {r.examples:,} examples")
 
     walker = None
     if args.spark_walks > 0:
@@ -52,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
                              examples_per_round=args.examples, steps=args.steps, progress=show, walker=walker)
     if args.json:
         print_json(result.to_json())
+        return int(ExitCode.VIOLATION if result.violation else ExitCode.OK)
+    results = out_console()
     if result.violation:
-        console.print(f"[bold red]{result.violation['property']} violated[/] (found by "
+        results.print(f"[bold red]{result.violation['property']} violated[/] (found by "
                       f"{result.violation['found_by']}) after {result.rounds} rounds; "
                       f"shrunk trace of {result.violation['length']} steps in {out / 'counterexample.txt'}")
         return int(ExitCode.VIOLATION)
-    state = "interrupted" if result.interrupted else "time budget used"
-    console.print(f"no violation ({state}): {result.rounds} rounds, {result.examples:,} examples, "
+    results.print("no violation (time budget used): {result.rounds} rounds, {result.examples:,} examples, "
                   f"{result.elapsed:.0f} s; summary in {out / 'fuzz-summary.json'}")
     return int(ExitCode.OK)

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from rollcheck.checkers import CHECKERS
 from rollcheck.commands.common import positive_int
-from rollcheck.console import err_console, print_json
+from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
 from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
@@ -63,14 +63,21 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(cfg, args.json)
     check_output_dir(cfg.out_dir, "out")  # the config file's 'out' too, before any cell runs
-    say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]gate[/] {m}", highlight=False))
-    with output_lock(cfg.out_dir):
+    with output_lock(cfg.out_dir), on_interrupt(lambda: _kept(cfg.out_dir)), \
+            status_progress("gate", enabled=not args.quiet) as status:
+        def say(message: str) -> None:
+            if not args.quiet:
+                console.print(f"[dim]gate[/] {message}", highlight=False)
+                status(f"last: {message}")
+
         result = run_gate(cfg, say)
         paths = write_outputs(result, cfg.out_dir)
     doc = result.to_json()
     doc["outputs"] = paths
     if args.json:
         print_json(doc)
+    # The results: on stdout, unless stdout carries the JSON (then on stderr, for the log).
+    console = console if args.json else out_console()
     plan = result.plan or {}
     est = plan.get("estimated_wall_seconds")
     title = (f"rollcheck gate (tier {cfg.tier}): {result.exit_code.name} in {result.elapsed:.0f} s"
@@ -97,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
     return int(result.exit_code)
 
 
+def _kept(out_dir: Path) -> str:
+    return (f"no report was written; the finished cells' files under {out_dir} are listed in its manifest and "
+            "removed by the next gate")
+
+
 def _styled(text: str) -> str:
     status = text.split(" ", 1)[0]
     style = {"ok": "green", "violated": "bold red", "error": "bold red", "skipped": "yellow"}.get(status)
@@ -110,7 +122,7 @@ def _dry_run(cfg: GateConfig, as_json: bool) -> int:
     if as_json:
         print_json(plan)
         return int(ExitCode.OK)
-    console = err_console(wide=True)
+    console = out_console()
     est = plan["estimated_wall_seconds"]
     table = Table(title=f"rollcheck gate --dry-run (tier {cfg.tier}, {cfg.parallel} at once): {len(cells)} cells"
                   + (f", estimated {est:.0f} s" if est is not None else ""))

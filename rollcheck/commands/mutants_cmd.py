@@ -10,10 +10,12 @@ from rich.table import Table
 
 from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
 from rollcheck.commands.common import positive_int
-from rollcheck.console import err_console, print_json
+from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores
+from rollcheck.outlock import output_lock
 from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.rundir import clear_previous_run, record_run
 from rollcheck.traces import write_json_atomic
 
 # The default kills fastest: every variant is caught by the explorer on its config (a test requires it).
@@ -49,11 +51,20 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
     # Z3's BMC to 5 steps, as in the gate (so that `--checker all` is the nightly tier's mutation matrix).
     ctx = CheckContext(out_dir=args.out, z3_depth=5)
-    outcomes = run_mutants(protocols, checkers, ctx, say, parallel=args.parallel)
-    doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
-    write_json_atomic(args.out / "mutants.json", doc)
+    # --out is this run's whole: locked against a second run, and what the last run wrote is removed first
+    # (its manifest), so no trace of an earlier run is left beside this one's.
+    with output_lock(args.out), on_interrupt(lambda: f"no mutants.json was written; the finished cells' files "
+                                             f"under {args.out} are removed by the next run"):
+        _removed, preexisting = clear_previous_run(args.out)
+        try:
+            outcomes = run_mutants(protocols, checkers, ctx, say, parallel=args.parallel)
+            doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
+            write_json_atomic(args.out / "mutants.json", doc)
+        finally:
+            record_run(args.out, preexisting)
     if args.json:
         print_json(doc)
+    console = console if args.json else out_console()
     table = Table(title="mutation matrix (seconds to kill; - survived)")
     table.add_column("mutant")
     table.add_column("story")

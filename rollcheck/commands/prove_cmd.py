@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.commands.common import add_protocol_args, positive_float, positive_int, resolve
-from rollcheck.console import err_console, print_json
+from rollcheck.console import on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode, UserError
+from rollcheck.rundir import run_name, staged_run
 from rollcheck.traces import write_itf, write_json_atomic
+from rollcheck.z3interrupt import interruptible_z3
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,36 +48,37 @@ def run(args: argparse.Namespace) -> int:
         ids = [args.property]
     else:
         ids = [i for i in known if i in sym.encoded()]
-    suffix = f"-{args.variant}" if args.variant else ""
-    out: Path = args.out / f"{entry.name}-{Path(label).stem}-{config.profile}{suffix}"
-    console = err_console()
-    results: list[dict[str, Any]] = []
-    refuted = False
-    for pid in ids:
-        if not args.quiet and not args.json:
-            console.print(f"{pid}: BMC to depth {args.depth}, then k-induction ...", markup=False, soft_wrap=True)
-        res = prove(sym, pid, args.depth, args.timeout)
-        doc = res.to_json()
-        line = res.line
-        if res.status == "refuted":
-            assert res.trace is not None
-            refuted = True
-            res.trace.config = label
-            path = write_itf(out / "counterexamples" / f"{pid}.itf.json", res.trace, ts)
-            doc["trace"] = str(path)
-            line = f"refuted (trace at {path})"
-        elif res.status == "proved":
-            extra = f", with {', '.join(res.strengthening)}" if res.strengthening else ""
-            line = f"proved ({res.depth}-induction{extra})"
-        elif res.status == "unknown":
-            line = f"unknown at k={res.depth}"
-        results.append(doc)
-        if not args.json:
-            console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
-    summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
-               "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
-               "results": results}
-    write_json_atomic(out / "summary.json", summary)
+    name = run_name(entry.name, label, config.profile, args.variant)
+    console = out_console()
+    with staged_run(args.out, name) as run_dir, on_interrupt(run_dir.kept), interruptible_z3(), \
+            status_progress(f"prove {entry.name}/{label}", enabled=not args.quiet and not args.json) as show:
+        out = run_dir.staging
+        results: list[dict[str, Any]] = []
+        refuted = False
+        for pid in ids:
+            show(f"{pid}: BMC to depth {args.depth}, then k-induction")
+            res = prove(sym, pid, args.depth, args.timeout)
+            doc = res.to_json()
+            line = res.line
+            if res.status == "refuted":
+                assert res.trace is not None
+                refuted = True
+                res.trace.config = label
+                path = run_dir.final_path(write_itf(out / "counterexamples" / f"{pid}.itf.json", res.trace, ts))
+                doc["trace"] = str(path)
+                line = f"refuted (trace at {path})"
+            elif res.status == "proved":
+                extra = f", with {', '.join(res.strengthening)}" if res.strengthening else ""
+                line = f"proved ({res.depth}-induction{extra})"
+            elif res.status == "unknown":
+                line = f"unknown at k={res.depth}"
+            results.append(doc)
+            if not args.json:
+                console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
+        summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
+                   "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
+                   "results": results}
+        write_json_atomic(out / "summary.json", summary)
     if args.json:
         print_json(summary)
     return int(ExitCode.VIOLATION if refuted else ExitCode.OK)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rollcheck.commands.common import add_output_args, add_protocol_args, non_negative_int, positive_int, resolve
-from rollcheck.console import err_console, print_json
+from rollcheck.console import on_interrupt, print_json, results_line
 from rollcheck.errors import ExitCode
+from rollcheck.rundir import run_name, staged_run
 from rollcheck.traces import write_itf
 
 
@@ -30,23 +30,27 @@ def run(args: argparse.Namespace) -> int:
     from rollcheck.spark.session import get_session
     from rollcheck.spark.simulate import simulate
 
-    entry, label, _config, ts = resolve(args)
-    out: Path = args.out / f"{entry.name}-{Path(label).stem}{'-' + args.variant if args.variant else ''}"
+    entry, label, config, ts = resolve(args)
+    name = run_name(entry.name, label, config.profile, args.variant, engine="spark")
     spark = get_session(args.master)
-    result = simulate(ts, spark, traces=args.traces, depth=args.depth, seed=args.seed, out_dir=out,
-                      config_name=label, partitions=args.partitions, guided=args.guided)
-    paths = []
-    for trace in result.violation_traces[:20]:
-        paths.append(str(write_itf(out / "counterexamples" / f"{trace.property_id}-{trace.description.split()[1]}"
-                                   ".itf.json", trace, ts)))
-    doc = {**result.to_json(), "counterexamples": paths, "parquet": str(out / "walks.parquet")}
+    with staged_run(args.out, name) as run_dir, on_interrupt(run_dir.kept):
+        out = run_dir.staging
+        result = simulate(ts, spark, traces=args.traces, depth=args.depth, seed=args.seed, out_dir=out,
+                          config_name=label, partitions=args.partitions, guided=args.guided)
+        paths = []
+        for trace in result.violation_traces[:20]:
+            path = write_itf(out / "counterexamples" / f"{trace.property_id}-{trace.description.split()[1]}"
+                             ".itf.json", trace, ts)
+            paths.append(str(run_dir.final_path(path)))
+        doc = {**result.to_json(), "counterexamples": paths,
+               "parquet": str(run_dir.final / "walks.parquet")}
     if args.json:
         print_json(doc)
     else:
-        err_console().print(
+        results_line(
             f"{result.traces:,} walks, {result.steps:,} steps, {result.distinct_states:,} distinct states; "
             f"{len(result.violations)} violating walks, {len(result.divergences)} divergences "
-            f"({result.elapsed:.1f} s); results in {out}")
+            f"({result.elapsed:.1f} s); results in {run_dir.final}")
     if result.divergences:
         return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)

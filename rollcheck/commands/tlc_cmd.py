@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from typing import Any
+
+from rich.console import Console
 
 from rollcheck.commands.common import add_output_args, add_protocol_args, positive_int, resolve
 from rollcheck.conformance import replay_spec_trace
-from rollcheck.console import err_console, print_json
+from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
+from rollcheck.rundir import StagedRun, run_name, staged_run
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
 from specs.binding import binding_for, write_model
-from specs.tlc import run_tlc, spec_trace_to_itf
+from specs.tlc import ModelCheckResult, run_tlc, spec_trace_to_itf
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,16 +29,43 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     entry, label, _config, ts = resolve(args)
     binding = binding_for(entry.name)
-    name = f"{entry.name}-{Path(label).stem}-{ts.config.profile}" + (f"-{args.variant}" if args.variant else "")
-    out: Path = args.out / name
+    name = run_name(entry.name, label, ts.config.profile, args.variant)
     console = err_console()
+    with staged_run(args.out, name) as run_dir, on_interrupt(run_dir.kept):
+        doc, text, res = _check(args, entry.name, label, ts, binding, run_dir, console)
+    if args.json:
+        print_json(doc)
+    elif not args.quiet:
+        out = out_console()
+        if res.error:
+            out.print(f"[red]TLC failed[/red]: {res.error}")
+        elif res.violated:
+            out.print(f"[red]{doc['violated_property']} violated[/red] after {res.distinct_states} states; "
+                      f"counterexample ({len(res.trace)} states) in {doc['counterexample']}")
+            out.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            out.print(f"[green]no violation[/green]: {res.distinct_states} distinct states, depth {res.depth}, "
+                      f"{res.elapsed:.1f} s; results in {run_dir.final}")
+    if res.error:
+        return int(ExitCode.RUN_FAILED)
+    if res.violated:
+        return int(ExitCode.DISAGREEMENT if doc["replays_on_reference"] is False else ExitCode.VIOLATION)
+    return int(ExitCode.OK)
+
+
+def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding: Any, run_dir: StagedRun,
+           console: Console) -> tuple[dict[str, Any], str, ModelCheckResult]:
+    out = run_dir.staging
+    text = ""
     model = write_model(binding, ts, out / "model")
     if not args.quiet:
         console.print(f"TLC: {binding.module}.tla on {label} (profile {ts.config.profile}), "
                       f"{len(model.invariants)} invariants, {len(model.properties)} action properties; "
-                      f"{', '.join(model.unchecked) or 'no'} graph properties left to the explorer")
-    res = run_tlc(model.directory, model.module, model.cfg, workers=args.workers, timeout=args.timeout)
-    doc = {"protocol": entry.name, "config": label, "profile": ts.config.profile, "variant": args.variant,
+                      f"{', '.join(model.unchecked) or 'no'} graph properties left to the explorer", soft_wrap=True)
+    with status_progress(f"TLC {protocol}/{label}", enabled=not args.quiet) as show:
+        show("model checking")
+        res = run_tlc(model.directory, model.module, model.cfg, workers=args.workers, timeout=args.timeout)
+    doc = {"protocol": protocol, "config": label, "profile": ts.config.profile, "variant": args.variant,
            "spec": f"specs/{binding.module}.tla", **res.to_json(),
            "violated_property": res.violated.replace("_", "-") if res.violated else None,
            "unchecked": list(model.unchecked), "counterexample": None, "replays_on_reference": None}
@@ -52,22 +82,6 @@ def run(args: argparse.Namespace) -> int:
             doc["replays_on_reference"] = False
             doc["divergence"] = str(div)
             text = str(div)
-        doc["counterexample"] = str(path)
+        doc["counterexample"] = str(run_dir.final_path(path))
     write_json_atomic(out / "summary.json", doc)
-    if args.json:
-        print_json(doc)
-    elif not args.quiet:
-        if res.error:
-            console.print(f"[red]TLC failed[/red]: {res.error}")
-        elif res.violated:
-            console.print(f"[red]{doc['violated_property']} violated[/red] after {res.distinct_states} states; "
-                          f"counterexample ({len(res.trace)} states) in {doc['counterexample']}")
-            console.print(text, markup=False, highlight=False, soft_wrap=True)
-        else:
-            console.print(f"[green]no violation[/green]: {res.distinct_states} distinct states, depth {res.depth}, "
-                          f"{res.elapsed:.1f} s")
-    if res.error:
-        return int(ExitCode.RUN_FAILED)
-    if res.violated:
-        return int(ExitCode.DISAGREEMENT if doc["replays_on_reference"] is False else ExitCode.VIOLATION)
-    return int(ExitCode.OK)
+    return doc, text, res

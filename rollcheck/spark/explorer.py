@@ -88,7 +88,7 @@ class SparkLevels:
 
 
 def explore_spark(protocol: str, config: Any, *, config_name: str, variant: str | None, master: str,
-                  partitions: int | None, out_dir: Path, resume: bool, max_depth: int | None,
+                  partitions: int | None, checkpoint_dir: Path | None, resume: bool, max_depth: int | None,
                   max_states: int | None, stop_at_first: bool,
                   progress: Callable[[LevelStats], None] | None, workers: int = 1, symmetry: bool = False,
                   spark_min: int = SPARK_MIN, graph_limit: int = GRAPH_LIMIT,
@@ -98,13 +98,13 @@ def explore_spark(protocol: str, config: Any, *, config_name: str, variant: str 
 
     ts = build_system(protocol, config, variant)
     spark = get_session(master)
-    return explore_system_spark(ts, spark, out_dir=Path(out_dir), config_name=config_name, variant=variant,
+    return explore_system_spark(ts, spark, checkpoint_dir=checkpoint_dir, config_name=config_name, variant=variant,
                                 partitions=partitions, resume=resume, max_depth=max_depth, max_states=max_states,
                                 stop_at_first=stop_at_first, progress=progress, workers=workers,
                                 symmetry=symmetry, spark_min=spark_min, graph_limit=graph_limit, max_memory=max_memory)
 
 
-def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, out_dir: Path, config_name: str = "",
+def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, checkpoint_dir: Path | None, config_name: str = "",
                          variant: str | None = None, partitions: int | None = None, resume: bool = False,
                          max_depth: int | None = None, max_states: int | None = None, stop_at_first: bool = True,
                          progress: Callable[[LevelStats], None] | None = None, workers: int = 1,
@@ -114,15 +114,15 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, out_dir: Path
 
     ``partitions``: tasks a wide level is cut into (default: four per executor core). ``workers``: the
     driver's processes for the narrow levels. ``spark_min``: the narrowest level sent to Spark (0: all).
-    The checkpoint is under ``out_dir/checkpoint`` in the local engine's format.
+    With ``checkpoint_dir`` each level is checkpointed there in the local engine's format.
     """
     sc = spark.sparkContext
     levels = SparkLevels(sc, partitions or max(2, sc.defaultParallelism * 4))
     t0 = time.perf_counter()
     result = explore(ts, config_name=config_name, max_depth=max_depth, max_states=max_states,
                      stop_at_first=stop_at_first, progress=progress, variant=variant, workers=workers,
-                     symmetry=symmetry, checkpoint_dir=Path(out_dir) / "checkpoint", resume=resume,
-                     graph_limit=graph_limit,
+                     symmetry=symmetry, resume=resume, graph_limit=graph_limit,
+                     checkpoint_dir=None if checkpoint_dir is None else Path(checkpoint_dir),
                      max_memory=max_memory, distribute=levels, distribute_min=spark_min,
                      distribute_slices=levels.slices)
     result.engine = "spark"

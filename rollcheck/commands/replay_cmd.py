@@ -1,0 +1,69 @@
+"""``rollcheck replay FILE.itf.json|DIR ...``: rebuild the system a trace came from (protocol, config,
+profile, broken variant: all in its ``#meta``) and replay the trace on it, checking every property."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+
+from rollcheck.commands.common import require
+from rollcheck.console import out_console, print_json
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.replay import ReplayResult, replay_itf
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("replay", help="replay ITF traces on the exact system that wrote them; print what fails")
+    p.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR",
+                   help="ITF files, or directories searched for *.itf.json (a gate's --out, for instance)")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="the config file, when it is no longer where the trace says")
+    p.add_argument("--reference", action="store_true",
+                   help="replay on the reference even when the trace came from a broken variant")
+    p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    p.set_defaults(run=run)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(p.rglob("*.itf.json"))
+            require(bool(found), f"{p}: no *.itf.json file under it")
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise UserError(f"trace not found: {p}")
+    return files
+
+
+def run(args: argparse.Namespace) -> int:
+    files = _files(args.paths)
+    results = [replay_itf(f, args.config, args.reference) for f in files]
+    if args.json:
+        print_json({"traces": [r.to_json() for r in results]})
+    else:
+        console = out_console()
+        for r in results:
+            console.print(_line(r), soft_wrap=True)
+    if any(r.divergence for r in results):
+        return int(ExitCode.DISAGREEMENT)
+    return int(ExitCode.VIOLATION if any(r.failures for r in results) else ExitCode.OK)
+
+
+def _line(r: ReplayResult) -> str:
+    system = f"{r.protocol}/{r.config}/{r.profile}" + (f" variant {r.variant}" if r.variant else "")
+    head = f"{escape(r.path)} ({system}, {r.steps} steps)"
+    if r.divergence:
+        return f"{head}: [bold red]does not replay[/]: {escape(r.divergence)}"
+    if not r.failures:
+        notes = f" ({'; '.join(r.notes)})" if r.notes else ""
+        return f"{head}: replays; [green]every property holds[/] along it{notes}"
+    parts = []
+    for f in r.failures:
+        where = "the last step" if f.step == r.steps else f"step {f.step}"
+        parts.append(f"[bold red]{f.property_id}[/] fails at {where} ({escape(f.description)})")
+    return f"{head}: " + "; ".join(parts)
