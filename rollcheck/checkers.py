@@ -112,6 +112,7 @@ def save_traces(report: CheckerReport, ts: TransitionSystem[Any], ctx: CheckCont
         if verdict.trace is None:
             continue
         path = ctx.trace_dir(report) / f"{verdict.id}.itf.json"
+        verdict.trace.config = verdict.trace.config or report.config  # so that `rollcheck replay` finds it
         write_itf(path, verdict.trace, ts)
         verdict.trace_path = str(path)
         verdict.trace_text = format_trace(verdict.trace, ts)

@@ -61,7 +61,7 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
         if violated == operator_name(pid):
             trace, div = replay_spec_trace(ts, res.trace, "counterexample", binding.actions)
             if trace is not None:
-                trace.property_id = pid
+                trace.property_id, trace.config = pid, label
                 report.properties[pid] = PropertyVerdict(pid, VIOLATED, "TLC counterexample", trace)
             else:
                 report.properties[pid] = PropertyVerdict(pid, VIOLATED, f"TLC counterexample (does not replay on "
@@ -155,7 +155,7 @@ def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCont
         elif res.violated:
             trace, _div = replay_spec_trace(ts, res.trace, f"apalache {pid}", binding.actions)
             if trace is not None:
-                trace.property_id = pid
+                trace.property_id, trace.config = pid, label
             report.properties[pid] = PropertyVerdict(pid, VIOLATED, "Apalache counterexample", trace)
             report.status = VIOLATED if report.status != "error" else report.status
         else:

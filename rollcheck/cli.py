@@ -7,13 +7,15 @@ traceback; an interrupted run exits 130 after the command has saved what it had.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import importlib
 import importlib.util
 import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rollcheck import __version__
 from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError, interruption, kept_note
@@ -60,8 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         reexec_for_stable_hashes(["-m", "rollcheck", *sys.argv[1:]])
     parser = build_parser()
     args = parser.parse_args(argv)
+    signals = _StopSignals()
     if argv is None:
-        signal.signal(signal.SIGTERM, _terminate)
+        signals.install()
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return int(ExitCode.RUN_FAILED)
@@ -78,20 +81,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollcheck: {exc}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt as exc:
-        return _stopped(exc, kept_note(exc))
+        return _stopped(exc, kept_note(exc), signals)
     except Exception as exc:
         stop = interruption(exc)  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
         if stop is not None:
-            return _stopped(stop, kept_note(exc) or kept_note(stop))
+            return _stopped(stop, kept_note(exc) or kept_note(stop), signals)
         raise
 
 
-def _terminate(_signum: int, _frame: object) -> None:
-    raise Terminated()
+class _StopSignals:
+    """Ctrl-C and SIGTERM for one command run. Python raises a signal's KeyboardInterrupt wherever the main
+    thread happens to be, and some places swallow it (a garbage-collector callback, which Hypothesis
+    installs, prints "Exception ignored" and goes on), so after the first signal a helper thread raises
+    it again every few seconds until the command has ended."""
+
+    RESEND_SECONDS = 3.0
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.started = False
+
+    def install(self) -> None:
+        signal.signal(signal.SIGTERM, self.handle)
+        default_hook = sys.unraisablehook
+
+        def hook(unraisable: Any) -> None:  # a swallowed interrupt is resent, not printed as a traceback
+            if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+                default_hook(unraisable)
+
+        sys.unraisablehook = hook
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when SIGINT is ignored
+            signal.signal(signal.SIGINT, self.handle)
+
+    def handle(self, signum: int, _frame: object) -> None:
+        if not self.started:
+            self.started = True
+            threading.Thread(target=self._resend, args=(signum,), name="rollcheck-signal", daemon=True).start()
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    def _resend(self, signum: int) -> None:
+        while not self.done.wait(self.RESEND_SECONDS):
+            _thread.interrupt_main(signum)
 
 
-def _stopped(exc: KeyboardInterrupt, kept: str | None) -> int:
+def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals) -> int:
     """One line: how the run ended and what it kept (each command says, see console.on_interrupt)."""
+    signals.done.set()
     how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
     print(f"rollcheck: {how}; {kept or 'nothing was written'}", file=sys.stderr)
     return code

@@ -140,3 +140,23 @@ def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and len(stderr.strip().splitlines()) == 1
     assert stderr.strip().startswith("rollcheck: interrupted; the checkpoint in ") and "--resume continues" in stderr
+
+
+def test_a_master_address_that_is_no_spark_master_is_one_line_within_30_s(tmp_path: Path) -> None:
+    """Something listens there but never answers as a Spark master: Spark alone retries for a minute and
+    ends in a stack trace; rollcheck gives up after ROLLCHECK_SPARK_MASTER_SECONDS (25 by default)."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        env = dict(os.environ, ROLLCHECK_SPARK_MASTER_SECONDS="4")
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "rollcheck", "simulate", "features", "--master",
+                               f"spark://127.0.0.1:{port}", "--out", str(tmp_path)], env=env, capture_output=True,
+                              text=True, timeout=120, check=False)
+        seconds = time.monotonic() - t0
+    assert proc.returncode == 2 and seconds < 30, (seconds, proc.stderr[-500:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "did not register this application within 4 s" in lines[0]

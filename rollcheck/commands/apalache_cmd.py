@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             elif res.violated:
                 trace, div = replay_spec_trace(ts, res.trace, f"apalache {pid}", binding.actions)
                 if trace is not None and pid is not None:
-                    trace.property_id = pid
+                    trace.property_id, trace.config = pid, label
                     row["counterexample"] = str(run_dir.final_path(
                         write_itf(out / "counterexamples" / f"{pid}.itf.json", trace, ts)))
                     code = max(code, ExitCode.VIOLATION)

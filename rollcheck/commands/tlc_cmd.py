@@ -73,7 +73,7 @@ def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding
         path = out / "counterexamples" / f"{res.violated.replace('_', '-')}.itf.json"
         trace, div = replay_spec_trace(ts, res.trace, "counterexample", binding.actions)
         if trace is not None:
-            trace.property_id = res.violated.replace("_", "-")
+            trace.property_id, trace.config = res.violated.replace("_", "-"), label
             write_itf(path, trace, ts)  # with the reference encodings: replays exactly
             doc["replays_on_reference"] = True
             text = format_trace(trace, ts)

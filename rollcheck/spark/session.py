@@ -7,6 +7,7 @@ descriptor 2 that is in place when it starts, so it is pointed at the log file f
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -142,17 +143,54 @@ def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dic
                .config("spark.python.worker.reuse", "true"))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    previous = signal.getsignal(signal.SIGINT)
     with _stderr_to(spark_log_path()):
-        session = builder.getOrCreate()
+        session = _create(builder, master)
     session.sparkContext.setLogLevel("ERROR")
     if threading.current_thread() is threading.main_thread():
         # PySpark's own handler cancels the jobs with a py4j call made while the main thread is inside
         # another, which fails ("reentrant call") and py4j logs a traceback for each interrupted call.
         # Stopping the driver is enough: its JVM, and the jobs with it, end when this process does.
-        signal.signal(signal.SIGINT, _interrupted)
+        signal.signal(signal.SIGINT, functools.partial(_interrupted, previous))
     return session
 
 
-def _interrupted(signum: int, frame: Any) -> None:
+# A spark:// address that accepts connections but is no Spark master (or a master that never answers)
+# keeps Spark's application client retrying for a minute (3 x 20 s, fixed in Spark) before it fails with
+# a stack trace; a real master registers the application in well under a second. Overridable through
+# ROLLCHECK_SPARK_MASTER_SECONDS (a test uses a few seconds).
+MASTER_ANSWER_SECONDS = 25.0
+
+
+def _create(builder: Any, master: str) -> Any:
+    if not master.startswith("spark://"):
+        return builder.getOrCreate()
+    box: dict[str, Any] = {}
+
+    def create() -> None:
+        try:
+            box["session"] = builder.getOrCreate()
+        except Exception as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=create, name="rollcheck-spark-session", daemon=True)
+    thread.start()
+    try:
+        wait = float(os.environ.get("ROLLCHECK_SPARK_MASTER_SECONDS", MASTER_ANSWER_SECONDS))
+    except ValueError:
+        wait = MASTER_ANSWER_SECONDS
+    thread.join(wait)
+    if thread.is_alive():
+        raise UserError(f"the Spark master {master} did not register this application within {wait:.0f} s: "
+                        f"is it a Spark standalone master? (log: {spark_log_path()})")
+    if "error" in box:
+        first = str(box["error"]).strip().splitlines()[0][:200]
+        raise UserError(f"Spark could not start on {master}: {first} (log: {spark_log_path()})")
+    return box["session"]
+
+
+def _interrupted(previous: Any, signum: int, frame: Any) -> None:
     logging.disable(logging.CRITICAL)
+    if callable(previous) and previous is not signal.default_int_handler:
+        previous(signum, frame)  # rollcheck's own handler (it re-sends a swallowed interrupt)
     raise KeyboardInterrupt
