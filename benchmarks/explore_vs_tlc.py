@@ -27,8 +27,8 @@ from benchresults import write as write_results
 from rollcheck.explorer import explore
 from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.registry import get_protocol
-from specs.binding import binding_for, spec_protocols, write_model
-from specs.tlc import run_tlc
+from rollcheck.tla.binding import binding_for, spec_protocols, write_model
+from rollcheck.tla.tlc import run_tlc
 
 # The largest named config of each protocol that TLC and both explorers finish in a few minutes here.
 LARGEST = {"streams_probing": "large", "features": "small", "metadata_version": "small", "zk_migration": "faults"}

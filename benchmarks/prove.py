@@ -17,15 +17,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.core import bmc, k_induction
 from model.decisions import RULES, differential
-from model.encodings import ENCODINGS, symbolic
-from rollcheck.registry import get_protocol
+from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.smt.core import bmc, k_induction
+from rollcheck.smt.prove import symbolic
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("targets", nargs="*", default=[f"{p}:small" for p in ENCODINGS])
+    ap.add_argument("targets", nargs="*", default=[f"{e.name}:small" for e in all_protocols() if e.z3 is not None])
     ap.add_argument("--depths", default="2,4,6,8")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--no-decisions", action="store_true")

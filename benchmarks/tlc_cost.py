@@ -20,8 +20,8 @@ from pathlib import Path
 from benchresults import write as write_results
 
 from rollcheck.registry import get_protocol
-from specs.binding import binding_for, write_model
-from specs.tlc import run_tlc
+from rollcheck.tla.binding import binding_for, write_model
+from rollcheck.tla.tlc import run_tlc
 
 
 def main() -> int:

@@ -28,10 +28,10 @@ from typing import Any
 
 import z3
 
-from model.core import Relation, SymbolicSystem, V, Value, frame
 from model.decisions import features_update_rule
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
 from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState
+from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
 STOPPED, RUNNING, EXITED = 0, 1, 2

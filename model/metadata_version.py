@@ -28,9 +28,9 @@ from typing import Any
 
 import z3
 
-from model.core import Relation, SymbolicSystem, V, Value, frame
 from model.decisions import mv_lossless, mv_update_rule
 from reference_impl.metadata_version.system import Broker, MetadataVersionState, NodeStatus, Voter
+from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
 RUNNING, DOWN, TERMINATED = 0, 1, 2

@@ -27,7 +27,6 @@ from typing import Any
 
 import z3
 
-from model.core import Relation, SymbolicSystem, V, Value, frame
 from reference_impl.streams_probing.api import MUTATIONS
 from reference_impl.streams_probing.releases import StreamsRelease
 from reference_impl.streams_probing.system import (
@@ -36,6 +35,7 @@ from reference_impl.streams_probing.system import (
     StreamsGroupState,
     StreamsInstance,
 )
+from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
 PROBEABLE = 3  # EARLIEST_PROBEABLE_VERSION: subscriptions from version 3 on carry the supported version

@@ -67,7 +67,6 @@ from typing import Any
 
 import z3
 
-from model.core import Predicate, Relation, SymbolicSystem, V, Value, frame
 from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.api import MigrationDriverState, ZkMigrationState
 from reference_impl.zk_migration.config import MUTATIONS
@@ -80,6 +79,7 @@ from reference_impl.zk_migration.system import (
     ZkMigrationSystemState,
     ZooKeeper,
 )
+from rollcheck.smt.core import Predicate, Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
 # ZkMigrationState codes (ZkMigrationStateRecord); ZK (4) is never persisted.

@@ -195,7 +195,7 @@ def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCo
     from hypothesis import HealthCheck, settings
     from hypothesis.stateful import run_state_machine_as_test
 
-    from properties.machine import PropertyViolated, machine_for
+    from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 
     ts = ctx.build(entry, config)
     t0 = time.perf_counter()
@@ -255,12 +255,13 @@ def _lazy(module: str, name: str) -> Adapter:
     return adapter
 
 
-CHECKERS["tlc"] = (_lazy("rollcheck.checkers_tla", "check_tlc"), "specs.tlc", "TLC on the TLA+ spec (exhaustive)")
+CHECKERS["tlc"] = (_lazy("rollcheck.checkers_tla", "check_tlc"), "rollcheck.tla.tlc",
+                   "TLC on the TLA+ spec (exhaustive)")
 CHECKERS["conform"] = (_lazy("rollcheck.checkers_tla", "check_conform"), "rollcheck.conformance",
                        "spec <-> reference trace conformance")
-CHECKERS["apalache"] = (_lazy("rollcheck.checkers_tla", "check_apalache"), "specs.apalache",
+CHECKERS["apalache"] = (_lazy("rollcheck.checkers_tla", "check_apalache"), "rollcheck.tla.apalache",
                         "Apalache bounded model checking (when installed)")
-CHECKERS["z3"] = (_lazy("model.checker", "check_z3"), "model.checker", "Z3: bounded model checking and k-induction")
+CHECKERS["z3"] = (_lazy("rollcheck.smt.checker", "check_z3"), "z3", "Z3: bounded model checking and k-induction")
 CHECKERS["fuzz"] = (_lazy("rollcheck.fuzz", "check_fuzz"), "hypothesis", "a fuzzing round (Hypothesis campaign)")
 
 

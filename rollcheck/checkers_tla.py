@@ -27,7 +27,7 @@ CONFORM_MAX_STATES = 100_000  # conformance dumps and compares every state: larg
 
 
 def _binding(entry: ProtocolEntry, report: CheckerReport) -> Any:
-    from specs.binding import binding_for
+    from rollcheck.tla.binding import binding_for
 
     try:
         return binding_for(entry.name)
@@ -40,8 +40,8 @@ def _binding(entry: ProtocolEntry, report: CheckerReport) -> Any:
 def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """TLC model-checks the spec exhaustively; its counterexample is replayed on the reference."""
     from rollcheck.conformance import replay_spec_trace
-    from specs.binding import operator_name, write_model
-    from specs.tlc import run_tlc
+    from rollcheck.tla.binding import operator_name, write_model
+    from rollcheck.tla.tlc import run_tlc
 
     report = CheckerReport("tlc", entry.name, label, config.profile)
     binding = _binding(entry, report)
@@ -127,8 +127,8 @@ def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
 def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """Apalache bounded model checking of every invariant to ``ctx.z3_depth`` steps, when installed."""
     from rollcheck.conformance import replay_spec_trace
-    from specs.apalache import find_apalache, run_apalache
-    from specs.binding import operator_name, write_model
+    from rollcheck.tla.apalache import find_apalache, run_apalache
+    from rollcheck.tla.binding import operator_name, write_model
 
     report = CheckerReport("apalache", entry.name, label, config.profile)
     try:

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.explorer import reachable_states
-from rollcheck.traces import Step, Trace, _dump, to_itf
+from rollcheck.tla.binding import SpecBinding, write_model
+from rollcheck.tla.tlc import ModelCheckResult, TraceStep, parse_dump, parse_simulation_trace, run_tlc
+from rollcheck.tla.value import canonical_state, canonical_view_tla, tla_canonical, to_tla
+from rollcheck.traces import Step, Trace, canonical_json, to_itf
 from rollcheck.transition import TransitionSystem
-from specs.binding import SpecBinding, write_model
-from specs.tlavalue import canonical_state, canonical_view_tla, tla_canonical, to_tla
-from specs.tlc import ModelCheckResult, TraceStep, parse_dump, parse_simulation_trace, run_tlc
 
 Progress = Callable[[str], None]
 
@@ -99,7 +99,7 @@ def _differences(spec: dict[str, Any], ref_view: dict[str, object]) -> dict[str,
     for k in sorted(set(spec) | set(ref_view)):
         s = tla_canonical(spec[k]) if k in spec else None
         r = tla_canonical(to_itf(ref_view[k])) if k in ref_view else None
-        if _dump(s) != _dump(r):
+        if canonical_json(s) != canonical_json(r):
             out[k] = (s, r)
     return out
 
@@ -225,8 +225,8 @@ def validate_reference_traces(binding: SpecBinding, spec_ts: TransitionSystem[An
             diff: dict[str, tuple[Any, Any]] = {}
         else:
             before, after = view_of(w.steps[got - 1].state), view_of(w.steps[got].state)
-            changed = [k for k in after if _dump(tla_canonical(to_itf(after[k]))) !=
-                       _dump(tla_canonical(to_itf(before[k])))]
+            changed = [k for k in after if canonical_json(tla_canonical(to_itf(after[k]))) !=
+                       canonical_json(tla_canonical(to_itf(before[k])))]
             msg = (f"the spec has no step from state {got - 1} to state {got}: the reference changed "
                    f"{', '.join(changed) or 'nothing'}")
             diff = {k: (tla_canonical(to_itf(before[k])), tla_canonical(to_itf(after[k]))) for k in changed}

@@ -61,7 +61,7 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
     from hypothesis.database import DirectoryBasedExampleDatabase
     from hypothesis.stateful import run_state_machine_as_test
 
-    from properties.machine import PropertyViolated, machine_for
+    from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 
     result = FuzzResult(ts.name, config_name, seed)
     db = DirectoryBasedExampleDatabase(str(out_dir / "hypothesis-db"))

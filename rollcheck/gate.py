@@ -74,13 +74,6 @@ class GateConfig:
     parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
 
 
-# The config each protocol runs in the default gate: its ``default``, except where three exhaustive engines
-# (local, Spark, TLC) on it would not fit the nightly tier. zk_migration's ``default`` has 1.25M states
-# over both profiles; ``faults`` (3 voters, failover at every phase, 295K) keeps every fault but the second
-# broker. ``rollcheck explore zk_migration`` and a rollcheck.toml still run ``default``.
-GATE_DEFAULT_CONFIGS: dict[str, str] = {"zk_migration": "faults"}
-
-
 def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     if tier not in TIERS:
         raise UserError(f"unknown tier '{tier}'; use {' or '.join(TIERS)}")
@@ -95,7 +88,8 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
         checkers += [c for c in NIGHTLY_EXTRA_CHECKERS if c in present]
         mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
         context["options"] = {"fuzz_minutes": 0.5}
-    return GateConfig(protocols, {p: [GATE_DEFAULT_CONFIGS.get(p, "default")] for p in protocols}, list(PROFILES),
+    gate_configs = {p: [get_protocol(p).gate_config] for p in protocols}  # each protocol's registration says
+    return GateConfig(protocols, gate_configs, list(PROFILES),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
                       ci_configs={p: ["small"] for p in protocols})
 

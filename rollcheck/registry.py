@@ -1,49 +1,58 @@
 """The protocol registry: the CLI, the explorers, the gate and the tests look protocols up here by name.
 
-Each protocol module exposes ``PROTOCOL: ProtocolEntry``. A protocol is registered when its module is
-importable; a module that exists but fails to import is an error, never silently skipped.
+Protocols register through the entry-point group ``rollcheck.protocols`` (``name = "module:PROTOCOL"``,
+a :class:`~rollcheck.transition.ProtocolEntry`), the built-ins in rollcheck's own ``pyproject.toml`` and
+a third-party package in its own, so nothing in the engine lists protocol names. An entry point that
+exists but fails to load is an error naming it, never silently skipped.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+import functools
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from rollcheck.errors import UserError
 from rollcheck.transition import ProtocolEntry, TransitionSystem
 
-# name -> module holding PROTOCOL. Order is the order of the KIPs' story (and of reports).
-_MODULES: dict[str, str] = {
-    "features": "reference_impl.features.protocol",
-    "metadata_version": "reference_impl.metadata_version.protocol",
-    "zk_migration": "reference_impl.zk_migration.protocol",
-    "streams_probing": "reference_impl.streams_probing.protocol",
-}
+GROUP = "rollcheck.protocols"
 
 
-def _module_exists(module: str) -> bool:
+@functools.cache
+def _registered() -> dict[str, EntryPoint]:
+    # Read once per process: the installed distributions do not change while a run goes on.
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+@functools.cache
+def _load(name: str) -> ProtocolEntry:
+    ep = _registered()[name]
     try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+        entry = ep.load()
+    except Exception as exc:
+        raise UserError(f"protocol '{name}' is registered ({ep.value}) but does not load: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(entry, ProtocolEntry):
+        raise UserError(f"protocol '{name}': {ep.value} is not a ProtocolEntry")
+    if entry.name != name:
+        raise UserError(f"protocol '{name}': {ep.value} is named '{entry.name}'")
+    return entry
 
 
 def protocol_names() -> list[str]:
-    """The registered protocols, in report order."""
-    return [name for name, mod in _MODULES.items() if _module_exists(mod)]
+    """The registered protocols, in report order (each entry's ``order``, then the name)."""
+    return [e.name for e in sorted((_load(n) for n in _registered()), key=lambda e: (e.order, e.name))]
 
 
 def get_protocol(name: str) -> ProtocolEntry:
     """The entry of a registered protocol; a clear :class:`UserError` for an unknown name."""
-    module = _MODULES.get(name)
-    if module is None or not _module_exists(module):
+    if name not in _registered():
         known = ", ".join(protocol_names()) or "(none)"
         raise UserError(f"unknown protocol '{name}'; registered protocols: {known}")
-    entry = importlib.import_module(module).PROTOCOL
-    if not isinstance(entry, ProtocolEntry):  # pragma: no cover - a wiring mistake
-        raise TypeError(f"{module}.PROTOCOL is not a ProtocolEntry")
-    return entry
+    return _load(name)
 
 
 def all_protocols() -> list[ProtocolEntry]:

@@ -77,10 +77,10 @@ def to_itf(value: Any) -> Any:
         return {k: to_itf(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         pairs = [[to_itf(k), to_itf(v)] for k, v in value.items()]
-        pairs.sort(key=lambda kv: _dump(kv[0]))
+        pairs.sort(key=lambda kv: canonical_json(kv[0]))
         return {"#map": pairs}
     if isinstance(value, (set, frozenset)):
-        return {"#set": sorted((to_itf(v) for v in value), key=_dump)}
+        return {"#set": sorted((to_itf(v) for v in value), key=canonical_json)}
     if isinstance(value, (tuple, list)):
         return [to_itf(v) for v in value]
     raise TypeError(f"no ITF form for {type(value).__name__}: {value!r}")
@@ -93,7 +93,7 @@ class Record(dict):  # type: ignore[type-arg]
         return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
 
 
-def _dump(v: Any) -> str:
+def canonical_json(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
 
 
@@ -111,10 +111,10 @@ def canonical_itf(value: Any) -> Any:
         if "#tup" in value:
             return [canonical_itf(v) for v in value["#tup"]]
         if "#set" in value:
-            return {"#set": sorted((canonical_itf(v) for v in value["#set"]), key=_dump)}
+            return {"#set": sorted((canonical_itf(v) for v in value["#set"]), key=canonical_json)}
         if "#map" in value:
             pairs = [[canonical_itf(k), canonical_itf(v)] for k, v in value["#map"]]
-            pairs.sort(key=lambda kv: _dump(kv[0]))
+            pairs.sort(key=lambda kv: canonical_json(kv[0]))
             return {"#map": pairs}
         return {k: canonical_itf(v) for k, v in value.items() if k != "#meta"}
     raise TypeError(f"not an ITF value: {value!r}")
@@ -122,12 +122,12 @@ def canonical_itf(value: Any) -> Any:
 
 def canonical_view(view: Mapping[str, object]) -> str:
     """The canonical JSON text of a view: equal exactly when the TLA+ values are equal."""
-    return _dump(canonical_itf({k: to_itf(v) for k, v in view.items()}))
+    return canonical_json(canonical_itf({k: to_itf(v) for k, v in view.items()}))
 
 
 def canonical_itf_state(values: Mapping[str, Any]) -> str:
     """The canonical JSON text of one ITF state's variables (``#meta`` ignored)."""
-    return _dump(canonical_itf({k: v for k, v in values.items() if k != "#meta"}))
+    return canonical_json(canonical_itf({k: v for k, v in values.items() if k != "#meta"}))
 
 
 # --------------------------------------------------------------------------- ITF traces

@@ -16,8 +16,11 @@ Properties come in three shapes, all with a stable id that appears in every repo
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 State = TypeVar("State")
@@ -192,9 +195,32 @@ class ProtocolEntry:
     build: Callable[[Any], TransitionSystem[Any]] = field(repr=False)
     variants: Sequence[Variant] = ()
     sources: tuple[str, ...] = ()
+    # Optional checkers' content, named "module:attribute" so that registering a protocol imports neither
+    # TLA+ tooling nor Z3: the spec binding (a rollcheck.tla.binding.SpecBinding) and the Z3 encoding (a
+    # callable from the transition system to a rollcheck.smt.core.SymbolicSystem).
+    spec: str | None = None
+    z3: str | None = None
+    gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
+    order: int = 1000  # position in listings and reports (the built-ins: the KIPs' story, 10-40)
 
     def config(self, name: str) -> Any:
         return self.configs[name]
+
+    def spec_binding(self) -> Any:
+        """The protocol's spec binding (None: no spec), with the spec's folder defaulting to its module's."""
+        if self.spec is None:
+            return None
+        binding, module = load_reference(self.spec, f"{self.name}: spec")
+        if getattr(binding, "directory", None) is None:
+            binding = dataclasses.replace(binding, directory=Path(module.__file__ or ".").resolve().parent)
+        return binding
+
+    def z3_encoding(self) -> Callable[[TransitionSystem[Any]], Any] | None:
+        """The callable building the protocol's symbolic (Z3) system from a transition system, or None."""
+        if self.z3 is None:
+            return None
+        encoding, _ = load_reference(self.z3, f"{self.name}: z3")
+        return encoding  # type: ignore[no-any-return]
 
     def variant(self, variant_id: str) -> Variant:
         for v in self.variants:
@@ -228,3 +254,15 @@ def replace_config(config: Any, **changes: Any) -> Any:
 
 def iter_properties(ts: TransitionSystem[Any]) -> Iterator[AnyProperty]:
     yield from ts.invariants()
+
+
+def load_reference(ref: str, where: str) -> tuple[Any, ModuleType]:
+    """The object named by ``"package.module:attribute"`` and its module."""
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"{where}: {ref!r} is not 'module:attribute'")
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attr), module
+    except AttributeError:
+        raise ValueError(f"{where}: module {module_name} has no attribute {attr!r}") from None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reference_impl.features.config import FeaturesConfig
-from specs.binding import SpecBinding
+from rollcheck.tla.binding import SpecBinding
 
 
 def constants(config: FeaturesConfig) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def constants(config: FeaturesConfig) -> dict[str, Any]:
 
 
 BINDING = SpecBinding(
+    directory=Path(__file__).resolve().parent,  # the .tla file sits beside this module
     protocol="features",
     module="Features",
     constants=constants,

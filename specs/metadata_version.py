@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reference_impl.metadata_version.config import MetadataVersionConfig
+from rollcheck.tla.binding import SpecBinding
 from rollcheck.traces import Record
-from specs.binding import SpecBinding
 
 
 def constants(config: MetadataVersionConfig) -> dict[str, Any]:
@@ -41,6 +42,7 @@ def constants(config: MetadataVersionConfig) -> dict[str, Any]:
 
 
 BINDING = SpecBinding(
+    directory=Path(__file__).resolve().parent,  # the .tla file sits beside this module
     protocol="metadata_version",
     module="MetadataVersion",
     constants=constants,

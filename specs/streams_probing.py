@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import RELEASES, configured_metadata_version
-from specs.binding import SpecBinding
+from rollcheck.tla.binding import SpecBinding
 
 
 def constants(config: StreamsProbingConfig) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def constants(config: StreamsProbingConfig) -> dict[str, Any]:
 
 
 BINDING = SpecBinding(
+    directory=Path(__file__).resolve().parent,  # the .tla file sits beside this module
     protocol="streams_probing",
     module="StreamsProbing",
     constants=constants,

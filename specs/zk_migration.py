@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reference_impl.zk_migration.api import KAFKA_EMPTY_LOG_MINIMUM_LEVEL, KIP_MINIMUM_LEVEL
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import KRAFT_ID
-from specs.binding import SpecBinding
+from rollcheck.tla.binding import SpecBinding
 
 
 def constants(config: ZkMigrationConfig) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def constants(config: ZkMigrationConfig) -> dict[str, Any]:
 
 
 BINDING = SpecBinding(
+    directory=Path(__file__).resolve().parent,  # the .tla file sits beside this module
     protocol="zk_migration",
     module="ZkMigration",
     constants=constants,

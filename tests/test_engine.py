@@ -11,11 +11,11 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from properties.machine import PropertyViolated, machine_for
 from rollcheck.codec import CodecError, StateCodec
 from rollcheck.configs import config_from_mapping, load_config_file
 from rollcheck.errors import UserError
 from rollcheck.explorer import explore
+from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
 from tests.toy import PROTOCOL, ToyConfig, ToyState, ToySystem
 

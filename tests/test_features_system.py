@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from properties.machine import PropertyViolated, machine_for
 from reference_impl.features.system import BrokerStatus, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
 from rollcheck.explorer import explore
+from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
 from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
 from rollcheck.transition import Action

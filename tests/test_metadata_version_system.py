@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from properties.machine import PropertyViolated, machine_for
 from properties.metadata_version import metadata_version_properties
 from reference_impl.metadata_version.system import MetadataVersionState, MetadataVersionSystem, NodeStatus
 from rollcheck.cli import main
 from rollcheck.explorer import explore
+from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
 from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
 

@@ -1,4 +1,4 @@
-"""``rollcheck prove`` and the gate adapter ``model.checker.check_z3``."""
+"""``rollcheck prove`` and the gate adapter ``rollcheck.smt.checker.check_z3``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from model.checker import check_z3
 from rollcheck.checkers import BOUNDED, NOT_CHECKED, PROVED, VIOLATED, CheckContext
 from rollcheck.cli import main
 from rollcheck.registry import get_protocol
+from rollcheck.smt.checker import check_z3
 from rollcheck.traces import read_itf, trace_from_itf
 
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import z3
 
-from model.core import (
+from rollcheck.explorer import explore
+from rollcheck.smt.core import (
     ReplayError,
     SymbolicSystem,
     V,
@@ -27,7 +28,6 @@ from model.core import (
     k_induction,
     replay,
 )
-from rollcheck.explorer import explore
 from rollcheck.transition import Action
 from tests.toy import ToyConfig, ToyState, ToySystem
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from model.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from model.features import FeaturesZ3
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
+from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
 from tests.z3_checks import assert_shortest_replayed_refutation
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from model.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from model.metadata_version import MetadataVersionZ3
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
+from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
 from tests.z3_checks import assert_shortest_replayed_refutation
 
@@ -54,7 +54,7 @@ def test_reference_invariants_hold_to_depth(profile: str) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_mv11_proved_by_induction(profile: str) -> None:
-    from model.core import k_induction
+    from rollcheck.smt.core import k_induction
 
     res = k_induction(MetadataVersionZ3(system("small", profile)), "MV-11", 1, timeout=60)
     assert res.status == "proved", res.message

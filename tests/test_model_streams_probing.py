@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from model.core import ReplayError, bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from model.streams_probing import StreamsProbingZ3, failure_text, parse_failure
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
+from rollcheck.smt.core import ReplayError, bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
 from tests.z3_checks import assert_shortest_replayed_refutation
 

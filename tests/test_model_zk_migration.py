@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import z3
 
-from model.checker import check_z3
-from model.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from model.zk_migration import ZkMigrationZ3
 from rollcheck.checkers import NOT_CHECKED, PROVED, CheckContext
 from rollcheck.cli import main
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
+from rollcheck.smt.checker import check_z3
+from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
 
 ENTRY = get_protocol("zk_migration")

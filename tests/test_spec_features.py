@@ -19,9 +19,9 @@ import pytest
 
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.registry import get_protocol
-from specs.binding import operator_name, write_model
+from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.tlc import run_tlc
 from specs.features import BINDING
-from specs.tlc import run_tlc
 
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("features")

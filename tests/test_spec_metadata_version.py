@@ -11,10 +11,10 @@ import pytest
 
 from rollcheck.conformance import conform
 from rollcheck.registry import get_protocol
+from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.tlc import ModelCheckResult, run_tlc
 from rollcheck.transition import Variant
-from specs.binding import operator_name, write_model
 from specs.metadata_version import BINDING
-from specs.tlc import ModelCheckResult, run_tlc
 
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("metadata_version")

@@ -12,9 +12,9 @@ from rollcheck.cli import main
 from rollcheck.conformance import conform
 from rollcheck.explorer import reachable_states
 from rollcheck.registry import get_protocol
-from specs.binding import binding_for, operator_name, write_model
-from specs.drift import drift
-from specs.tlc import run_tlc
+from rollcheck.tla.binding import binding_for, operator_name, write_model
+from rollcheck.tla.drift import drift
+from rollcheck.tla.tlc import run_tlc
 
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("streams_probing")

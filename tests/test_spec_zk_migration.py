@@ -20,9 +20,9 @@ from properties.zk_migration import zk_migration_properties
 from reference_impl.zk_migration.system import ZkMigrationSystem
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.registry import get_protocol
+from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.tlc import ModelCheckResult, run_tlc
 from rollcheck.transition import AnyProperty
-from specs.binding import operator_name, write_model
-from specs.tlc import ModelCheckResult, run_tlc
 from specs.zk_migration import BINDING
 
 pytestmark = pytest.mark.tlc

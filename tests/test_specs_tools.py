@@ -16,11 +16,11 @@ from rollcheck.conformance import replay_spec_trace
 from rollcheck.errors import ToolUnavailable
 from rollcheck.explorer import reachable_states
 from rollcheck.registry import get_protocol
-from specs import apalache
-from specs.binding import SpecBinding, binding_for, spec_protocols
-from specs.drift import drift
-from specs.tlavalue import TlaSyntaxError, canonical_state, canonical_view_tla, parse_state, parse_value, to_tla
-from specs.tlc import parse_error_trace, parse_tlc_output
+from rollcheck.tla import apalache
+from rollcheck.tla.binding import SpecBinding, binding_for, spec_protocols
+from rollcheck.tla.drift import drift
+from rollcheck.tla.tlc import parse_error_trace, parse_tlc_output
+from rollcheck.tla.value import TlaSyntaxError, canonical_state, canonical_view_tla, parse_state, parse_value, to_tla
 
 DATA = Path(__file__).parent / "data" / "apalache"
 

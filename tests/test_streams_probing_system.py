@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from properties.machine import PropertyViolated, machine_for
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
 from rollcheck.explorer import explore, reachable_states
+from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
 from rollcheck.traces import read_itf, trace_from_itf, write_itf
 

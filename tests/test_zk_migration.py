@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from properties.machine import PropertyViolated, machine_for
 from properties.zk_migration import zk_migration_properties
 from reference_impl.zk_migration import api
 from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
 from reference_impl.zk_migration.system import ZkMigrationSystem, ZkMigrationSystemState
 from rollcheck.explorer import explore
+from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
 from rollcheck.traces import read_itf, trace_from_itf, write_itf
 

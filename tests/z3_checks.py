@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.core import ProofResult, replay
+from rollcheck.smt.core import ProofResult, replay
 
 
 def assert_shortest_replayed_refutation(ts: Any, res: ProofResult, prop: str, shortest: int) -> None:

@@ -98,4 +98,7 @@ PROTOCOL = ProtocolEntry(
     sources=("KIP-584 (shared/seeds/001_c2d576b2a56443a1.txt)",
              "KIP-584 revision (shared/seeds/003_8b887593d8df6495.txt)",
              "Apache Kafka 2.8 core/src/main/scala/kafka/controller/KafkaController.scala"),
+    spec="specs.features:BINDING",
+    z3="model.features:FeaturesZ3",
+    order=10,
 )

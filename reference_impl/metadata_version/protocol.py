@@ -82,4 +82,7 @@ PROTOCOL = ProtocolEntry(
     sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",
              "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/FeatureControlManager.java",
              "Apache Kafka 3.9 server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java"),
+    spec="specs.metadata_version:BINDING",
+    z3="model.metadata_version:MetadataVersionZ3",
+    order=20,
 )

@@ -85,4 +85,7 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka trunk (2024) StreamsPartitionAssignor.java, AssignorConfiguration.java, "
              "StreamsAssignmentProtocolVersions.java",
              "Apache Kafka 2.0 streams/src/test/.../tests/StreamsUpgradeTest.java (simulated version 4)"),
+    spec="specs.streams_probing:BINDING",
+    z3="model.streams_probing:StreamsProbingZ3",
+    order=40,
 )

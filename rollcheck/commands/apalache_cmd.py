@@ -9,9 +9,9 @@ from rollcheck.conformance import replay_spec_trace
 from rollcheck.console import on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.rundir import run_name, staged_run
+from rollcheck.tla.apalache import find_apalache, run_apalache
+from rollcheck.tla.binding import binding_for, operator_name, write_model
 from rollcheck.traces import write_itf, write_json_atomic
-from specs.apalache import find_apalache, run_apalache
-from specs.binding import binding_for, operator_name, write_model
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -13,9 +13,9 @@ from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.registry import get_protocol
 from rollcheck.rundir import StagedRun, run_name, staged_run
+from rollcheck.tla.binding import binding_for
 from rollcheck.traces import write_json_atomic
 from rollcheck.transition import PROFILES, replace_config
-from specs.binding import binding_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

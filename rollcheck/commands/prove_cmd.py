@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.encodings import prove, symbolic  # imported late: z3 is heavy
+    from rollcheck.smt.prove import prove, symbolic  # imported late: z3 is heavy
 
     if args.timeout <= 0:
         raise UserError(f"--timeout must be positive: {args.timeout}")

@@ -12,9 +12,9 @@ from rollcheck.conformance import replay_spec_trace
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
 from rollcheck.rundir import StagedRun, run_name, staged_run
+from rollcheck.tla.binding import binding_for, write_model
+from rollcheck.tla.tlc import ModelCheckResult, run_tlc, spec_trace_to_itf
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
-from specs.binding import binding_for, write_model
-from specs.tlc import ModelCheckResult, run_tlc, spec_trace_to_itf
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from model.encodings import ENCODINGS, prove, symbolic
 from rollcheck.checkers import (
     BOUNDED,
     NOT_CHECKED,
@@ -17,6 +16,7 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
+from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
 
@@ -27,7 +27,7 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     t0 = time.perf_counter()
     ts = ctx.build(entry, config)
     report = CheckerReport("z3", entry.name, label, config.profile, exhaustive=False)
-    if entry.name not in ENCODINGS:
+    if entry.z3 is None:
         report.status = "skipped"
         report.message = f"no Z3 encoding for {entry.name}"
         for p in ts.invariants():

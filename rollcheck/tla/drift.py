@@ -16,7 +16,7 @@ from typing import Any
 
 import tla
 
-from specs.binding import SpecBinding, operator_name
+from rollcheck.tla.binding import SpecBinding, operator_name
 
 
 def _walk(node: Any) -> Iterable[Any]:

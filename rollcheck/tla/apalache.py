@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import ToolUnavailable
-from specs.tlc import ModelCheckResult, TraceStep
+from rollcheck.tla.tlc import ModelCheckResult, TraceStep
 
 INSTALL_HINT = ("Apalache is not installed: put apalache-mc on the PATH or set APALACHE_HOME "
                 "(https://apalache-mc.org/docs/apalache/installation/); TLC covers the same specs meanwhile")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import ToolUnavailable, UserError
-from specs.tlavalue import parse_state
+from rollcheck.tla.value import parse_state
 
 
 @dataclass

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rollcheck.traces import Record, _dump, canonical_itf, to_itf
+from rollcheck.traces import Record, canonical_itf, canonical_json, to_itf
 
 
 class TlaSyntaxError(ValueError):
@@ -166,7 +166,7 @@ def _normal(v: Any) -> Any:
         if "#bigint" in v or "#modelvalue" in v:
             return v
         if "#set" in v:
-            return {"#set": sorted((_normal(x) for x in v["#set"]), key=_dump)}
+            return {"#set": sorted((_normal(x) for x in v["#set"]), key=canonical_json)}
         if "#map" in v:
             pairs = [[_normal(k), _normal(x)] for k, x in v["#map"]]
             if not pairs:
@@ -178,7 +178,7 @@ def _normal(v: Any) -> Any:
                 ints = sorted(int(k["#bigint"]) for k in keys)
                 if ints == list(range(1, len(ints) + 1)):
                     return [x for _, x in sorted(pairs, key=lambda kv: int(kv[0]["#bigint"]))]
-            pairs.sort(key=lambda kv: _dump(kv[0]))
+            pairs.sort(key=lambda kv: canonical_json(kv[0]))
             return {"#map": pairs}
         if not v:
             return []
@@ -194,12 +194,12 @@ def tla_canonical(value: Any) -> Any:
 
 def canonical_state(values: Mapping[str, Any]) -> str:
     """Canonical JSON text of one state's variables given as ITF values (``#meta`` ignored)."""
-    return _dump(tla_canonical({k: v for k, v in values.items() if k != "#meta"}))
+    return canonical_json(tla_canonical({k: v for k, v in values.items() if k != "#meta"}))
 
 
 def canonical_view_tla(view: Mapping[str, object]) -> str:
     """Canonical JSON text of a reference view, comparable with :func:`canonical_state` of TLC's states."""
-    return _dump(tla_canonical({k: to_itf(v) for k, v in view.items()}))
+    return canonical_json(tla_canonical({k: to_itf(v) for k, v in view.items()}))
 
 
 def to_tla(value: Any) -> str:

@@ -5,12 +5,12 @@ every checker) into the spec's constants. :func:`write_model` writes a model dir
 ``MC.tla`` that defines each constant's value, and ``MC.cfg`` with the invariants (state properties) and
 properties (action properties, ``[][A]_vars``) named after the reference's property ids (``STR-01`` is
 the operator ``STR_01``). Graph properties (AG EF) are outside TLC's LTL: they are left to the explorer.
-A new protocol needs only its spec and a binding here.
+A protocol with a spec names its binding in its ``ProtocolEntry`` (``spec="specs.features:BINDING"``);
+the spec file sits beside the binding's module unless the binding says otherwise.
 """
 
 from __future__ import annotations
 
-import importlib
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import UserError
+from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.tla.value import to_tla
 from rollcheck.transition import TransitionSystem
-from specs.tlavalue import to_tla
-
-SPEC_DIR = Path(__file__).resolve().parent
 
 
 def operator_name(property_id: str) -> str:
@@ -38,30 +37,27 @@ class SpecBinding:
     # Property ids the reference defines outside its default list (the KIP's claims that Kafka does not
     # make, checked as findings): the spec has an operator for each too.
     claims: tuple[str, ...] = ()
+    # The folder of the spec file (``<module>.tla``): by default the folder of the module defining the
+    # binding, set by the registry when it loads the binding.
+    directory: Path | None = None
 
     @property
     def path(self) -> Path:
-        return SPEC_DIR / f"{self.module}.tla"
-
-
-# protocol -> module holding its BINDING; a new protocol adds one line.
-_BINDINGS = {
-    "features": "specs.features",
-    "streams_probing": "specs.streams_probing",
-    "metadata_version": "specs.metadata_version",
-    "zk_migration": "specs.zk_migration",
-}
+        if self.directory is None:
+            raise UserError(f"the spec binding of '{self.protocol}' does not say where {self.module}.tla is")
+        return self.directory / f"{self.module}.tla"
 
 
 def spec_protocols() -> list[str]:
-    return sorted(_BINDINGS)
+    """The registered protocols that have a TLA+ spec."""
+    return [e.name for e in all_protocols() if e.spec is not None]
 
 
 def binding_for(protocol: str) -> SpecBinding:
-    if protocol not in _BINDINGS:
+    binding = get_protocol(protocol).spec_binding()
+    if binding is None:
         known = ", ".join(spec_protocols()) or "none"
         raise UserError(f"protocol '{protocol}' has no TLA+ spec yet (specs exist for: {known})")
-    binding: SpecBinding = importlib.import_module(_BINDINGS[protocol]).BINDING
     return binding
 
 
