@@ -8,7 +8,7 @@ For each protocol, config and profile it explores with ``--workers`` processes, 
 and prints distinct states, transitions, depth, seconds and states per second; with ``--scaling`` it
 also runs one worker and prints the speed-up. Each row also has the maximum RSS so far of this process
 and of its largest worker (``ru_maxrss``: a high-water mark, so run a large config on its own).
-README's per-protocol tables take their counts and times from here. Rows go to ``benchmarks/results/``
+docs/protocols/*.md's tables take their counts and times from here. Rows go to ``benchmarks/results/``
 as JSON with the machine and the commit.
 """
 

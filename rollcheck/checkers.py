@@ -19,7 +19,7 @@ from typing import Any
 from rollcheck.explorer import ExplorationResult, explore
 from rollcheck.rundir import run_name
 from rollcheck.traces import Trace, format_trace, write_itf
-from rollcheck.transition import ProtocolEntry, TransitionSystem
+from rollcheck.transition import ProtocolEntry, TransitionSystem, action_coverage
 
 # Verdicts a checker can give a property.
 HOLDS = "holds"            # exhaustively checked on the bounded config (or to the stated depth)
@@ -138,7 +138,8 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
     report.counts = {"distinct_states": result.distinct_states, "depth": result.depth}
     report.stats = {"generated_states": result.generated_states, "complete": result.complete,
                     "levels": [lv.distinct for lv in result.levels],
-                    "states_per_second": round(result.distinct_states / max(result.elapsed, 1e-9), 1)}
+                    "states_per_second": round(result.distinct_states / max(result.elapsed, 1e-9), 1),
+                    "actions": action_coverage(entry, result.extra.get("action_counts", {}), result.complete)}
     report.status = VIOLATED if result.violations else "ok"
     report.elapsed = result.elapsed
     return report
@@ -182,7 +183,7 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
     out = ctx.out_dir / "spark" / name
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
                            master=ctx.spark_master,
-                           partitions=ctx.spark_partitions, out_dir=out, resume=False, max_depth=None,
+                           partitions=ctx.spark_partitions, checkpoint_dir=out, resume=False, max_depth=None,
                            max_states=None, stop_at_first=ctx.variant is not None, progress=None,
                            workers=ctx.cores, spark_min=int(ctx.options.get("spark_min", 0)))
     report = from_exploration("spark", entry, label, config, result)

@@ -21,7 +21,7 @@ from rollcheck.checkers import (
 )
 from rollcheck.errors import ToolUnavailable, UserError
 from rollcheck.rundir import run_name
-from rollcheck.transition import ProtocolEntry
+from rollcheck.transition import ProtocolEntry, action_coverage
 
 CONFORM_MAX_STATES = 100_000  # conformance dumps and compares every state: larger configs are skipped
 
@@ -50,7 +50,8 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
     ts = ctx.build(entry, config)
     name = run_name(entry.name, label, config.profile, ctx.variant)
     model = write_model(binding, ts, ctx.out_dir / "tlc" / name)
-    res = run_tlc(model.directory, model.module, model.cfg, timeout=ctx.timeout_seconds, workers=ctx.cores)
+    res = run_tlc(model.directory, model.module, model.cfg, timeout=ctx.timeout_seconds, workers=ctx.cores,
+                  coverage=True)
     report.elapsed = res.elapsed
     if res.error:
         report.status = "error"
@@ -82,8 +83,9 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
             report.counts["depth"] = res.depth - 1
         elif res.depth is not None:
             report.stats["depth_upper_bound"] = res.depth - 1
-    report.stats.update({"generated_states": res.generated_states, "spec": f"specs/{binding.module}.tla",
-                         "workers": ctx.cores})
+    report.stats.update({"generated_states": res.generated_states, "spec": binding.path.name,
+                         "workers": ctx.cores,
+                         "actions": action_coverage(entry, res.extra.get("action_counts", {}), violated is None)})
     report.status = VIOLATED if violated else "ok"
     save_traces(report, ts, ctx)
     return report

@@ -25,7 +25,7 @@ from rollcheck.userinput import check_output_dir
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
     "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "fuzz",
-    "replay", "report",
+    "replay",
 )
 
 
@@ -121,7 +121,7 @@ class _StopSignals:
 
     def _resend(self, signum: int) -> None:
         while not self.done.wait(self.RESEND_SECONDS):
-            _thread.interrupt_main(signum)
+            _thread.interrupt_main(signal.Signals(signum))
 
 
 def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals) -> int:

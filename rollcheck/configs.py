@@ -162,10 +162,10 @@ def _coerce(tp: Any, value: Any, where: str, current: Any = None) -> Any:
         if not isinstance(value, dict):
             raise UserError(f"{where} must be a table, not {value!r}")
         hints = get_type_hints(tp)
-        names = {f.name: f for f in dataclasses.fields(tp)}
-        unknown = set(value) - set(names)
+        fields_of = {f.name: f for f in dataclasses.fields(tp)}
+        unknown = set(value) - set(fields_of)
         if unknown:
-            raise UserError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(names)}")
+            raise UserError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(fields_of)}")
         kwargs = {k: _coerce(hints[k], v, f"{where}.{k}") for k, v in value.items()}
         try:
             if current is not None and isinstance(current, tp):

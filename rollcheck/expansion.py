@@ -18,6 +18,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import traceback
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -313,6 +314,10 @@ def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> l
 
 
 def _worker(expander: Expander, chunks: list[Chunk], indices: list[int], conn: Any) -> None:
+    # Not the command's handlers (inherited through fork): Ctrl-C is the parent's to handle, and the
+    # parent's terminate() ends a worker at once, silently.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         out = [(i, expander.expand(c.states(), c.base)) for i, c in zip(indices, chunks, strict=True)]
         payload = pickle.dumps(("ok", out), protocol=pickle.HIGHEST_PROTOCOL)

@@ -206,7 +206,7 @@ class _GraphBuilder:
         self.dst_fp = []
         code = np.concatenate(self.code) if self.code else np.zeros(0, np.uint32)
         self.code = []
-        order = np.argsort(all_fps, kind="stable").astype(index)
+        order: np.ndarray[Any, np.dtype[np.signedinteger[Any]]] = np.argsort(all_fps, kind="stable").astype(index)
         dst = order[np.searchsorted(all_fps, dst_fp, sorter=order)]
         del dst_fp, order
         marks = np.concatenate(self.marks) if self.marks else np.zeros((0, len(self.columns.predicates)), bool)
@@ -492,10 +492,10 @@ def explore(
         notes.append(f"graph properties not checked: {why}")
     phases["graph_check"] = time.perf_counter() - tick
     outcomes: list[PropertyOutcome] = []
-    for p in ts.invariants():
-        if p.id in violated:
+    for prop in ts.invariants():
+        if prop.id in violated:
             status = "violated"
-        elif p.kind == "graph" and not graph_checked:
+        elif prop.kind == "graph" and not graph_checked:
             status = "not checked"
         elif stopped:
             status = "not checked"  # the search stopped early at another property's violation
@@ -503,7 +503,7 @@ def explore(
             status = f"holds up to depth {full_depth}"  # a bounded run never says plain "holds"
         else:
             status = "holds"
-        outcomes.append(PropertyOutcome(p.id, p.kind, p.description, p.source, status))
+        outcomes.append(PropertyOutcome(prop.id, prop.kind, prop.description, prop.source, status))
 
     fp_check = expander().fingerprint
     violations = [_violation(ts, store, initial, f, fp_check, config_name) for f in found]

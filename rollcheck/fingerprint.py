@@ -106,7 +106,8 @@ class FingerprintSet:
         return fresh
 
     def values(self) -> np.ndarray:
-        return self._slots[self._slots != 0]
+        kept: np.ndarray = self._slots[self._slots != 0]
+        return kept
 
     def _reserve(self, count: int) -> None:
         if count <= _MAX_LOAD * (1 << self._bits):

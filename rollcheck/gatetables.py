@@ -68,6 +68,9 @@ def run_rows(reports: list[CheckerReport], z3_depth: int | None = None) -> list[
     rows = []
     for r in reports:
         note = r.message if r.status in ("skipped", "error") else ""
+        dead = (r.stats.get("actions") or {}).get("never_taken")
+        if dead and not note:
+            note = f"never taken: {', '.join(dead)}"
         rows.append([r.protocol, r.config, r.profile, r.checker, r.status,
                      f"{r.counts['distinct_states']:,}" if "distinct_states" in r.counts else "",
                      str(r.counts["depth"]) if "depth" in r.counts else "", f"{r.elapsed:.1f}", note,

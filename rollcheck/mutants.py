@@ -65,7 +65,7 @@ def mutant_cells(protocols: Sequence[str], checkers: Sequence[str],
                  lookup: Callable[[str], ProtocolEntry] = get_protocol, subdir: str = "") -> list[Cell]:
     """One cell per broken variant x checker (those this machine has), each on the variant's own config."""
     present = set(available_checkers())
-    cells = []
+    cells: list[Cell] = []
     for proto in protocols:
         entry = lookup(proto)
         for v in entry.variants:

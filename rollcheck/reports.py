@@ -8,6 +8,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from rollcheck.checkers import BOUNDED, HOLDS, PROVED, VIOLATED
 from rollcheck.gate import GateResult
@@ -75,7 +76,7 @@ def junit_xml(result: GateResult) -> str:
         c["tests"] += 1
         c["failures"] += 1
     for name, cases in by_suite.items():
-        suite = ET.SubElement(suites, "testsuite", name=name, **{k: str(v) for k, v in counts[name].items()})
+        suite = ET.SubElement(suites, "testsuite", {"name": name, **{k: str(v) for k, v in counts[name].items()}})
         suite.extend(cases)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)
@@ -116,7 +117,7 @@ def html_report(result: GateResult) -> str:
               if r.checker == "explore" and isinstance(r.stats.get("levels"), list) and r.stats["levels"]}
     if growth:
         parts.append("<h2>State-space growth</h2>" + figure_html(growth_chart(growth), "growth"))
-    groups: dict[tuple[str, str, str], list] = {}
+    groups: dict[tuple[str, str, str], list[Any]] = {}
     for r in result.reports:
         groups.setdefault(r.key, []).append(r)
     n_diagram = 0

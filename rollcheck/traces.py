@@ -181,7 +181,7 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
         doc_meta["property"] = trace.property_id
     doc_meta.update(trace.meta)
     itf_trace = itf_py.Trace(meta=doc_meta, params=[], vars=variables, states=[], loop=None)
-    doc = itf_py.trace_to_json(itf_trace)
+    doc: dict[str, Any] = itf_py.trace_to_json(itf_trace)
     doc["states"] = [{"#meta": s.meta, **s.values} for s in states]
     return doc
 

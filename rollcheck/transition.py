@@ -1,4 +1,4 @@
-"""The one transition-system interface (DESIGN.md, "The one interface").
+"""The one transition-system interface (docs/architecture.md, "The one interface").
 
 Every protocol in ``reference_impl/`` exposes a :class:`TransitionSystem`; every checker (the local and
 Spark explorers, Hypothesis, Z3, TLA+ trace replay) consumes only this interface, so a protocol's rules
@@ -143,7 +143,7 @@ class Config(Protocol):
 
 @runtime_checkable
 class TransitionSystem(Protocol[State]):
-    """DESIGN.md's interface. Implementations must be deterministic and side-effect free."""
+    """docs/architecture.md's interface. Implementations must be deterministic and side-effect free."""
 
     name: str
     config: Any
@@ -201,6 +201,8 @@ class ProtocolEntry:
     spec: str | None = None
     z3: str | None = None
     gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
+    # Every action name the reference can emit (for action coverage); empty: the spec binding's list.
+    actions: tuple[str, ...] = ()
     order: int = 1000  # position in listings and reports (the built-ins: the KIPs' story, 10-40)
 
     def config(self, name: str) -> Any:
@@ -214,6 +216,13 @@ class ProtocolEntry:
         if getattr(binding, "directory", None) is None:
             binding = dataclasses.replace(binding, directory=Path(module.__file__ or ".").resolve().parent)
         return binding
+
+    def action_names(self) -> tuple[str, ...]:
+        """The protocol's declared actions: its own list, else its spec binding's (empty if neither)."""
+        if self.actions:
+            return self.actions
+        binding = self.spec_binding()
+        return tuple(binding.actions) if binding is not None else ()
 
     def z3_encoding(self) -> Callable[[TransitionSystem[Any]], Any] | None:
         """The callable building the protocol's symbolic (Z3) system from a transition system, or None."""
@@ -266,3 +275,13 @@ def load_reference(ref: str, where: str) -> tuple[Any, ModuleType]:
         return getattr(module, attr), module
     except AttributeError:
         raise ValueError(f"{where}: module {module_name} has no attribute {attr!r}") from None
+
+
+def action_coverage(entry: ProtocolEntry, counts: Mapping[str, int], complete: bool = True) -> dict[str, Any]:
+    """Transitions per action name, and the declared actions no transition took (dead rules in this
+    config, as TLC's coverage shows them). Only a complete exploration can say an action is never
+    enabled: for a bounded or stopped one ``never_taken`` is None."""
+    declared = entry.action_names()
+    return {"transitions": dict(sorted(counts.items())),
+            "never_taken": [a for a in declared if not counts.get(a)] if complete else None,
+            "declared": list(declared)}

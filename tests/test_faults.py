@@ -308,3 +308,41 @@ def test_results_go_to_stdout_and_json_alone(tmp_path: Path, capsys: pytest.Capt
     assert "distinct states" in cap.out and "properties" in cap.out and cap.err == ""
     assert main(["explore", "streams_probing", "--config", "small", "--quiet", "--json", "--out", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out)["protocol"] == "streams_probing"
+
+
+# -- action coverage ---------------------------------------------------------------------------------------
+
+def test_action_coverage_counts_every_transition_and_lists_dead_actions(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "streams_probing", "--config", "small", "--json", "--quiet", "--out", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    actions = doc["actions"]
+    assert sum(actions["transitions"].values()) == doc["generated_states"]
+    # the small config has no crashes and no failing assignments: those rules are never enabled there
+    assert actions["never_taken"] == ["AssignmentFailure", "ErrorShutdown", "Crash", "Restart"]
+    assert set(actions["declared"]) == set(actions["transitions"]) | set(actions["never_taken"])
+    # a bounded run cannot tell a dead action from one not reached yet
+    assert main(["explore", "streams_probing", "--config", "small", "--json", "--quiet", "--max-depth", "2",
+                 "--out", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["actions"]["never_taken"] is None
+    # the gate's run table says it too
+    from rollcheck.checkers import from_exploration
+    from rollcheck.explorer import explore
+    from rollcheck.gatetables import run_rows
+    from rollcheck.registry import get_protocol
+
+    entry = get_protocol("streams_probing")
+    config = entry.configs["small"]
+    report = from_exploration("explore", entry, "small", config, explore(entry.build(config), stop_at_first=False))
+    assert "never taken: AssignmentFailure, ErrorShutdown, Crash, Restart" in run_rows([report])[0]
+
+
+def test_tlc_and_the_explorer_agree_on_the_dead_actions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two independent engines, one answer: the actions no reachable state enables (TLC's -coverage)."""
+    for name in ("streams_probing", "features"):
+        assert main(["explore", name, "--config", "small", "--json", "--quiet", "--out", str(tmp_path / "e")]) == 0
+        explored = json.loads(capsys.readouterr().out)["actions"]["never_taken"]
+        assert main(["tlc", name, "--config", "small", "--json", "--quiet", "--out", str(tmp_path / "t")]) == 0
+        tlc = json.loads(capsys.readouterr().out)["actions"]
+        assert tlc["never_taken"] == explored and explored, (name, tlc, explored)
+        assert set(tlc["transitions"]) == set(tlc["declared"])

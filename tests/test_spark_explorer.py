@@ -160,3 +160,17 @@ def test_a_master_address_that_is_no_spark_master_is_one_line_within_30_s(tmp_pa
     assert proc.returncode == 2 and seconds < 30, (seconds, proc.stderr[-500:])
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "did not register this application within 4 s" in lines[0]
+
+
+def test_the_gates_spark_cell_reproduces_the_explorers_counts(spark: Any, tmp_path: Path) -> None:
+    """The gate's Spark adapter end to end (a renamed keyword once broke it while every engine test passed)."""
+    from rollcheck.gate import GateConfig, run_gate
+
+    cfg = GateConfig(["streams_probing"], {"streams_probing": ["small"]}, ["kip"], ["explore", "spark"], tmp_path,
+                     {"options": {"spark_min": 0}}, mutants=False, parallel=1,
+                     ci_configs={"streams_probing": ["small"]})
+    result = run_gate(cfg)
+    by = {r.checker: r for r in result.reports}
+    assert by["spark"].status == "ok", by["spark"].message
+    assert by["spark"].counts["distinct_states"] == by["explore"].counts["distinct_states"] > 0
+    assert result.exit_code == 0

@@ -32,7 +32,7 @@ def test_matrix_cell(from_release: str, to_release: str, profile: str) -> None:
     cfg = StreamsProbingConfig(profile=profile, from_release=from_release, to_release=to_release, max_crashes=1)
     ts = StreamsProbingSystem(cfg)
     r = explore(ts, stop_at_first=False)
-    assert not r.violations, [(v.property_id, v.message) for v in r.violations]
+    assert not r.violations, [(v.property_id, v.description) for v in r.violations]
     # The exploration reached the end of the upgrade: a stable group on the target version.
     target = release(to_release).latest_supported
     assert r.distinct_states > 100
@@ -68,7 +68,7 @@ def test_named_configs(name: str) -> None:
         if cfg.new.name == "3.9" and profile == "kip":
             continue  # 3.9 exists in the kafka profile only
         if name == "large":
-            continue  # 42 k states per profile: explored by the CLI (README), not in the fast suite
+            continue  # 42 k states per profile: explored by the CLI (docs/protocols/streams_probing.md), not here
         r = explore(ENTRY.build(cfg), stop_at_first=False)
         violated = {v.property_id for v in r.violations}
         assert violated == ({"STR-06"} if name == "no-upgrade-from" else set()), (profile, violated)

@@ -29,7 +29,7 @@ DEFAULT = FeaturesConfig(
 )
 
 # The default story with a third broker: 2,349,529 states, explored to the end with liveness in minutes
-# (README, "The local explorer"). Three restarts a broker and two-update requests on top (the config before
+# (docs/checkers/explorer.md). Three restarts a broker and two-update requests on top (the config before
 # this one) grow about 5x a level and never finish.
 LARGE = replace(DEFAULT, brokers=3)
 

@@ -13,7 +13,7 @@ from rollcheck.transition import ProtocolEntry, Variant
 SMALL = ZkMigrationConfig(zk_brokers=1, voters=1, failover=False, misconfigured_controller=False, max_updates=1)
 
 # The default: 2 ZK brokers, 3 voters, faults on, bounded (592,178 states under kip, 661,368
-# under kafka, as README's table and the TLC equality tests have them).
+# under kafka, as docs/protocols/zk_migration.md's table and the TLC equality tests have them).
 DEFAULT = ZkMigrationConfig(max_epoch=2, max_updates=1)
 
 # With failover on a single voter too small to matter: the faults config used by most broken variants.

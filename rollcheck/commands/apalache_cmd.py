@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         doc = {"protocol": entry.name, "config": label, "profile": ts.config.profile, "mode": args.mode,
                "length": args.length, "results": []}
         code = ExitCode.OK
-        for pid, res in zip(wanted or [None], results, strict=True):
+        pids: list[str | None] = [*wanted] or [None]
+        for pid, res in zip(pids, results, strict=True):
             row = {"property": pid, **res.to_json()}
             if res.error:
                 code = ExitCode.RUN_FAILED

@@ -24,7 +24,7 @@ from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, available_memory,
 from rollcheck.rundir import run_name, staged_run
 from rollcheck.spark.explorer import SPARK_MIN
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
-from rollcheck.transition import TransitionSystem
+from rollcheck.transition import TransitionSystem, action_coverage
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -76,13 +76,14 @@ def run(args: argparse.Namespace) -> int:
                              resume=args.resume, graph_limit=args.graph_limit,
                              max_memory=int(budget) if budget else None)
         doc = result.to_json()
+        doc["actions"] = action_coverage(entry, result.extra.get("action_counts", {}), result.complete)
         doc["counterexamples"] = [str(run_dir.final_path(p))
                                   for p in write_counterexamples(result, ts, run_dir.staging)]
         write_json_atomic(run_dir.staging / "summary.json", doc)
     if args.json:
         print_json(doc)
     else:
-        show(result, ts, doc["counterexamples"])
+        show(result, ts, doc["counterexamples"], doc["actions"])
         results_line(f"results in {run_dir.final}")
     return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)
 
@@ -116,7 +117,7 @@ def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], 
     return paths
 
 
-def show(result: ExplorationResult, ts: TransitionSystem[Any], traces: list[str]) -> None:
+def show(result: ExplorationResult, ts: TransitionSystem[Any], traces: list[str], actions: dict[str, Any]) -> None:
     console = out_console()
     table = Table(title=f"{result.protocol} / {result.config} ({result.engine}, profile {result.profile})")
     table.add_column("distinct states", justify="right")
@@ -136,6 +137,11 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any], traces: list[str]
                       f"{vs['collision_probability_optimistic']:.1e} (calculated, optimistic)", highlight=False)
     for note in result.extra.get("notes", []):
         console.print(f"note: {note}", highlight=False, markup=False)
+    taken = ", ".join(f"{name} {n:,}" for name, n in actions["transitions"].items())
+    console.print(f"transitions per action: {taken or 'none'}", highlight=False, markup=False)
+    if actions["never_taken"]:
+        console.print(f"[yellow]never taken in this config[/]: {', '.join(actions['never_taken'])} "
+                      "(declared actions no reachable state enables)", highlight=False)
     props = Table(title="properties")
     for col in ("id", "kind", "status", "statement"):
         props.add_column(col)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.table import Table
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     entries = all_protocols()
-    docs = []
+    docs: list[dict[str, Any]] = []
     for e in entries:
         ts = e.build(e.configs["default"])
         docs.append({

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         _removed, preexisting = clear_previous_run(args.out)
         try:
             outcomes = run_mutants(protocols, checkers, ctx, say, parallel=args.parallel)
-            doc = {"scores": scores(outcomes), "checkers": checkers, "mutants": [o.to_json() for o in outcomes]}
+            doc: dict[str, Any] = {"scores": scores(outcomes), "checkers": checkers,
+                                   "mutants": [o.to_json() for o in outcomes]}
             write_json_atomic(args.out / "mutants.json", doc)
         finally:
             record_run(args.out, preexisting)

@@ -11,10 +11,12 @@ from rollcheck.commands.common import add_output_args, add_protocol_args, positi
 from rollcheck.conformance import replay_spec_trace
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
+from rollcheck.registry import get_protocol
 from rollcheck.rundir import StagedRun, run_name, staged_run
 from rollcheck.tla.binding import binding_for, write_model
 from rollcheck.tla.tlc import ModelCheckResult, run_tlc, spec_trace_to_itf
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
+from rollcheck.transition import action_coverage
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             out.print(f"[green]no violation[/green]: {res.distinct_states} distinct states, depth {res.depth}, "
                       f"{res.elapsed:.1f} s; results in {run_dir.final}")
+            taken = ", ".join(f"{a} {n:,}" for a, n in doc["actions"]["transitions"].items())
+            out.print(f"transitions per action (TLC): {taken or 'none'}", markup=False)
+            if doc["actions"]["never_taken"]:
+                out.print(f"[yellow]never taken in this config[/]: {', '.join(doc['actions']['never_taken'])}")
     if res.error:
         return int(ExitCode.RUN_FAILED)
     if res.violated:
@@ -64,9 +70,10 @@ def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding
                       f"{', '.join(model.unchecked) or 'no'} graph properties left to the explorer", soft_wrap=True)
     with status_progress(f"TLC {protocol}/{label}", enabled=not args.quiet) as show:
         show("model checking")
-        res = run_tlc(model.directory, model.module, model.cfg, workers=args.workers, timeout=args.timeout)
+        res = run_tlc(model.directory, model.module, model.cfg, workers=args.workers, timeout=args.timeout,
+                      coverage=True)
     doc = {"protocol": protocol, "config": label, "profile": ts.config.profile, "variant": args.variant,
-           "spec": f"specs/{binding.module}.tla", **res.to_json(),
+           "spec": binding.path.name, **res.to_json(),
            "violated_property": res.violated.replace("_", "-") if res.violated else None,
            "unchecked": list(model.unchecked), "counterexample": None, "replays_on_reference": None}
     if res.violated and res.trace:
@@ -83,5 +90,7 @@ def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding
             doc["divergence"] = str(div)
             text = str(div)
         doc["counterexample"] = str(run_dir.final_path(path))
+    doc["actions"] = action_coverage(get_protocol(protocol), doc.pop("action_counts", {}),
+                                     res.ok and not res.violated)
     write_json_atomic(out / "summary.json", doc)
     return doc, text, res

@@ -21,7 +21,7 @@ from typing import Any
 import z3
 
 from rollcheck.traces import Step, Trace
-from rollcheck.transition import TransitionSystem
+from rollcheck.transition import Invariant, StepProperty, TransitionSystem
 
 V = dict[str, z3.ExprRef]  # one symbolic state: field name -> Z3 constant
 Value = int | bool
@@ -163,14 +163,14 @@ def replay(ts: TransitionSystem[Any], states: Sequence[Any], labels: Sequence[st
             raise ReplayError(f"step {i} ({labels[i - 1]}) of the Z3 trace is not a reference step from "
                               f"{states[i - 1]!r} to {states[i]!r}")
         found = matches[0]
-        if prop is not None and prop.kind == "step" and i == len(states) - 1:
+        if isinstance(prop, StepProperty) and i == len(states) - 1:
             bad = [a for a in reaching if not prop.holds(states[i - 1], a, states[i])]
             if not bad:
                 raise ReplayError(f"{violates}: Z3 says step {i} ({labels[i - 1]}) violates it, the reference "
                                   f"says it holds: {states[i - 1]!r} -> {states[i]!r}")
             found = bad[0]
         steps.append(Step(found, states[i]))
-    if prop is not None and prop.kind == "invariant" and prop.holds(states[-1]):
+    if isinstance(prop, Invariant) and prop.holds(states[-1]):
         raise ReplayError(f"{violates}: Z3 says the last state violates it, the reference says it holds: "
                           f"{states[-1]!r}")
     return steps

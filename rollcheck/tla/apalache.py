@@ -96,7 +96,8 @@ def run_apalache(model_dir: Path, module: str, cfg: str, *, mode: str = "check",
     """One Apalache run per invariant (or one run without invariants); raises ToolUnavailable if absent."""
     binary = find_apalache()
     results: list[ModelCheckResult] = []
-    for inv in list(invariants) or [None]:
+    runs: list[str | None] = [*invariants] or [None]
+    for inv in runs:
         run_dir = model_dir / "apalache" / (inv or "run")
         shutil.rmtree(run_dir, ignore_errors=True)
         cmd = apalache_command(binary, mode, f"{module}.tla", cfg, invariant=inv, length=length, run_dir=run_dir,

@@ -54,7 +54,7 @@ def spec_protocols() -> list[str]:
 
 
 def binding_for(protocol: str) -> SpecBinding:
-    binding = get_protocol(protocol).spec_binding()
+    binding: SpecBinding | None = get_protocol(protocol).spec_binding()
     if binding is None:
         known = ", ".join(spec_protocols()) or "none"
         raise UserError(f"protocol '{protocol}' has no TLA+ spec yet (specs exist for: {known})")

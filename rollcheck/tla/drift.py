@@ -52,7 +52,7 @@ def _text(defn: Any, lines: list[str]) -> str:
     """The source of a definition (the parser's positions are 0-based; ``end`` is inclusive)."""
     (l0, c0), (l1, c1) = (defn.start.line, defn.start.column), (defn.end.line, defn.end.column)
     if l0 == l1:
-        return lines[l0][c0:c1 + 1]
+        return str(lines[l0][c0:c1 + 1])
     return "\n".join([lines[l0][c0:], *lines[l0 + 1:l1], lines[l1][:c1 + 1]])
 
 

@@ -80,7 +80,8 @@ def java_binary() -> str:
 
 def tlc_command(module: str, cfg: str, *, workers: int = 2, dump: str | None = None,
                 simulate: tuple[str, int] | None = None, depth: int | None = None, seed: int | None = None,
-                metadir: Path | None = None, heap_mb: int = 2048, tmpdir: Path | None = None) -> list[str]:
+                metadir: Path | None = None, heap_mb: int = 2048, tmpdir: Path | None = None,
+                coverage: bool = False) -> list[str]:
     # TLC extracts its standard modules (Naturals.tla, ...) into java.io.tmpdir: a private one per run keeps
     # concurrent runs from deleting each other's files.
     tmp = [f"-Djava.io.tmpdir={tmpdir}"] if tmpdir is not None else []
@@ -96,6 +97,8 @@ def tlc_command(module: str, cfg: str, *, workers: int = 2, dump: str | None = N
         cmd += ["-seed", str(seed)]
     if metadir is not None:
         cmd += ["-metadir", str(metadir)]
+    if coverage:  # per-action counts at the end (and every 60 minutes of a long run)
+        cmd += ["-coverage", "60"]
     cmd.append(module)
     return cmd
 
@@ -150,9 +153,29 @@ def _count(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+# A coverage line of an action: "<Name line L, col C to line L2, col C2 of module M (...)>: distinct:generated".
+_COVERAGE = re.compile(r"^<(\w+) line \d+, col \d+ to line \d+, col \d+ of module \w+(?: \([^)]*\))?>: (\d+):(\d+)\s*$",
+                       re.MULTILINE)
+
+
+def parse_coverage(text: str) -> dict[str, int]:
+    """Transitions TLC generated per action (``-coverage``), from its last coverage report; Init excluded."""
+    last = text.rfind("The coverage statistics")
+    counts: dict[str, int] = {}
+    if last < 0:
+        return counts
+    for name, _distinct, generated in _COVERAGE.findall(text[last:]):
+        if name != "Init":
+            counts[name] = counts.get(name, 0) + int(generated)
+    return counts
+
+
 def parse_tlc_output(text: str) -> ModelCheckResult:
     """TLC's text output (model checking or simulation) as a :class:`ModelCheckResult`."""
     res = ModelCheckResult("tlc", ok=False, output=text)
+    coverage = parse_coverage(text)
+    if coverage:
+        res.extra["action_counts"] = coverage
     counts = _STATES.findall(text)
     if counts:
         res.generated_states, res.distinct_states = (_count(x) for x in counts[-1])
