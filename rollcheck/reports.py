@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,21 +12,7 @@ from rollcheck.checkers import BOUNDED, HOLDS, PROVED, VIOLATED
 from rollcheck.gate import GateResult
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.rundir import record_run
-from rollcheck.traces import write_json_atomic
-
-
-def _write_text_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; reports are for everyone to read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+from rollcheck.traces import write_json_atomic, write_text_atomic
 
 
 def junit_xml(result: GateResult) -> str:
@@ -189,8 +173,8 @@ def _table(table_id: str, header: list[str], rows: list[list[str]], status_colum
 def write_outputs(result: GateResult, out_dir: Path) -> dict[str, str]:
     paths = {
         "summary": write_json_atomic(out_dir / "summary.json", result.to_json()),
-        "junit": _write_text_atomic(out_dir / "junit.xml", junit_xml(result)),
-        "html": _write_text_atomic(out_dir / "report.html", html_report(result)),
+        "junit": write_text_atomic(out_dir / "junit.xml", junit_xml(result)),
+        "html": write_text_atomic(out_dir / "report.html", html_report(result)),
     }
     if Path(out_dir).resolve() == result.config.out_dir.resolve():
         record_run(Path(out_dir), result.preexisting)

@@ -186,21 +186,24 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
     return doc
 
 
-def write_json_atomic(path: Path, doc: Any) -> Path:
-    """Write JSON so that readers never see a half file (temp file in the same folder, then rename)."""
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write a file so that readers never see half of it (a temp file in the same folder, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1, sort_keys=False)
-            fh.write("\n")
+            fh.write(text)
         os.chmod(tmp, 0o644)  # mkstemp makes it private; reports are for everyone to read
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_json_atomic(path: Path, doc: Any) -> Path:
+    return write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
 
 def write_itf(path: Path, trace: Trace, ts: TransitionSystem[Any]) -> Path:

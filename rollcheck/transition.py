@@ -282,6 +282,19 @@ def action_coverage(entry: ProtocolEntry, counts: Mapping[str, int], complete: b
     config, as TLC's coverage shows them). Only a complete exploration can say an action is never
     enabled: for a bounded or stopped one ``never_taken`` is None."""
     declared = entry.action_names()
+    unseen = [a for a in declared if not counts.get(a)]
     return {"transitions": dict(sorted(counts.items())),
-            "never_taken": [a for a in declared if not counts.get(a)] if complete else None,
+            "never_taken": unseen if complete else None,
+            "not_seen": unseen,  # by this run: for an incomplete one, not yet taken rather than dead
             "declared": list(declared)}
+
+
+def config_mutation(system: Callable[[Any], TransitionSystem[Any]], name: str,
+                    **changes: Any) -> Callable[[Any], TransitionSystem[Any]]:
+    """A broken variant's ``build``: ``system`` on the config with mutation ``name`` added to its
+    ``mutations`` set (and the fields in ``changes`` replaced), so that the reference, its spec and its Z3
+    encoding, which all read ``config.mutations``, break the same way."""
+    def build(config: Any) -> TransitionSystem[Any]:
+        return system(dataclasses.replace(config, mutations=config.mutations | {name}, **changes))
+
+    return build

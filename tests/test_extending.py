@@ -82,6 +82,15 @@ def test_the_variants_trace_replays(installed: dict[str, str]) -> None:
     assert trace["variant"] == "ROLL-M1" and trace["reproduced"] and trace["steps"] == 1
 
 
+def test_the_plugins_own_tests_meet_the_contract(installed: dict[str, str]) -> None:
+    """The page's `pytest -q rollout/tests`: rollcheck.testing's cases run through the pytest plugin."""
+    env = {k[4:]: v for k, v in installed.items() if k.startswith("env:")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "rollout/tests"],
+                          cwd=installed["cwd"], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert re.search(r"(\d+) passed", proc.stdout) and int(re.search(r"(\d+) passed", proc.stdout).group(1)) >= 7
+
+
 def test_the_specs_and_code_do_not_drift(installed: dict[str, str]) -> None:
     code = ("from rollcheck.registry import get_protocol\n"
             "from rollcheck.tla.drift import drift\n"

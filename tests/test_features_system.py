@@ -3,21 +3,18 @@ incompatible-broker race, traces, and the CLI on this protocol."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from reference_impl.features.system import BrokerStatus, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
 from rollcheck.explorer import explore
-from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
-from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
+from rollcheck.testing import ContractCase, ProtocolContract
+from rollcheck.traces import canonical_view
 from rollcheck.transition import Action
 
 ENTRY = get_protocol("features")
@@ -31,47 +28,6 @@ def test_exhaustive_exploration_holds(profile: str, config: str) -> None:
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
     assert all(p.status == "holds" for p in r.properties)
     assert r.distinct_states > 200
-
-
-def test_small_config_counts_are_stable() -> None:
-    # The count other engines (Spark, TLC) must reproduce; a change here is a change of the model.
-    r = explore(ENTRY.build(ENTRY.configs["small"]))
-    assert (r.distinct_states, r.depth) == (26877, 15)
-
-
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-def test_variant_caught_by_explorer_with_shortest_trace(variant: str, tmp_path: Path) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(ENTRY.configs[v.config])
-    r = explore(ts, config_name=v.config)
-    assert r.violations, f"{variant} survived the explorer"
-    violation = r.violations[0]
-    assert violation.property_id in v.expect
-    # The counterexample replays step by step on the broken system and round-trips through ITF.
-    steps = violation.trace.steps
-    for before, after in itertools.pairwise(steps):
-        assert (after.action, after.state) in list(ts.successors(before.state))
-    back = trace_from_itf(read_itf(write_itf(tmp_path / "cex.itf.json", violation.trace, ts)), ts)
-    assert back.states == violation.trace.states
-
-
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-def test_variant_caught_by_hypothesis(variant: str) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(ENTRY.configs[v.config])
-    # Catching is what is tested here; shrinking is the fuzz command's job (and slow).
-    run = settings(max_examples=400, stateful_step_count=30, derandomize=True, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
-    with pytest.raises(PropertyViolated) as caught:
-        run_state_machine_as_test(machine_for(ts), settings=run)
-    assert caught.value.property_id in v.expect
-
-
-def test_reference_holds_under_hypothesis() -> None:
-    ts = ENTRY.build(ENTRY.configs["default"])
-    run_state_machine_as_test(machine_for(ts), settings=settings(
-        max_examples=60, stateful_step_count=25, derandomize=True, database=None, deadline=None,
-        suppress_health_check=list(HealthCheck)))
 
 
 def _do(ts: FeaturesSystem, s: FeaturesState, label: str) -> FeaturesState:
@@ -161,3 +117,14 @@ def test_cli_explore_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["list", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
     assert "features" in [p["name"] for p in listing["protocols"]]
+
+
+ROLLCHECK_CONTRACT = ProtocolContract(
+    "features", counts={"small": (26877, 15)}, hypothesis_examples=400, hypothesis_steps=30,
+    reference_hypothesis=(60, 25), reference_config="default")
+
+
+def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
+    """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
+    pinned counts, TLC's count and the spec's names."""
+    contract_case.run(tmp_path)

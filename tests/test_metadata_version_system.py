@@ -3,22 +3,19 @@ variants (explorer and Hypothesis), the kafka-profile findings, and the CLI on t
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from properties.metadata_version import metadata_version_properties
 from reference_impl.metadata_version.system import MetadataVersionState, MetadataVersionSystem, NodeStatus
 from rollcheck.cli import main
 from rollcheck.explorer import explore
-from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
-from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
+from rollcheck.testing import ContractCase, ProtocolContract
+from rollcheck.traces import canonical_view
 
 ENTRY = get_protocol("metadata_version")
 
@@ -31,14 +28,6 @@ def test_small_exploration_holds_with_liveness(profile: str) -> None:
     statuses = {p.id: p.status for p in r.properties}
     assert statuses["MV-L1"] == "holds" and statuses["MV-L2"] == "holds"
     assert all(s == "holds" for s in statuses.values())
-
-
-def test_small_config_counts_are_stable() -> None:
-    # The count other engines (Spark, TLC) must reproduce; a change here is a change of the model.
-    kip = explore(ENTRY.build(ENTRY.configs["small"]))
-    kafka = explore(ENTRY.build(replace(ENTRY.configs["small"], profile="kafka")))
-    assert (kip.distinct_states, kip.depth) == (16504, 19)
-    assert (kafka.distinct_states, kafka.depth) == (5488, 19)
 
 
 class _Widened(MetadataVersionSystem):
@@ -69,39 +58,6 @@ def test_finding_kafka_before_controller_registration_checks_only_itself() -> No
     assert trace.actions[-1].name == "UpdateFeatures"
     assert trace.states[-2].level <= 14 < trace.states[-1].level  # decided below 3.7-IV0 (level 15)
     assert explore(ENTRY.build(replace(cfg, profile="kip")), stop_at_first=False).ok
-
-
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-def test_variant_caught_by_explorer_with_shortest_trace(variant: str, tmp_path: Path) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(ENTRY.configs[v.config])
-    r = explore(ts, config_name=v.config)
-    assert r.violations, f"{variant} survived the explorer"
-    violation = r.violations[0]
-    assert violation.property_id in v.expect
-    steps = violation.trace.steps
-    for before, after in itertools.pairwise(steps):
-        assert (after.action, after.state) in list(ts.successors(before.state))
-    back = trace_from_itf(read_itf(write_itf(tmp_path / "cex.itf.json", violation.trace, ts)), ts)
-    assert back.states == violation.trace.states
-
-
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-def test_variant_caught_by_hypothesis(variant: str) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(ENTRY.configs[v.config])
-    run = settings(max_examples=600, stateful_step_count=30, derandomize=True, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
-    with pytest.raises(PropertyViolated) as caught:
-        run_state_machine_as_test(machine_for(ts), settings=run)
-    assert caught.value.property_id in v.expect
-
-
-def test_reference_holds_under_hypothesis() -> None:
-    ts = ENTRY.build(ENTRY.configs["large"])
-    run_state_machine_as_test(machine_for(ts), settings=settings(
-        max_examples=60, stateful_step_count=30, derandomize=True, database=None, deadline=None,
-        suppress_health_check=list(HealthCheck)))
 
 
 def _do(ts: MetadataVersionSystem, s: MetadataVersionState, label: str) -> MetadataVersionState:
@@ -187,3 +143,14 @@ def test_cli_explore_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["explore", "metadata_version", "--config", "small", "--variant", "MV-M2", "--quiet",
                  "--out", str(tmp_path)]) == 1
     assert list(tmp_path.rglob("MV-04.itf.json"))
+
+
+ROLLCHECK_CONTRACT = ProtocolContract(
+    "metadata_version", counts={"small": (16504, 19), "small/kafka": (5488, 19)}, hypothesis_examples=600,
+    hypothesis_steps=30, reference_hypothesis=(60, 30), reference_config="large")
+
+
+def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
+    """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
+    pinned counts, TLC's count and the spec's names."""
+    contract_case.run(tmp_path)

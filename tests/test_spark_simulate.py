@@ -24,6 +24,8 @@ def test_walks_are_deterministic_and_written(spark: Any, tmp_path: Path) -> None
     rows = spark.read.parquet(str(tmp_path / "a" / "walks.parquet")).collect()
     assert sorted(r.walk for r in rows) == list(range(40))
     assert (tmp_path / "a" / "simulate-summary.json").exists()
+    # steps per action over every walk (action coverage): the toy's three actions, one count per step
+    assert set(a.action_counts) <= {"IncA", "IncB", "Reset"} and sum(a.action_counts.values()) == a.steps
 
 
 def test_violations_found_with_replayable_traces(spark: Any, tmp_path: Path) -> None:

@@ -4,21 +4,17 @@ errors."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
 from rollcheck.explorer import explore, reachable_states
-from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
-from rollcheck.traces import read_itf, trace_from_itf, write_itf
+from rollcheck.testing import ContractCase, ProtocolContract
 
 ENTRY = get_protocol("streams_probing")
 PROFILES = ("kip", "kafka")
@@ -74,11 +70,6 @@ def test_named_configs(name: str) -> None:
         assert violated == ({"STR-06"} if name == "no-upgrade-from" else set()), (profile, violated)
 
 
-def test_default_counts_are_stable() -> None:
-    assert explore(ENTRY.build(ENTRY.configs["default"])).distinct_states == 3470
-    assert explore(ENTRY.build(replace(ENTRY.configs["default"], profile="kafka"))).distinct_states == 3515
-
-
 def test_bad_configs_are_clear() -> None:
     for bad, message in [
         (StreamsProbingConfig(from_release="2.0", to_release="1.1"), "not an upgrade"),
@@ -101,37 +92,13 @@ KIP_ONLY = {
 }
 
 
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-@pytest.mark.parametrize("profile", PROFILES)
-def test_variant_caught_by_explorer(variant: str, profile: str, tmp_path: Path) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(replace(ENTRY.configs[v.config], profile=profile))
-    r = explore(ts, config_name=v.config)
-    if variant in KIP_ONLY and profile == "kafka":
-        assert not r.violations, KIP_ONLY[variant]
-        return
-    assert r.violations and r.violations[0].property_id in v.expect
-    steps = r.violations[0].trace.steps
-    for before, after in itertools.pairwise(steps):
-        assert (after.action, after.state) in list(ts.successors(before.state))
-    back = trace_from_itf(read_itf(write_itf(tmp_path / "cex.itf.json", r.violations[0].trace, ts)), ts)
-    assert back.states == r.violations[0].trace.states
+ROLLCHECK_CONTRACT = ProtocolContract(
+    "streams_probing", counts={"default": 3470, "default/kafka": 3515}, profiles=PROFILES, kafka_survivors=KIP_ONLY,
+    hypothesis_examples=500, hypothesis_steps=40, reference_hypothesis=(60, 60), reference_config="large",
+    reference_profiles=PROFILES)
 
 
-@pytest.mark.parametrize("variant", [v.id for v in ENTRY.variants])
-def test_variant_caught_by_hypothesis(variant: str) -> None:
-    v = ENTRY.variant(variant)
-    ts = v.build(ENTRY.configs[v.config])
-    run = settings(max_examples=500, stateful_step_count=40, derandomize=True, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck), phases=(Phase.generate,))
-    with pytest.raises(PropertyViolated) as caught:
-        run_state_machine_as_test(machine_for(ts), settings=run)
-    assert caught.value.property_id in v.expect
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_reference_holds_under_hypothesis(profile: str) -> None:
-    ts = ENTRY.build(replace(ENTRY.configs["large"], profile=profile))
-    run_state_machine_as_test(machine_for(ts), settings=settings(
-        max_examples=60, stateful_step_count=60, derandomize=True, database=None, deadline=None,
-        suppress_health_check=list(HealthCheck)))
+def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
+    """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
+    pinned counts, TLC's count and the spec's names."""
+    contract_case.run(tmp_path)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from functools import partial
 
 from reference_impl.features.config import FeaturesConfig, Release
 from reference_impl.features.system import FeaturesSystem
-from rollcheck.transition import ProtocolEntry, Variant
+from rollcheck.transition import ProtocolEntry, Variant, config_mutation
 
 # The KIP's group_coordinator story: old brokers speak v1, new brokers v1-v2 (section "Use case").
 SMALL = FeaturesConfig()
@@ -49,15 +49,7 @@ ATOMIC = FeaturesConfig(
 )
 
 
-def _build(config: FeaturesConfig) -> FeaturesSystem:
-    return FeaturesSystem(config)
-
-
-def _mutant(mutation: str, **changes: Any) -> Any:
-    def build(config: FeaturesConfig) -> FeaturesSystem:
-        return FeaturesSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
-
-    return build
+_mutant = partial(config_mutation, FeaturesSystem)  # a variant: the reference with one mutation in its config
 
 
 VARIANTS = (
@@ -93,7 +85,7 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-584 feature versions: /features, UpdateFeatures, broker protections (ZooKeeper era)",
     config_type=FeaturesConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "atomic": ATOMIC},
-    build=_build,
+    build=FeaturesSystem,
     variants=VARIANTS,
     sources=("KIP-584 (shared/seeds/001_c2d576b2a56443a1.txt)",
              "KIP-584 revision (shared/seeds/003_8b887593d8df6495.txt)",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from functools import partial
 
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.system import MetadataVersionSystem
-from rollcheck.transition import ProtocolEntry, Variant
+from rollcheck.transition import ProtocolEntry, Variant, config_mutation
 
 # The KIP's V1..V5 example: the old software reads V1..V3, the new one V1..V5 (V4 changed the format).
 # One broker, no crashes: the smallest cluster where every rule of the KIP can matter.
@@ -29,15 +29,7 @@ KAFKA_CATALOG = MetadataVersionConfig(
 LARGE = replace(DEFAULT, crashes=True, record_levels=(3, 4, 5))
 
 
-def _build(config: MetadataVersionConfig) -> MetadataVersionSystem:
-    return MetadataVersionSystem(config)
-
-
-def _mutant(mutation: str, **changes: Any) -> Any:
-    def build(config: MetadataVersionConfig) -> MetadataVersionSystem:
-        return MetadataVersionSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
-
-    return build
+_mutant = partial(config_mutation, MetadataVersionSystem)  # a variant: the reference with one mutation in its config
 
 
 VARIANTS = (
@@ -77,7 +69,7 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-778 metadata.version in KRaft: upgrades, lossless/lossy downgrades, quorum and broker checks",
     config_type=MetadataVersionConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG},
-    build=_build,
+    build=MetadataVersionSystem,
     variants=VARIANTS,
     sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",
              "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/FeatureControlManager.java",

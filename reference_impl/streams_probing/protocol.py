@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from functools import partial
 
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.system import StreamsProbingSystem
-from rollcheck.transition import ProtocolEntry, Variant
+from rollcheck.transition import ProtocolEntry, Variant, config_mutation
 
 # Version probing in its simplest group: two 2.0 instances, one rolling bounce to a release speaking 4.
 SMALL = StreamsProbingConfig(instances=2)
@@ -28,15 +27,7 @@ KAFKA_LATEST = StreamsProbingConfig(profile="kafka", from_release="2.0", to_rele
 LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
 
 
-def _build(config: StreamsProbingConfig) -> StreamsProbingSystem:
-    return StreamsProbingSystem(config)
-
-
-def _mutant(mutation: str, **changes: Any) -> Any:
-    def build(config: StreamsProbingConfig) -> StreamsProbingSystem:
-        return StreamsProbingSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
-
-    return build
+_mutant = partial(config_mutation, StreamsProbingSystem)  # a variant: the reference with one mutation in its config
 
 
 VARIANTS = (
@@ -76,7 +67,7 @@ PROTOCOL = ProtocolEntry(
     config_type=StreamsProbingConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
              "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST},
-    build=_build,
+    build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
              "Apache Kafka 2.0 streams/.../internals/StreamsPartitionAssignor.java, SubscriptionInfo.java, "

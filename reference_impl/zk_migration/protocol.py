@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from functools import partial
 
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import ZkMigrationSystem
-from rollcheck.transition import ProtocolEntry, Variant
+from rollcheck.transition import ProtocolEntry, Variant, config_mutation
 
 # One ZK broker, one voter: every phase, rollback and finalization, no faults but ZooKeeper outages.
 SMALL = ZkMigrationConfig(zk_brokers=1, voters=1, failover=False, misconfigured_controller=False, max_updates=1)
@@ -23,15 +23,7 @@ FAULTS = ZkMigrationConfig(zk_brokers=1, voters=3, max_updates=1, max_epoch=2, u
 LARGE = replace(DEFAULT, incompatible_broker=True, max_updates=2, max_epoch=3)
 
 
-def _build(config: ZkMigrationConfig) -> ZkMigrationSystem:
-    return ZkMigrationSystem(config)
-
-
-def _mutant(mutation: str, **changes: Any) -> Any:
-    def build(config: ZkMigrationConfig) -> ZkMigrationSystem:
-        return ZkMigrationSystem(replace(config, mutations=config.mutations | {mutation}, **changes))
-
-    return build
+_mutant = partial(config_mutation, ZkMigrationSystem)  # a variant: the reference with one mutation in its config
 
 
 VARIANTS = (
@@ -82,7 +74,7 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-866 ZooKeeper to KRaft migration: triggers, copy, take-over, dual writes, rollback, faults",
     config_type=ZkMigrationConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "faults": FAULTS},
-    build=_build,
+    build=ZkMigrationSystem,
     variants=VARIANTS,
     sources=("KIP-866 (shared/seeds/002_8863564d04f41aee.txt)",
              "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/metadata/migration/KRaftMigrationDriver.java",

@@ -9,6 +9,7 @@ from rollcheck.console import on_interrupt, print_json, results_line
 from rollcheck.errors import ExitCode
 from rollcheck.rundir import run_name, staged_run
 from rollcheck.traces import write_itf
+from rollcheck.transition import action_coverage
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
             path = write_itf(out / "counterexamples" / f"{trace.property_id}-{trace.description.split()[1]}"
                              ".itf.json", trace, ts)
             paths.append(str(run_dir.final_path(path)))
-        doc = {**result.to_json(), "counterexamples": paths,
+        doc = {**result.to_json(), "actions": action_coverage(entry, result.action_counts, complete=False),
+               "counterexamples": paths,
                "parquet": str(run_dir.final / "walks.parquet")}
     if args.json:
         print_json(doc)
@@ -51,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
             f"{result.traces:,} walks, {result.steps:,} steps, {result.distinct_states:,} distinct states; "
             f"{len(result.violations)} violating walks, {len(result.divergences)} divergences "
             f"({result.elapsed:.1f} s); results in {run_dir.final}")
+        unseen = doc["actions"]["not_seen"]
+        results_line("steps per action: " + ", ".join(f"{a} {n:,}" for a, n in result.action_counts.items())
+                     + (f"; not taken by any walk: {', '.join(unseen)}" if unseen else ""))
     if result.divergences:
         return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)

@@ -43,12 +43,14 @@ class SimulationResult:
     elapsed: float = 0.0
     violation_traces: list[Trace] = field(default_factory=list)
     guided: bool = False
+    action_counts: dict[str, int] = field(default_factory=dict)  # steps per action (guided: copied prefixes too)
 
     def to_json(self) -> dict[str, Any]:
         return {"protocol": self.protocol, "config": self.config, "seed": self.seed, "traces": self.traces,
                 "depth": self.depth, "guided": self.guided, "steps": self.steps,
                 "distinct_states": self.distinct_states,
                 "violations": self.violations, "divergences": self.divergences,
+                "action_counts": dict(sorted(self.action_counts.items())),
                 "elapsed_seconds": round(self.elapsed, 2)}
 
 
@@ -183,6 +185,10 @@ def simulate(ts: TransitionSystem[Any], spark: Any, *, traces: int, depth: int, 
     result.steps = sum(r[6] for r in walks)  # checked steps: a guided walk's copied prefix is not counted
     result.distinct_states = distinct
     result.guided = guided
+    for _i, labels, *_rest in walks:
+        for label in labels:
+            name = label.split("(", 1)[0]
+            result.action_counts[name] = result.action_counts.get(name, 0) + 1
     result.divergences = [{"walk": i, "step": d[0], "action": d[1]} for i, _, _, _, d, _, _ in walks if d is not None]
     bad_rows = [(i, labels, states, bad, at) for i, labels, bad, at, _, states, _ in walks if bad]
     for i, labels, states, bad, at in sorted(bad_rows, key=lambda r: (len(r[1]), r[0])):
