@@ -402,6 +402,15 @@ def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:
                                        f"{k}: {a.checker} found {a.counts[k]}, "
                                        f"{b.checker} found {b.counts[k]}",
                                        f"{a.checker}/{b.checker}"))
+        # The same reachable graph has the same dead actions (declared, never taken), whichever engine walked it.
+        dead: list[tuple[str, list[str]]] = [
+            (r.checker, r.stats["actions"]["never_taken"]) for r in exhaustive
+            if isinstance(r.stats.get("actions"), dict) and r.stats["actions"].get("never_taken") is not None]
+        for (first, first_dead), (second, second_dead) in itertools.pairwise(dead):
+            if sorted(first_dead) != sorted(second_dead):
+                out.append(Finding("disagreement", proto, conf, prof,
+                                   f"actions never taken: {first} says {', '.join(first_dead) or 'none'}, "
+                                   f"{second} says {', '.join(second_dead) or 'none'}", f"{first}/{second}"))
         # A violation that an exhaustive (or proving) checker says cannot happen.
         for r in group:
             for v in r.properties.values():

@@ -105,6 +105,14 @@ def test_disagreements_are_found() -> None:
     # a violation an incomplete checker missed is not a disagreement
     fs = _findings([_report("explore", VIOLATED, True, 10), _report("hypothesis", HOLDS, False, 0)])
     assert {f.kind for f in fs} == {"violation"}
+    # two engines over the same graph that name different dead actions
+    a, b = _report("explore", HOLDS, True, 10), _report("tlc", HOLDS, True, 10)
+    a.stats["actions"] = {"never_taken": ["Crash"]}
+    b.stats["actions"] = {"never_taken": []}
+    (f,) = _findings([a, b])
+    assert f.kind == "disagreement" and "actions never taken: explore says Crash, tlc says none" in f.message
+    b.stats["actions"] = {"never_taken": ["Crash"]}
+    assert _findings([a, b]) == []
 
 
 def test_gate_config_errors(tmp_path: Path) -> None:
