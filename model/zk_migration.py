@@ -164,7 +164,7 @@ class ZkMigrationZ3(SymbolicSystem):
             self.branches[name] = [f]
         self.actions = {name: self._relation(name) for name in self.branches}
         # The property list of the reference for this config: MIG-04 and MIG-12 only under kip.
-        ids = {p.id for p in ts.invariants()}
+        ids = {p.id for p in ts.properties()}
         self.invariants = {k: f for k, f in (("MIG-03", self.mig03), ("MIG-04", self.mig04), ("MIG-06", self.mig06),
                                              ("MIG-10", self.mig10), ("MIG-11", self.mig11)) if k in ids}
         self.step_properties = {k: f for k, f in (

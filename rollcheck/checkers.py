@@ -7,6 +7,7 @@ checkers must reproduce, and counterexample traces. The gate compares reports; a
 
 from __future__ import annotations
 
+import enum
 import importlib
 import importlib.util
 import os
@@ -21,13 +22,21 @@ from rollcheck.rundir import run_name
 from rollcheck.traces import Trace, format_trace, write_itf
 from rollcheck.transition import ProtocolEntry, TransitionSystem, action_coverage
 
+
 # Verdicts a checker can give a property.
-HOLDS = "holds"            # exhaustively checked on the bounded config (or to the stated depth)
-PROVED = "proved"          # proved for every depth (induction)
-VIOLATED = "violated"      # a counterexample exists (trace attached)
-NOT_CHECKED = "not checked"
-BOUNDED = "holds up to a depth"  # a bounded (incomplete) search found no violation: the message says the depth
-UNKNOWN = "unknown"
+class Verdict(enum.StrEnum):
+    """A checker's verdict on one property (a ``str``: reports and JSON carry the value)."""
+
+    HOLDS = "holds"            # exhaustively checked on the bounded config (or to the stated depth)
+    PROVED = "proved"          # proved for every depth (induction)
+    VIOLATED = "violated"      # a counterexample exists (trace attached)
+    NOT_CHECKED = "not checked"
+    BOUNDED = "holds up to a depth"  # a bounded (incomplete) search found no violation: the message says the depth
+    UNKNOWN = "unknown"
+
+
+HOLDS, PROVED, VIOLATED = Verdict.HOLDS, Verdict.PROVED, Verdict.VIOLATED
+NOT_CHECKED, BOUNDED, UNKNOWN = Verdict.NOT_CHECKED, Verdict.BOUNDED, Verdict.UNKNOWN
 
 
 @dataclass
@@ -211,7 +220,7 @@ def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCo
         run_state_machine_as_test(machine_for(ts), settings=run_settings)
     except PropertyViolated as exc:
         violated = exc
-    for p in ts.invariants():
+    for p in ts.properties():
         if p.kind == "graph":
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
         elif violated is not None and violated.property_id == p.id:

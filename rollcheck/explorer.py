@@ -292,7 +292,7 @@ def explore(
     store = LevelStore(checkpoint_dir)
     found: list[_Found] = []
     violated: set[str] = set()
-    descriptions = {p.id: p.description for p in ts.invariants()}
+    descriptions = {p.id: p.description for p in ts.properties()}
     generated = terminal = 0
     action_counts: dict[str, int] = {}
     levels: list[LevelStats] = []
@@ -492,7 +492,7 @@ def explore(
         notes.append(f"graph properties not checked: {why}")
     phases["graph_check"] = time.perf_counter() - tick
     outcomes: list[PropertyOutcome] = []
-    for prop in ts.invariants():
+    for prop in ts.properties():
         if prop.id in violated:
             status = "violated"
         elif prop.kind == "graph" and not graph_checked:

@@ -175,7 +175,7 @@ def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext)
                           config_name=label)
     report = CheckerReport("fuzz", entry.name, label, config.profile, exhaustive=False, elapsed=res.elapsed)
     found = res.violation["property"] if res.violation else None
-    for p in ts.invariants():
+    for p in ts.properties():
         if p.kind == "graph":
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
         elif p.id == found:

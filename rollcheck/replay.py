@@ -132,7 +132,7 @@ def replay_itf(path: Path, config_file: Path | None = None, on_reference: bool =
 def _check(ts: TransitionSystem[Any], trace: Trace, notes: list[str]) -> list[Failure]:
     failures: list[Failure] = []
     failed: set[str] = set()
-    props = list(ts.invariants())
+    props = list(ts.properties())
     for i, step in enumerate(trace.steps):
         for p in props:
             if p.id in failed:
@@ -172,7 +172,7 @@ class _From:
     def initial_states(self) -> list[Any]:
         return [self._state]
 
-    def invariants(self) -> list[GraphProperty[Any]]:
+    def properties(self) -> list[GraphProperty[Any]]:
         return [self._prop]
 
 

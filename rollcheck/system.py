@@ -64,7 +64,7 @@ class DataclassSystem:
     def successors(self, s: Any) -> Iterable[tuple[Action, Any]]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def invariants(self) -> Sequence[AnyProperty]:  # pragma: no cover - abstract
+    def properties(self) -> Sequence[AnyProperty]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def cached_symmetry_key(self, factory: Callable[[Any], Callable[[Any], object]], s: Any) -> object:

@@ -173,7 +173,7 @@ class ProtocolContract:
         emitted = reachable_states(ts)[1]
         binding = entry.spec_binding()
         # the KIP's claims that Kafka does not make have operators too (checked as findings)
-        assert drift(binding, [p.id for p in ts.invariants()] + list(binding.claims), emitted) == []
+        assert drift(binding, [p.id for p in ts.properties()] + list(binding.claims), emitted) == []
 
 
 def _hypothesis(ts: TransitionSystem[Any], examples: int, steps: int, *, generate_only: bool) -> str | None:

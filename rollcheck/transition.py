@@ -16,6 +16,7 @@ Properties come in three shapes, all with a stable id that appears in every repo
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,14 @@ class Action:
     __str__ = __repr__
 
 
+class PropertyKind(enum.StrEnum):
+    """The three shapes of a property (a ``str``: reports, JSON and specs carry the value)."""
+
+    INVARIANT = "invariant"  # one state
+    STEP = "step"  # one transition (an action property, [][A]_vars in TLA+)
+    GRAPH = "graph"  # the explored graph: AG (start => E[allowed U goal])
+
+
 @dataclass(frozen=True)
 class Invariant(Generic[S]):
     """A state invariant: ``id`` (stable, e.g. ``FEAT-01``), one-line statement, KIP source."""
@@ -77,7 +86,7 @@ class Invariant(Generic[S]):
     source: str
     predicate: Callable[[S], bool] = field(compare=False, repr=False)
 
-    kind = "invariant"
+    kind = PropertyKind.INVARIANT
 
     def holds(self, state: S) -> bool:
         return bool(self.predicate(state))
@@ -92,7 +101,7 @@ class StepProperty(Generic[S]):
     source: str
     predicate: Callable[[S, Action, S], bool] = field(compare=False, repr=False)
 
-    kind = "step"
+    kind = PropertyKind.STEP
 
     def holds(self, before: S, action: Action, after: S) -> bool:
         return bool(self.predicate(before, action, after))
@@ -117,7 +126,7 @@ class GraphProperty(Generic[S]):
     start: Callable[[S], bool] | None = field(default=None, compare=False, repr=False)
     allowed: Callable[[Action], bool] | None = field(default=None, compare=False, repr=False)
 
-    kind = "graph"
+    kind = PropertyKind.GRAPH
 
 
 AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any]
@@ -152,7 +161,7 @@ class TransitionSystem(Protocol[State]):
 
     def successors(self, s: State) -> Iterable[tuple[Action, State]]: ...
 
-    def invariants(self) -> Sequence[AnyProperty]: ...
+    def properties(self) -> Sequence[AnyProperty]: ...
 
     def encode(self, s: State) -> bytes: ...
 
@@ -244,7 +253,7 @@ def properties_by_kind(ts: TransitionSystem[Any]) -> tuple[
     inv: list[Invariant[Any]] = []
     step: list[StepProperty[Any]] = []
     graph: list[GraphProperty[Any]] = []
-    for p in ts.invariants():
+    for p in ts.properties():
         if isinstance(p, Invariant):
             inv.append(p)
         elif isinstance(p, StepProperty):
@@ -262,7 +271,7 @@ def replace_config(config: Any, **changes: Any) -> Any:
 
 
 def iter_properties(ts: TransitionSystem[Any]) -> Iterator[AnyProperty]:
-    yield from ts.invariants()
+    yield from ts.properties()
 
 
 def load_reference(ref: str, where: str) -> tuple[Any, ModuleType]:

@@ -96,7 +96,7 @@ def test_the_specs_and_code_do_not_drift(installed: dict[str, str]) -> None:
             "from rollcheck.tla.drift import drift\n"
             "e = get_protocol('rollout')\n"
             "ts = e.build(e.configs['small'])\n"
-            "print(drift(e.spec_binding(), [p.id for p in ts.invariants()]))\n")
+            "print(drift(e.spec_binding(), [p.id for p in ts.properties()]))\n")
     env = {k[4:]: v for k, v in installed.items() if k.startswith("env:")}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
                           check=False)

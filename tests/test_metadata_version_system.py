@@ -33,7 +33,7 @@ def test_small_exploration_holds_with_liveness(profile: str) -> None:
 class _Widened(MetadataVersionSystem):
     """The kafka profile checked against the KIP's unrestricted downgrade claim (MV-L2 from any cluster)."""
 
-    def invariants(self):  # type: ignore[no-untyped-def]
+    def properties(self):  # type: ignore[no-untyped-def]
         return metadata_version_properties(self.config, downgrade_from_any=True)
 
 

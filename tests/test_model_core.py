@@ -120,7 +120,7 @@ def test_bmc_refutes_a_violated_step_property_at_the_shortest_depth() -> None:
     # Z3 labels the last step with the first action that makes it (Reset, which TOY-02 allows); the
     # replay takes the reference action that violates it.
     assert [a.name for a in res.trace.actions] == ["IncA", "Slip"]
-    prop = {p.id: p for p in ts.invariants()}["TOY-02"]
+    prop = {p.id: p for p in ts.properties()}["TOY-02"]
     s, t = res.trace.states[-2:]
     assert not prop.holds(s, res.trace.actions[-1], t)
     steps = replay(ts, res.trace.states, ["IncA", "Reset"], violates="TOY-02")

@@ -47,7 +47,7 @@ def test_bmc_refutes_broken_variant(variant: str, prop: str, profile: str) -> No
     shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
     assert res.depth == shortest[prop] == len(res.trace.actions)
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
-    assert not {p.id: p for p in ts.invariants()}[prop].holds(res.trace.states[-1])
+    assert not {p.id: p for p in ts.properties()}[prop].holds(res.trace.states[-1])
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -70,7 +70,7 @@ STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07")
 
 def test_every_step_property_is_encoded() -> None:
     sym = FeaturesZ3(system("small", "kip"))
-    assert set(sym.step_properties) == {p.id for p in sym.ts.invariants() if p.kind == "step"} == set(STEP)
+    assert set(sym.step_properties) == {p.id for p in sym.ts.properties() if p.kind == "step"} == set(STEP)
     assert sym.encoded() == ["FEAT-01", "FEAT-02", "FEAT-08", "FEAT-09", *STEP]
 
 

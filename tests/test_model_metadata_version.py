@@ -42,7 +42,7 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
     shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
     assert res.depth == shortest[prop] == len(res.trace.actions)
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
-    assert not {p.id: p for p in ts.invariants()}[prop].holds(res.trace.states[-1])
+    assert not {p.id: p for p in ts.properties()}[prop].holds(res.trace.states[-1])
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -67,7 +67,7 @@ STEP = ("MV-02", "MV-03", "MV-04", "MV-06", "MV-07", "MV-08", "MV-09", "MV-10")
 
 def test_every_step_property_is_encoded() -> None:
     sym = MetadataVersionZ3(system("small", "kip"))
-    assert set(sym.step_properties) == {p.id for p in sym.ts.invariants() if p.kind == "step"} == set(STEP)
+    assert set(sym.step_properties) == {p.id for p in sym.ts.properties() if p.kind == "step"} == set(STEP)
 
 
 @pytest.mark.parametrize(("config", "states"), [("small", 25), ("large", 8)])

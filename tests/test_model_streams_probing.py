@@ -79,7 +79,7 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
     assert res.depth == shortest[prop] == len(res.trace.actions)
     # The trace replays on the reference step by step and its last state violates the property there.
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
-    inv = {p.id: p for p in ts.invariants()}[prop]
+    inv = {p.id: p for p in ts.properties()}[prop]
     assert not inv.holds(res.trace.states[-1])
 
 
@@ -107,7 +107,7 @@ STEP = ("STR-01", "STR-02", "STR-03", "STR-04")
 
 def test_every_step_property_is_encoded() -> None:
     sym = StreamsProbingZ3(system("small", "kip"))
-    assert set(sym.step_properties) == {p.id for p in sym.ts.invariants() if p.kind == "step"} == set(STEP)
+    assert set(sym.step_properties) == {p.id for p in sym.ts.properties() if p.kind == "step"} == set(STEP)
 
 
 @pytest.mark.parametrize(("config", "states"), [("small", 10_000), ("pre20", 150)])

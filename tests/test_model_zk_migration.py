@@ -205,8 +205,8 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str, depth
 def test_reference_properties_hold_to_depth(profile: str) -> None:
     ts = system("small", profile)
     sym = ZkMigrationZ3(ts)
-    graph_props = {p.id for p in ts.invariants() if p.kind == "graph"}
-    assert set(sym.encoded()) == {p.id for p in ts.invariants()} - graph_props
+    graph_props = {p.id for p in ts.properties() if p.kind == "graph"}
+    assert set(sym.encoded()) == {p.id for p in ts.properties()} - graph_props
     for prop in sym.encoded():
         assert bmc(sym, prop, 4, timeout=60).status == "checked", prop
 

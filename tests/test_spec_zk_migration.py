@@ -34,7 +34,7 @@ SMALL_STATES = {"kip": 664, "kafka": 668}
 class _KipClaims(ZkMigrationSystem):
     """The reference with the KIP's claims that Kafka does not make (MIG-01R among them)."""
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         return zk_migration_properties(self.config, kip_claims=True)
 
 

@@ -136,7 +136,7 @@ def test_commands_reject_a_protocol_without_a_spec(capsys: pytest.CaptureFixture
 def test_spec_and_code_cannot_drift(tmp_path: Path) -> None:
     entry = get_protocol("streams_probing")
     binding = binding_for("streams_probing")
-    ids = [p.id for p in entry.build(entry.configs["small"]).invariants()]
+    ids = [p.id for p in entry.build(entry.configs["small"]).properties()]
     assert drift(binding, ids) == []
     # A renamed action operator and a renamed property operator are both reported, with both names.
     text = binding.path.read_text().replace("ProbeDowngrade", "ProbeDowngrad").replace("STR_07 ==", "STR_7X ==")
@@ -169,5 +169,5 @@ def test_no_spec_drifts_from_its_reference(protocol: str) -> None:
     for profile in ("kip", "kafka"):
         emitted |= reachable_states(entry.build(replace(entry.configs["small"], profile=profile)))[1]
     binding = binding_for(protocol)
-    ids = [p.id for p in entry.build(entry.configs["small"]).invariants()] + list(binding.claims)
+    ids = [p.id for p in entry.build(entry.configs["small"]).properties()] + list(binding.claims)
     assert drift(binding, ids, emitted) == []

@@ -170,7 +170,7 @@ def test_symmetry_is_sound(case: Case, record_property: Callable[[str, object], 
     key: Callable[[Any], Hashable] = ts.symmetry_key
     perms = permutations(case.protocol, case.config)
     g = build_graph(ts)
-    props = list(ts.invariants())
+    props = list(ts.properties())
     invariants = [p for p in props if isinstance(p, Invariant)]
     steps = [p for p in props if isinstance(p, StepProperty)]
     graph_props = [p for p in props if isinstance(p, GraphProperty)]

@@ -398,7 +398,7 @@ def test_unclean_rollback_can_lose_metadata() -> None:
 
 
 class _KipClaims(ZkMigrationSystem):
-    def invariants(self):  # type: ignore[no-untyped-def]
+    def properties(self):  # type: ignore[no-untyped-def]
         return zk_migration_properties(self.config, kip_claims=True)
 
 

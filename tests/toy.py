@@ -55,7 +55,7 @@ class ToySystem(DataclassSystem):
             out.append((Action.of("Reset"), ToyState(0, 0, s.tags)))
         return out
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         return [
             Invariant("TOY-01", "a and b are never both odd", "toy", lambda s: not (s.a % 2 and s.b % 2)),
             StepProperty("TOY-02", "a never decreases except by Reset", "toy",

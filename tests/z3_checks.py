@@ -14,7 +14,7 @@ def assert_shortest_replayed_refutation(ts: Any, res: ProofResult, prop: str, sh
     assert res.depth == shortest == len(res.trace.actions)
     states, actions = res.trace.states, res.trace.actions
     replay(ts, states, [a.name for a in actions], violates=prop)
-    p = {p.id: p for p in ts.invariants()}[prop]
+    p = {p.id: p for p in ts.properties()}[prop]
     if p.kind == "step":
         assert not p.holds(states[-2], actions[-1], states[-1])
     else:

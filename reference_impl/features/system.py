@@ -136,7 +136,7 @@ class FeaturesSystem(DataclassSystem):
         return [FeaturesState(None, ibp, -1, (broker,) * c.brokers, (), Client(-1, ()), 0, 0)
                 for ibp in c.initial_ibp]
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         from properties.features import features_properties, release_table
 
         return features_properties(self.config.profile, self.config.semantics, release_table(self.config.releases))

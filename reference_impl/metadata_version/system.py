@@ -128,7 +128,7 @@ class MetadataVersionSystem(DataclassSystem):
         brokers = tuple(Broker(old.name, NodeStatus.RUNNING, 0, old.name, False, level) for _ in range(c.brokers))
         return [MetadataVersionState(voters, brokers, 0, (level,), frozenset())]
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         from properties.metadata_version import metadata_version_properties
 
         return metadata_version_properties(self.config)

@@ -152,7 +152,7 @@ class StreamsProbingSystem(DataclassSystem):
         inst = StreamsInstance(self.old.name, None, v, True, 0, None, 0, "")
         yield StreamsGroupState((inst,) * self.config.instances, True, -1, 0, -1, 0)
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         from properties.streams_probing import streams_probing_properties
 
         return streams_probing_properties(self)

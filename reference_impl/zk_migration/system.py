@@ -133,7 +133,7 @@ class ZkMigrationSystem(DataclassSystem):
         voters = tuple(Voter(True, True, D.INACTIVE, -1, -1, 0) for _ in range(c.voters))
         return [ZkMigrationSystemState(zk, brokers, voters, 0, 1, state, (), False, c.zk_epoch, 1, Shutdown.NONE)]
 
-    def invariants(self) -> Sequence[AnyProperty]:
+    def properties(self) -> Sequence[AnyProperty]:
         from properties.zk_migration import zk_migration_properties
 
         return zk_migration_properties(self.config)

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
             "configs": list(e.configs),
             "sources": list(e.sources),
             "properties": [{"id": p.id, "kind": p.kind, "description": p.description,
-                            "source": p.source} for p in ts.invariants()],
+                            "source": p.source} for p in ts.properties()],
             "variants": [{"id": v.id, "story": v.story, "expect": list(v.expect)} for v in e.variants],
         })
     if args.json:

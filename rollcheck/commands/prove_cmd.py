@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         sym = symbolic(ts)
     except ValueError as exc:  # a config outside what the encoding covers
         raise UserError(f"{entry.name}/{label}: {exc}") from None
-    known = [p.id for p in ts.invariants()]
+    known = [p.id for p in ts.properties()]
     if args.property is not None:
         if args.property not in known:
             raise UserError(f"protocol '{entry.name}' has no property '{args.property}'; known: {', '.join(known)}")

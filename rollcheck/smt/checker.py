@@ -30,7 +30,7 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     if entry.z3 is None:
         report.status = "skipped"
         report.message = f"no Z3 encoding for {entry.name}"
-        for p in ts.invariants():
+        for p in ts.properties():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "no Z3 encoding")
         return report
     try:
@@ -38,12 +38,12 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     except ValueError as exc:  # a config the encoding does not cover (e.g. features with multi_update)
         report.status = "skipped"
         report.message = f"Z3: {exc}"
-        for p in ts.invariants():
+        for p in ts.properties():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, str(exc))
         return report
     encoded = sym.encoded()
     budget = max(1.0, ctx.timeout_seconds / max(1, len(encoded)))
-    for p in ts.invariants():
+    for p in ts.properties():
         if p.id not in encoded:
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, f"{p.kind} property: not encoded in Z3")
             continue

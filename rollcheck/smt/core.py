@@ -152,7 +152,7 @@ def replay(ts: TransitionSystem[Any], states: Sequence[Any], labels: Sequence[st
     initial = list(ts.initial_states())
     if states[0] not in initial:
         raise ReplayError(f"Z3 initial state is not a reference initial state: {states[0]!r}")
-    prop = {p.id: p for p in ts.invariants()}.get(violates) if violates else None
+    prop = {p.id: p for p in ts.properties()}.get(violates) if violates else None
     if violates and (prop is None or prop.kind not in ("invariant", "step")):
         raise ReplayError(f"{violates}: not an invariant or step property of the reference {ts.name}")
     steps = [Step(None, states[0])]

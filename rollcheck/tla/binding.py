@@ -86,7 +86,7 @@ def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path
     invariants: list[str] = []
     properties: list[str] = []
     unchecked: list[str] = []
-    for p in ts.invariants():
+    for p in ts.properties():
         if only is not None and p.id not in only:
             continue
         {"invariant": invariants, "step": properties}.get(p.kind, unchecked).append(p.id)
