@@ -36,7 +36,7 @@ def main() -> int:
         proto, _, conf = target.partition(":")
         entry = get_protocol(proto)
         ts = entry.build(replace(entry.configs[conf or "default"], profile=args.profile))
-        props = ts.invariants()
+        props = ts.properties()
         invariants = {p.id: True for p in props if p.kind == "invariant"}
         steps = {p.id: True for p in props if p.kind == "step"}
         modes: list[tuple[str, dict[str, bool] | None, bool]] = [
