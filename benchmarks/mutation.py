@@ -1,0 +1,942 @@
+"""Source-level mutation campaign: how many small bugs in the reference implementations the explorer kills.
+
+    python benchmarks/mutation.py --protocol streams_probing               # every mutant of one protocol
+    python benchmarks/mutation.py --protocol features --limit 20 --jobs 2  # 20 mutants spread over the list
+    python benchmarks/mutation.py --list --protocol zk_migration           # enumerate only, run nothing
+    python benchmarks/mutation.py --match 'system.py:.*:if_' --operators if_true if_false
+
+The broken variants (``rollcheck mutants``) are bugs someone chose; these are mechanical ones. Each mutant
+is one edit, made with :mod:`ast`, to a module of ``reference_impl/<protocol>/`` (``api.py``, ``system.py``
+and, where present, ``catalog.py``, ``releases.py``, ``config.py``; never the registry entry, the symmetry
+keys, the command-line tool or the JVM bridge). For each mutant the repository's packages are copied into a
+temporary directory, the mutated module is written there, and ``rollcheck explore`` runs from that copy
+(``PYTHONPATH`` first, working directory the copy, so the copy wins over the editable install) on the
+protocol's ``small`` config and its gate config, under both profiles. A property violated that the unmutated
+baseline does not violate kills the mutant; a crash (exit other than 0/1, or no JSON summary: an exception
+at import or during the search) kills it "by crash" and is counted apart; the per-mutant time limit (or the
+explorer's memory budget) gives "timeout". A survivor whose ``small`` distinct-state count differs from the
+baseline is "survived (count changed)": the mutation changed behaviour and no property noticed.
+
+Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
+
+* ``cmp_swap``: ``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <-> ``!=`` (each operator of a chained comparison);
+* ``int_plus_1`` / ``int_minus_1``: an integer constant off by one (not the ``1`` of ``x + 1`` / ``x - 1``);
+* ``bound_plus_1``: ``x + 1`` -> ``x + 2``, ``x - 1`` -> ``x - 2``; ``bound_minus_1``: ``x - 1`` -> ``x - 0``;
+* ``drop_increment``: ``x + 1`` -> ``x + 0`` (binary or augmented: an epoch bump that no longer bumps);
+* ``drop_and_operand`` / ``drop_or_operand``: one operand of ``and`` replaced by True, of ``or`` by False
+  (the condition dropped; the absorbing value would make the whole expression constant, which the if_*
+  operators already cover);
+* ``if_true`` / ``if_false``: the test of an ``if`` statement or a conditional expression forced;
+* ``swap_branches``: ``if c: A else: B`` run as ``if not (c): A else: B``, i.e. the branches swapped
+  (written as a negated test so that every other line stays where it was);
+* ``early_return``: a function's first statement (after its docstring) replaced by ``return V``, V being
+  its first ``return``'s value when that is a constant, a parameter or nothing (no generators; nothing
+  that could be unbound at the top of the function).
+
+Sites whose outcome is fixed by a broken variant's flag (``"name" in ...mutations``: false in every
+reference config) are left alone, as is the code only such a flag reaches: mutating it would give mutants
+equal to the reference, or the repository's own variants again (a flag first copied into an attribute, as
+``features``' system does, is not recognized: its sites are mutated). Annotations are not mutated. Every mutated
+module is parsed again and compared with the intended syntax tree, so a text edit can never mean something
+else than its operator says; mutants that do not compare are dropped (reported), and identical ones merged.
+
+Results: one JSON file (``--out``; default ``benchmarks/results/mutation-<UTC time>.json``) with the machine,
+the commit, the baselines and every mutant; a summary table on stdout; a progress line on stderr every 10 s.
+Ctrl-C (or SIGTERM) stops the running explorer processes and writes what was done, marked partial.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rollcheck.registry import get_protocol, protocol_names
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+# Every package a run imports from the repository: all of them are copied, so that no module of the copy
+# can import its sibling from the editable install instead.
+PACKAGES = ("rollcheck", "reference_impl", "properties", "model", "specs")
+MUTATED_MODULES = ("api.py", "system.py", "catalog.py", "releases.py", "config.py")
+PROFILES = ("kip", "kafka")
+OPERATORS = ("cmp_swap", "int_plus_1", "int_minus_1", "bound_plus_1", "bound_minus_1", "drop_increment",
+             "drop_and_operand", "drop_or_operand", "if_true", "if_false", "swap_branches", "early_return")
+# Names under which a config's broken-variant flags are read (config.mutations, self.muts).
+FLAG_NAMES = frozenset({"mutations", "muts"})
+NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of a node whose subtree is skipped
+PROGRESS_EVERY = 10.0
+SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
+
+STATUSES = ("killed", "killed (crash)", "survived", "survived (count changed)", "timeout")
+
+
+# ----------------------------------------------------------------------------------- enumeration
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation of one module: a text edit and the syntax-tree change it must amount to."""
+
+    operator: str
+    line: int  # 1-based, where the edit starts
+    col: int  # 1-based, in characters
+    start: int  # character offsets of the replaced text in the module
+    end: int
+    replacement: str
+    node: int  # pre-order index of the node the intended change applies to
+    intend: Callable[[list[ast.AST]], None]  # applies the change to a fresh parse's pre-order node list
+
+
+@dataclass
+class Mutant:
+    id: str
+    protocol: str
+    operator: str
+    file: str  # relative to the repository
+    module: str  # relative to the protocol's package (what the id names)
+    line: int
+    col: int
+    before: str
+    after: str
+    source: str = field(repr=False)  # the whole mutated module
+
+
+def _preorder(tree: ast.AST) -> list[ast.AST]:
+    """Every node, parent before children, children in field order: the same list for equal sources."""
+    out: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
+def _children(node: ast.AST) -> Iterator[ast.AST]:
+    for name, value in ast.iter_fields(node):
+        if name in NOT_MUTATED:
+            continue
+        if isinstance(value, ast.AST):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ast.AST))
+
+
+def _reads_flags(e: ast.AST) -> bool:
+    return (isinstance(e, ast.Name) and e.id in FLAG_NAMES) or (isinstance(e, ast.Attribute) and e.attr in FLAG_NAMES)
+
+
+def static_value(e: ast.AST) -> bool | None:
+    """The value of ``e`` in every reference config if it depends only on broken-variant flags
+    (``"name" in config.mutations`` is False there, the set being empty), else None."""
+    if (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn))
+            and isinstance(e.left, ast.Constant) and isinstance(e.left.value, str) and _reads_flags(e.comparators[0])):
+        return isinstance(e.ops[0], ast.NotIn)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        inner = static_value(e.operand)
+        return None if inner is None else not inner
+    if isinstance(e, ast.BoolOp):
+        values = [static_value(v) for v in e.values]
+        absorbing = isinstance(e.op, ast.Or)  # True decides an `or`, False an `and`
+        if absorbing in values:
+            return absorbing
+        if all(v is (not absorbing) for v in values):
+            return not absorbing
+    return None
+
+
+def _live(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes worth mutating: not annotations, not what only a broken variant's flag reaches."""
+    yield node
+    if isinstance(node, (ast.If, ast.IfExp)):
+        flag = static_value(node.test)
+        if flag is not None:
+            # The test is a variant switch: only the branch the reference takes is live.
+            branch: ast.AST | list[ast.stmt] = node.body if flag else node.orelse
+            for child in branch if isinstance(branch, list) else [branch]:
+                yield from _live(child)
+            return
+    if isinstance(node, ast.BoolOp) and static_value(node) is not None:
+        return  # its value is a variant switch: the other operands are never evaluated, or never matter
+    for child in _children(node):
+        yield from _live(child)
+
+
+CMP_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], str, str]] = {
+    ast.Lt: (ast.LtE, "<", "<="), ast.LtE: (ast.Lt, "<=", "<"),
+    ast.Gt: (ast.GtE, ">", ">="), ast.GtE: (ast.Gt, ">=", ">"),
+    ast.Eq: (ast.NotEq, "==", "!="), ast.NotEq: (ast.Eq, "!=", "=="),
+}
+
+
+class ModuleSites:
+    """The mutation sites of one module's source text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tree = ast.parse(text)
+        self.nodes = _preorder(self.tree)
+        self.index = {id(n): i for i, n in enumerate(self.nodes)}
+        self.parent: dict[int, ast.AST] = {}
+        for n in self.nodes:
+            for c in ast.iter_child_nodes(n):
+                self.parent[id(c)] = n
+        self.lines = text.splitlines(keepends=True)
+        self.line_start = [0]
+        for line in self.lines:
+            self.line_start.append(self.line_start[-1] + len(line))
+
+    # ---- positions: ast gives UTF-8 byte columns, the edits work on characters
+    def offset(self, lineno: int, col_bytes: int) -> int:
+        line = self.lines[lineno - 1]
+        return self.line_start[lineno - 1] + len(line.encode("utf-8")[:col_bytes].decode("utf-8"))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 1-based character column) of a character offset."""
+        lo, hi = 0, len(self.lines)
+        while lo < hi:  # the last line whose start is <= offset
+            mid = (lo + hi + 1) // 2
+            if self.line_start[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.line_start[lo] + 1
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                self.offset(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def _site(self, operator: str, start: int, end: int, replacement: str, node: ast.AST,
+              intend: Callable[[list[ast.AST]], None]) -> Site:
+        line, col = self.position(start)
+        return Site(operator, line, col, start, end, replacement, self.index[id(node)], intend)
+
+    def _expr_site(self, operator: str, node: ast.AST, replacement: str) -> Site:
+        """Replace the expression ``node`` by ``replacement`` (an expression's text)."""
+        start, end = self.span(node)
+        new = ast.parse(replacement, mode="eval").body
+        idx = self.index[id(node)]
+        return self._site(operator, start, end, replacement, node,
+                          lambda nodes: _replace_node(nodes, idx, copy.deepcopy(new)))
+
+    # ---- the operators
+    def sites(self) -> list[Site]:
+        found: list[Site] = []
+        for node in _live(self.tree):
+            if isinstance(node, ast.Compare):
+                found += self._cmp_swaps(node)
+            elif isinstance(node, ast.Constant) and type(node.value) is int:
+                found += self._constants(node)
+            elif isinstance(node, ast.BoolOp):
+                found += self._dropped_operands(node)
+            elif isinstance(node, (ast.If, ast.IfExp)):
+                found += self._if_tests(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += self._early_return(node)
+        order = {op: i for i, op in enumerate(OPERATORS)}
+        return sorted(found, key=lambda s: (s.start, order[s.operator], s.node))
+
+    def _cmp_swaps(self, node: ast.Compare) -> list[Site]:
+        out = []
+        operands = [node.left, *node.comparators]
+        for i, op in enumerate(node.ops):
+            swap = CMP_SWAPS.get(type(op))
+            if swap is None:
+                continue
+            new_op, old_text, new_text = swap
+            where = self._operator_token(self.span(operands[i])[1], self.span(operands[i + 1])[0], old_text)
+            if where is None:
+                continue
+            idx = self.index[id(node)]
+
+            def intend(nodes: list[ast.AST], idx: int = idx, i: int = i, new_op: type[ast.cmpop] = new_op) -> None:
+                nodes[idx].ops[i] = new_op()  # type: ignore[attr-defined]
+
+            out.append(self._site("cmp_swap", where, where + len(old_text), new_text, node, intend))
+        return out
+
+    def _operator_token(self, start: int, end: int, token: str) -> int | None:
+        """Where ``token`` is between two operands: only blanks, brackets, comments and line continuations
+        can stand around it there."""
+        i = start
+        while i < end:
+            ch = self.text[i]
+            if ch in " \t\r\n()\\":
+                i += 1
+            elif ch == "#":
+                i = self.text.index("\n", i)
+            else:
+                return i if self.text.startswith(token, i) and not self.text.startswith(token + "=", i) else None
+        return None
+
+    def _constants(self, node: ast.Constant) -> list[Site]:
+        parent = self.parent.get(id(node))
+        value = node.value
+        assert isinstance(value, int)
+        if (node.value == 1 and isinstance(parent, ast.BinOp) and parent.right is node
+                and isinstance(parent.op, (ast.Add, ast.Sub))) or \
+                (node.value == 1 and isinstance(parent, ast.AugAssign) and parent.value is node
+                 and isinstance(parent.op, (ast.Add, ast.Sub))):
+            assert isinstance(parent, (ast.BinOp, ast.AugAssign))
+            # The `1` of a `+ 1` / `- 1` bound: widened, or removed (an increment that no longer increments).
+            lowered = "drop_increment" if isinstance(parent.op, ast.Add) else "bound_minus_1"
+            return [self._expr_site("bound_plus_1", node, "2"), self._expr_site(lowered, node, "0")]
+        # A negative result is parenthesized: `x - 0` must become `x - (-1)`, not `x - -1` (another tree).
+        return [self._expr_site("int_plus_1", node, str(value + 1)),
+                self._expr_site("int_minus_1", node, str(value - 1) if value >= 1 else f"({value - 1})")]
+
+    def _dropped_operands(self, node: ast.BoolOp) -> list[Site]:
+        if static_value(node) is not None:
+            return []  # a variant switch as a whole (see _live)
+        is_and = isinstance(node.op, ast.And)
+        neutral = "True" if is_and else "False"
+        out = []
+        for operand in node.values:
+            if static_value(operand) is (neutral == "True"):
+                continue  # a variant flag at its reference value: dropping it changes nothing
+            out.append(self._expr_site("drop_and_operand" if is_and else "drop_or_operand", operand, neutral))
+        return out
+
+    def _if_tests(self, node: ast.If | ast.IfExp) -> list[Site]:
+        test = node.test
+        if static_value(test) is not None or isinstance(test, ast.Constant):
+            return []
+        out = [self._expr_site("if_true", test, "True"), self._expr_site("if_false", test, "False")]
+        if isinstance(node, ast.IfExp) or node.orelse:
+            start, end = self.span(test)
+            # Negating the test swaps the branches (elif included) without moving a line.
+            out.append(self._expr_site("swap_branches", test, f"not ({self.text[start:end]})"))
+        return out
+
+    def _early_return(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Site]:
+        body = fn.body
+        k = 1 if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                  and isinstance(body[0].value.value, str)) else 0
+        if k >= len(body) or isinstance(body[k], ast.Return):
+            return []
+        own = list(_own_scope(fn))
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+            return []  # a generator: an early return would only empty it
+        first = next((n for n in own if isinstance(n, ast.Return)), None)
+        if first is None:
+            return []
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        value = first.value
+        if value is None:
+            text = "return"
+        elif isinstance(value, ast.Constant) or (isinstance(value, ast.Name) and value.id in params):
+            text = f"return {ast.unparse(value)}"
+        else:
+            return []  # anything else may be unbound, or have effects, at the top of the function
+        stmt = body[k]
+        start, end = self.span(stmt)
+        idx = self.index[id(fn)]
+
+        def intend(nodes: list[ast.AST], idx: int = idx, k: int = k, value: ast.expr | None = value) -> None:
+            nodes[idx].body[k] = ast.Return(value=copy.deepcopy(value))  # type: ignore[attr-defined]
+
+        return [self._site("early_return", start, end, text, fn, intend)]
+
+
+def _own_scope(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body in source order, without nested functions, lambdas and classes."""
+    stack = list(reversed(list(ast.iter_child_nodes(fn))))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _replace_node(nodes: list[ast.AST], idx: int, new: ast.AST) -> None:
+    target = nodes[idx]
+    for parent in nodes:
+        for name, value in ast.iter_fields(parent):
+            if value is target:
+                setattr(parent, name, new)
+                return
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if v is target:
+                        value[i] = new
+                        return
+    raise LookupError("node without a parent")
+
+
+def apply_site(sites: ModuleSites, site: Site) -> str | None:
+    """The mutated module's text, or None when the edit does not give exactly the intended tree.
+
+    A multi-line edit is first tried padded with newlines, so that every later line keeps its number (inside
+    brackets, and after a replaced statement, blank lines are harmless), then as it is."""
+    fresh = ast.parse(sites.text)
+    site.intend(_preorder(fresh))
+    expected = ast.dump(fresh)
+    newlines = sites.text.count("\n", site.start, site.end)
+    for replacement in dict.fromkeys((site.replacement + "\n" * newlines, site.replacement)):
+        text = sites.text[:site.start] + replacement + sites.text[site.end:]
+        try:
+            if ast.dump(ast.parse(text)) == expected:
+                return text
+        except SyntaxError:
+            pass
+    return None
+
+
+def snapshot(dest: Path) -> str:
+    """Copy the packages once, at the start: every mutant and the baselines are built from this copy, so a
+    campaign measures one version of the code even if the working tree changes while it runs (a commit
+    landing mid-run once paired old mutated modules with a newer engine). Returns a SHA-256 over its modules.
+
+    No bytecode is copied: a cached .pyc of the original must never stand in for a mutated module."""
+    for pkg in PACKAGES:
+        shutil.copytree(ROOT / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    digest = hashlib.sha256()
+    for path in sorted(dest.rglob("*.py")):
+        digest.update(str(path.relative_to(dest)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def protocol_dir(protocol: str) -> Path:
+    module = sys.modules[get_protocol(protocol).build.__module__]
+    return Path(module.__file__ or "").resolve().parent
+
+
+def enumerate_mutants(protocol: str, operators: Sequence[str],
+                      source: Path = ROOT) -> tuple[list[Mutant], list[dict[str, Any]]]:
+    """Every mutant of one protocol, in a fixed order (module, position, operator), and the sites dropped;
+    the modules are read under ``source`` (the campaign's snapshot of the repository)."""
+    pkg = source / protocol_dir(protocol).relative_to(ROOT)
+    mutants: list[Mutant] = []
+    dropped: list[dict[str, Any]] = []
+    seen_ids: dict[str, int] = {}
+    seen_texts: dict[tuple[str, str], str] = {}
+    for name in MUTATED_MODULES:
+        path = pkg / name
+        if not path.is_file():
+            continue
+        sites = ModuleSites(path.read_text(encoding="utf-8"))
+        rel = str(path.relative_to(source))
+        for site in sites.sites():
+            if site.operator not in operators:
+                continue
+            base = f"{protocol}:{name}:{site.line}:{site.col}:{site.operator}"
+            # Two sites can share a position and an operator ((a and b) and c): numbered in enumeration order.
+            seen_ids[base] = seen_ids.get(base, 0) + 1
+            mid = base if seen_ids[base] == 1 else f"{base}#{seen_ids[base]}"
+            text = apply_site(sites, site)
+            if text is None:
+                dropped.append({"id": mid, "reason": "the edit does not give the intended syntax tree"})
+                continue
+            if (rel, text) in seen_texts:
+                dropped.append({"id": mid, "reason": f"the same module as {seen_texts[rel, text]}"})
+                continue
+            seen_texts[rel, text] = mid
+            after_lines = text.splitlines()
+            mutants.append(Mutant(mid, protocol, site.operator, rel, name, site.line, site.col,
+                                  sites.lines[site.line - 1].strip(), after_lines[site.line - 1].strip(), text))
+    return mutants, dropped
+
+
+def spread(items: list[Mutant], limit: int | None) -> list[Mutant]:
+    """At most ``limit`` items evenly spaced over the list (deterministic), so that a small sample still
+    covers every module and operator."""
+    if limit is None or limit >= len(items):
+        return items
+    return [items[(i * len(items)) // limit] for i in range(limit)]
+
+
+# ----------------------------------------------------------------------------------- running
+
+
+@dataclass
+class Cell:
+    config: str
+    profile: str
+
+
+@dataclass
+class CellResult:
+    config: str
+    profile: str
+    outcome: str  # "holds", "violated", "crash", "timeout", "incomplete" (stopped at the memory budget)
+    exit: int | None
+    seconds: float
+    distinct_states: int | None = None
+    transitions: int | None = None
+    violated: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+class Stopped(Exception):
+    """The campaign is being stopped (Ctrl-C): a mutant in progress is not recorded."""
+
+
+class Runner:
+    """Copies the repository's packages, writes a mutated module and runs the explorer from the copy."""
+
+    def __init__(self, scratch: Path, snapshot: Path, max_memory: float) -> None:
+        self.scratch = scratch
+        self.snapshot = snapshot
+        self.max_memory = max_memory
+        self.stop = threading.Event()
+        self._procs: dict[int, subprocess.Popen[str]] = {}
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def workdir(self, mutant: Mutant | None) -> Path:
+        with self._lock:
+            self._count += 1
+            n = self._count
+        work = self.scratch / f"m{n:05d}"
+        for pkg in PACKAGES:
+            shutil.copytree(self.snapshot / pkg, work / pkg)
+        if mutant is not None:
+            (work / mutant.file).write_text(mutant.source, encoding="utf-8")
+        return work
+
+    def env(self, work: Path) -> dict[str, str]:
+        # The copy first: rollcheck is installed editable, but its finder comes after the path entries.
+        path = os.pathsep.join([str(work), *filter(None, [os.environ.get("PYTHONPATH")])])
+        return dict(os.environ, PYTHONPATH=path)
+
+    def import_check(self, work: Path, protocol: str) -> dict[str, str]:
+        """Where each package (and the protocol's modules) is imported from, as the explorer runs it."""
+        pkg = protocol_dir(protocol)
+        dotted = ".".join(pkg.relative_to(ROOT).parts)
+        names = [*PACKAGES, *(f"{dotted}.{m.removesuffix('.py')}" for m in MUTATED_MODULES if (pkg / m).is_file())]
+        code = ("import importlib, json\n"
+                f"print(json.dumps({{n: importlib.import_module(n).__file__ for n in {names!r}}}))\n")
+        proc = subprocess.run([sys.executable, "-c", code], cwd=work, env=self.env(work), capture_output=True,
+                              text=True, timeout=120, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"import check failed: {proc.stderr.strip()[-2000:]}")
+        files: dict[str, str] = json.loads(proc.stdout)
+        wrong = {n: f for n, f in files.items() if not Path(f).resolve().is_relative_to(work.resolve())}
+        if wrong:
+            raise RuntimeError(f"the copy does not win over the installed packages: {wrong}")
+        return files
+
+    def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
+        if self.stop.is_set():
+            raise Stopped
+        if timeout <= 0:
+            return CellResult(cell.config, cell.profile, "timeout", None, 0.0, detail="no time left for this run")
+        out = work / "out"
+        cmd = [sys.executable, "-m", "rollcheck", "explore", protocol, "--config", cell.config,
+               "--profile", cell.profile, "--json", "--quiet", "--collect-all", "--out", str(out),
+               # One process per mutant (--jobs runs several), and a bound on what a mutant that blows the
+               # state space up may take (the explorer then stops, incomplete, instead of swapping).
+               "--workers", "1", "--max-memory", str(self.max_memory)]
+        t0 = time.perf_counter()
+        # Its own session: the explorer's processes can be killed as a group, and a terminal's Ctrl-C
+        # reaches only this script, which stops them itself.
+        proc = subprocess.Popen(cmd, cwd=work, env=self.env(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        with self._lock:
+            self._procs[proc.pid] = proc
+        try:
+            try:
+                stdout, stderr = proc.communicate(timeout=max(timeout, 0.1))
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                proc.communicate()
+                return CellResult(cell.config, cell.profile, "timeout", None, time.perf_counter() - t0,
+                                  detail=f"over the time limit ({timeout:.0f} s left for this run)")
+        finally:
+            with self._lock:
+                self._procs.pop(proc.pid, None)
+        if self.stop.is_set():
+            raise Stopped
+        return classify(cell, proc.returncode, stdout, stderr, time.perf_counter() - t0)
+
+    def kill_all(self) -> None:
+        self.stop.set()
+        with self._lock:
+            procs = list(self._procs.values())
+        for proc in procs:
+            _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    # The group of a process this script started (start_new_session: its pid is the group's id).
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def classify(cell: Cell, code: int, stdout: str, stderr: str, seconds: float) -> CellResult:
+    """One explorer run: exit 1 with a JSON summary naming violations is a violation; exit 0 with a complete
+    clean summary holds; anything else (an uncaught exception also exits 1, but prints no summary) a crash."""
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        doc = None
+    tail = stderr.strip()[-1500:]
+    if not isinstance(doc, dict) or code not in (0, 1):
+        return CellResult(cell.config, cell.profile, "crash", code, seconds, detail=tail or "no JSON summary")
+    violated = sorted({v["property"] for v in doc.get("violations", [])})
+    res = CellResult(cell.config, cell.profile, "holds", code, seconds, doc.get("distinct_states"),
+                     doc.get("generated_states"), violated)
+    if (code == 1) != bool(violated):
+        res.outcome, res.detail = "crash", f"exit {code} with {len(violated)} violation(s): {tail}"
+    elif violated:
+        res.outcome = "violated"
+    elif not doc.get("complete", False):
+        res.outcome, res.detail = "incomplete", "; ".join(doc.get("notes", [])) or "exploration not complete"
+    return res
+
+
+def cells_of(protocol: str) -> list[Cell]:
+    """small, then the gate's config; kip then kafka: the cheapest runs first, since a kill stops a mutant."""
+    configs = list(dict.fromkeys(["small", get_protocol(protocol).gate_config]))
+    return [Cell(c, p) for c in configs for p in PROFILES]
+
+
+@dataclass
+class Baseline:
+    protocol: str
+    cells: list[CellResult]
+    seconds: float
+    imports: dict[str, str]
+
+    def of(self, cell: Cell) -> CellResult:
+        return next(c for c in self.cells if (c.config, c.profile) == (cell.config, cell.profile))
+
+
+def run_baseline(runner: Runner, protocol: str, timeout: float) -> Baseline:
+    work = runner.workdir(None)
+    try:
+        imports = runner.import_check(work, protocol)
+        t0 = time.perf_counter()
+        results = [runner.run_cell(work, protocol, cell, timeout) for cell in cells_of(protocol)]
+        bad = [r for r in results if r.outcome not in ("holds", "violated")]
+        if bad:
+            raise RuntimeError(f"baseline of {protocol} failed: " + "; ".join(
+                f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in bad))
+        return Baseline(protocol, results, time.perf_counter() - t0, imports)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    work = runner.workdir(mutant)
+    cells: list[CellResult] = []
+    killed_by: list[dict[str, Any]] = []
+    try:
+        for cell in cells_of(mutant.protocol):
+            res = runner.run_cell(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
+            cells.append(res)
+            # A property the unmutated reference violates too (none in these configs today) kills nothing.
+            new = sorted(set(res.violated) - set(base.of(cell).violated))
+            if res.outcome == "violated" and new:
+                killed_by.append({"config": cell.config, "profile": cell.profile, "properties": new})
+            if res.outcome == "timeout" or (not all_cells and (killed_by or res.outcome == "crash")):
+                break
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    changed = []
+    for c in cells:
+        before = base.of(Cell(c.config, c.profile)).distinct_states
+        if c.distinct_states is not None and c.distinct_states != before:
+            changed.append(f"{c.config}/{c.profile}: {before} -> {c.distinct_states}")
+    small_changed = any(s.startswith("small/") for s in changed)
+    if killed_by:
+        status = "killed"
+    elif any(c.outcome == "crash" for c in cells):
+        status = "killed (crash)"
+    elif any(c.outcome in ("timeout", "incomplete") for c in cells):
+        status = "timeout"
+    else:
+        status = "survived (count changed)" if small_changed else "survived"
+    crash = next((c for c in cells if c.outcome == "crash"), None)
+    return {
+        "id": mutant.id, "protocol": mutant.protocol, "operator": mutant.operator, "file": mutant.file,
+        "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,
+        "status": status, "seconds": round(time.perf_counter() - t0, 2), "killed_by": killed_by,
+        "crash": crash.detail if crash else None, "count_changed": changed, "small_count_changed": small_changed,
+        "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in cells],
+    }
+
+
+# ----------------------------------------------------------------------------------- reporting
+
+
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30,
+                              check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for p in protocols:
+        rows = [r for r in results if r["protocol"] == p]
+        n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+        killed = n["killed"] + n["killed (crash)"]
+        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_crash": n["killed (crash)"],
+                  "survived": n["survived"] + n["survived (count changed)"],
+                  "survived_count_changed": n["survived (count changed)"], "timeout": n["timeout"],
+                  "kill_rate": round(killed / len(rows), 4) if rows else None}
+    return out
+
+
+def print_summary(doc: dict[str, Any]) -> None:
+    head = ("protocol", "mutants", "killed", "crash", "survived (count changed)", "timeout", "kill rate")
+    rows = [head]
+    for p, s in doc["summary"].items():
+        rate = "-" if s["kill_rate"] is None else f"{100 * s['kill_rate']:.1f}%"
+        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s["killed_crash"]),
+                     f"{s['survived']} ({s['survived_count_changed']})", str(s["timeout"]), rate))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    print()
+    if doc["partial"]:
+        print("PARTIAL: the campaign was stopped before every mutant ran")
+    for i, r in enumerate(rows):
+        print("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths, strict=True))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print("kill rate = (killed + killed by crash) / mutants run; a timeout counts as not killed")
+    survivors = [r for r in doc["mutants"] if r["status"].startswith("survived")]
+    if survivors:
+        print(f"\nsurvivors ({len(survivors)}):")
+        for r in survivors:
+            note = f"  [distinct states {', '.join(r['count_changed'])}]" if r["count_changed"] else ""
+            print(f"  {r['id']}{note}\n      - {r['before']}\n      + {r['after']}")
+    timeouts = [r for r in doc["mutants"] if r["status"] == "timeout"]
+    if timeouts:
+        print(f"\ntimeouts ({len(timeouts)}):")
+        for r in timeouts:
+            print(f"  {r['id']}\n      + {r['after']}")
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def output_path(out: Path | None, started: datetime.datetime) -> Path:
+    name = f"mutation-{started:%Y%m%dT%H%M%SZ}.json"
+    if out is None:
+        return RESULTS / name
+    if out.is_dir() or out.suffix != ".json":
+        return out / name
+    return out
+
+
+# ----------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--protocol", action="append", default=None, metavar="P",
+                   help="protocol to mutate (repeatable; default: every registered protocol)")
+    p.add_argument("--operators", nargs="+", choices=OPERATORS, default=list(OPERATORS), metavar="OP",
+                   help=f"mutation operators (default: all): {', '.join(OPERATORS)}")
+    p.add_argument("--match", default=None, metavar="REGEX", help="only the mutants whose id matches (re.search)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="at most N mutants per protocol, evenly spread over its enumeration (deterministic)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR|FILE.json",
+                   help="where the JSON goes: a .json file, or a directory for mutation-<UTC time>.json "
+                   "(default: benchmarks/results/)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="per-mutant time limit over all its runs (default: 10x the protocol's baseline, "
+                   "at least 60 s)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="mutants run at once (default 1)")
+    p.add_argument("--max-memory", type=float, default=2.0, metavar="GIB",
+                   help="each explorer run's memory budget (default 2 GiB): above it the run stops, timeout")
+    p.add_argument("--all-cells", action="store_true",
+                   help="run every config x profile on a killed mutant too (default: stop at the first kill)")
+    p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
+    args = p.parse_args(argv)
+    if args.jobs < 1 or (args.limit is not None and args.limit < 1):
+        p.error("--jobs and --limit must be at least 1")
+    known = protocol_names()
+    for name in args.protocol or []:
+        if name not in known:
+            p.error(f"unknown protocol {name!r}; registered: {', '.join(known)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    protocols = list(dict.fromkeys(args.protocol or protocol_names()))
+    if args.list:
+        for p in protocols:
+            mutants, gone = select(args, p, ROOT)
+            for m in mutants:
+                print(f"{m.id}\n    - {m.before}\n    + {m.after}")
+            print(f"# {p}: {len(mutants)} mutants ({len(gone)} sites dropped)", file=sys.stderr)
+        return 0
+
+    started = datetime.datetime.now(datetime.UTC)
+    path = output_path(args.out, started)
+    scratch = Path(tempfile.mkdtemp(prefix="rollcheck-mutation-"))
+    head = git("rev-parse", "HEAD")
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    selected: dict[str, list[Mutant]] = {}
+    dropped: dict[str, list[dict[str, Any]]] = {}
+    try:
+        sources = snapshot(scratch / "snapshot")
+        for p in protocols:
+            selected[p], dropped[p] = select(args, p, scratch / "snapshot")
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    doc: dict[str, Any] = {
+        "benchmark": "mutation", "started": started.isoformat(timespec="seconds"), "finished": None,
+        "partial": True, "interrupted": False,
+        "commit": head, "dirty": dirty, "sources_sha256": sources, "commit_at_end": None,
+        "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
+        "params": {"argv": sys.argv[1:], "protocols": protocols, "operators": args.operators, "match": args.match,
+                   "limit": args.limit, "timeout": args.timeout, "jobs": args.jobs, "max_memory_gib": args.max_memory,
+                   "all_cells": args.all_cells, "profiles": list(PROFILES)},
+        "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
+    }
+    # SIGTERM ends the campaign as Ctrl-C does: partial results written, explorer processes stopped. SIGINT
+    # too when it was started ignoring it (a background job of a non-interactive shell): Python then keeps it
+    # ignored, and only this script can stop the explorers it starts in their own sessions.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    runner = Runner(scratch, scratch / "snapshot", args.max_memory)
+    results: list[dict[str, Any]] = doc["mutants"]
+    code = 0
+    try:
+        code = _campaign(args, protocols, selected, runner, doc, results, path)
+    except KeyboardInterrupt:
+        doc["interrupted"] = True
+        runner.kill_all()
+        print("\nmutation: interrupted; the explorer processes are stopped, the mutants done so far are kept",
+              file=sys.stderr)
+        code = 130
+    finally:
+        runner.kill_all()
+        shutil.rmtree(scratch, ignore_errors=True)
+        results.sort(key=lambda r: r["order"])
+        for r in results:
+            del r["order"]
+        doc["finished"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        doc["commit_at_end"] = git("rev-parse", "HEAD")
+        doc["summary"] = summarize(results, protocols)
+        write_json(path, doc)
+    print_summary(doc)
+    if doc["commit_at_end"] != head:
+        print(f"\nnote: HEAD moved from {head} to {doc['commit_at_end']} during the campaign; the results are "
+              "for the code as it was at the start (copied then)")
+    print(f"\nresults in {path}")
+    return code
+
+
+def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[Mutant], list[dict[str, Any]]]:
+    """The mutants of one protocol that the command line asks for, and the sites dropped."""
+    mutants, dropped = enumerate_mutants(protocol, args.operators, source)
+    if args.match:
+        mutants = [m for m in mutants if re.search(args.match, m.id)]
+    return spread(mutants, args.limit), dropped
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str, list[Mutant]], runner: Runner,
+              doc: dict[str, Any], results: list[dict[str, Any]], path: Path) -> int:
+    bases: dict[str, Baseline] = {}
+    timeouts: dict[str, float] = {}
+    for p in protocols:
+        if not selected[p]:
+            continue
+        print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))})",
+              file=sys.stderr, flush=True)
+        try:
+            base = run_baseline(runner, p, timeout=max(3600.0, args.timeout or 0))
+        except RuntimeError as exc:
+            # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
+            doc["baseline"][p] = {"error": str(exc)}
+            print(f"mutation: {p} skipped: {exc}", file=sys.stderr, flush=True)
+            continue
+        bases[p] = base
+        timeouts[p] = args.timeout or max(60.0, 10 * base.seconds)
+        doc["baseline"][p] = {"seconds": round(base.seconds, 2), "timeout": timeouts[p], "imports": base.imports,
+                              "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in base.cells]}
+        print(f"mutation: {p}: " + ", ".join(f"{c.config}/{c.profile} {c.distinct_states} states"
+                                             for c in base.cells)
+              + f"; {len(selected[p])} mutants, time limit {timeouts[p]:.0f} s each", file=sys.stderr, flush=True)
+    queue = [(i, m) for i, m in enumerate(m for p in protocols if p in bases for m in selected[p])]
+    total = len(queue)
+    t0 = time.monotonic()
+    last_progress = last_save = t0
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        running: dict[Future[dict[str, Any]], tuple[int, Mutant]] = {}
+        pending = iter(queue)
+        try:
+            while True:
+                while len(running) < args.jobs:
+                    nxt = next(pending, None)
+                    if nxt is None:
+                        break
+                    order, m = nxt
+                    fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells)
+                    running[fut] = (order, m)
+                if not running:
+                    break
+                done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    order, _m = running.pop(fut)
+                    # Results arrive in completion order; the JSON lists them in enumeration order.
+                    results.append(fut.result() | {"order": order})
+                now = time.monotonic()
+                if now - last_progress >= PROGRESS_EVERY:
+                    last_progress = now
+                    _progress(results, total, now - t0, [m for _, m in running.values()])
+                if now - last_save >= SAVE_EVERY:
+                    last_save = now
+                    doc["summary"] = summarize(results, protocols)
+                    write_json(path, doc)
+        except BaseException:
+            runner.kill_all()
+            for fut in running:
+                fut.cancel()
+            raise
+    doc["partial"] = False
+    _progress(results, total, time.monotonic() - t0, [])
+    return 0
+
+
+def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running: list[Mutant]) -> None:
+    n = {s: sum(r["status"] == s for r in results) for s in STATUSES}
+    now = ", ".join(m.id for m in running) or "-"
+    print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
+          f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
+          f"{n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
