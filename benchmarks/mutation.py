@@ -596,7 +596,9 @@ def classify(cell: Cell, code: int, stdout: str, stderr: str, seconds: float) ->
     tail = stderr.strip()[-1500:]
     if not isinstance(doc, dict) or code not in (0, 1):
         return CellResult(cell.config, cell.profile, "crash", code, seconds, detail=tail or "no JSON summary")
-    violated = sorted({v["property"] for v in doc.get("violations", [])})
+    # A witness the mutant made vacuous (a story the config no longer tells) kills it as a violation does.
+    violated = sorted({v["property"] for v in doc.get("violations", [])}
+                      | {f"{w} (vacuous)" for w in doc.get("vacuous", [])})
     res = CellResult(cell.config, cell.profile, "holds", code, seconds, doc.get("distinct_states"),
                      doc.get("generated_states"), violated)
     if (code == 1) != bool(violated):

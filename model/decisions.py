@@ -30,6 +30,28 @@ from typing import Any
 
 import z3
 
+from reference_impl.features.api import (
+    FeatureController,
+    FeatureUpdate,
+    FeatureZNode,
+    FeatureZNodeStatus,
+    FinalizedVersionRange,
+    SupportedVersionRange,
+    UpdateFeaturesRequest,
+)
+from reference_impl.metadata_version.api import (
+    BrokerRegistration,
+    DowngradeType,
+    QuorumController,
+    VersionRange,
+    request,
+)
+from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
+from reference_impl.streams_probing.api import IllegalStateException, SubscriptionInfo, TaskAssignmentException
+from reference_impl.streams_probing.api import assign as ref_assign
+from reference_impl.streams_probing.releases import RELEASES
+from reference_impl.zk_migration import api as zk_api
+
 Inputs = dict[str, int]
 Outputs = dict[str, int]
 
@@ -206,9 +228,6 @@ def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: i
 
 
 def streams_assign_reference(leader: Any, profile: str, mutation: str, n: int) -> Callable[[Inputs], Outputs]:
-    from reference_impl.streams_probing.api import IllegalStateException, SubscriptionInfo, TaskAssignmentException
-    from reference_impl.streams_probing.api import assign as ref_assign
-
     muts = frozenset({mutation} - {""})
 
     def run(x: Inputs) -> Outputs:
@@ -235,8 +254,6 @@ def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN
                          ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """Every leader release x profile x mutation x member count; members range over every release's
     latest version and every version it can send."""
-    from reference_impl.streams_probing.releases import RELEASES
-
     latests = sorted({r.latest_supported for r in RELEASES})
     member = [(v, lat) for lat in latests for v in range(1, lat + 1)]
     for leader in RELEASES:
@@ -322,16 +339,6 @@ def features_update_formula(profile: str, brokers: int) -> Formula:
 
 
 def features_update_reference(profile: str, brokers: int) -> Callable[[Inputs], Outputs]:
-    from reference_impl.features.api import (
-    FeatureController,
-    FeatureUpdate,
-    FeatureZNode,
-    FeatureZNodeStatus,
-    FinalizedVersionRange,
-    SupportedVersionRange,
-    UpdateFeaturesRequest,
-    )
-
     def run(x: Inputs) -> Outputs:
         feats = (("f", FinalizedVersionRange(x["emin"], x["emax"])),) if x["has_e"] else ()
         node = FeatureZNode(FeatureZNodeStatus.ENABLED, feats, 1)
@@ -380,8 +387,6 @@ def mv_lossless(catalog: Any, source: Any, target: Any) -> Any:
 
 def mv_lossless_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """Every (source, target) pair of every catalog against ``Catalog.is_lossless``."""
-    from reference_impl.metadata_version.catalog import CATALOGS
-
     for name, cat in CATALOGS.items():
         formula = Formula(["source", "target"], lambda x, cat=cat: {"lossless": mv_lossless(cat, x["source"],
                                                                                             x["target"])})
@@ -470,15 +475,6 @@ def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, v
 
 def mv_update_reference(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int
                         ) -> Callable[[Inputs], Outputs]:
-    from reference_impl.metadata_version.api import (
-        BrokerRegistration,
-        DowngradeType,
-        QuorumController,
-        VersionRange,
-        request,
-    )
-    from reference_impl.metadata_version.catalog import FEATURE_NAME
-
     def run(x: Inputs) -> Outputs:
         local = VersionRange(x["llo"], x["lhi"])
         vs = ((0, local), *((i, VersionRange(x[f"vlo{i}"], x[f"vhi{i}"]) if x[f"has_v{i}"] else None)
@@ -502,8 +498,6 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
     """Current and requested levels over the catalog (and one beyond each end), every downgrade type,
     every supported range of the controller, the other voters (or unregistered) and the brokers
     (``edge_ranges``: only ranges that start at the lowest or end at the highest level)."""
-    from reference_impl.metadata_version.catalog import CATALOGS
-
     cat = CATALOGS[catalog_name]
     lv = cat.levels
     ranges = [(lo, hi) for lo in lv for hi in lv if lo <= hi]
@@ -552,8 +546,6 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     with the persisted state (ActivationRecordsGenerator; KIP-866 "wrong settings"), what the first
     controller of an empty log bootstraps, whether a ZK broker's registration is accepted, the take-over of
     /controller_epoch, and the driver's valid state changes; per profile."""
-    from reference_impl.zk_migration import api
-
     act_inputs = ("state", "enabled", "all_voters_disabled", "txn", "level")
     # The quorum's default level (3.6-IV1) first, then the levels where Kafka's rules change: 3.4-IV0 (the
     # migration), 3.6-IV1 (transactions), 3.0-IV1 (no metadata.version record).
@@ -578,7 +570,7 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                     "abort": z3.And(txn, z3.Not(resign))}
 
         def act_ref(x: Inputs, profile: str = profile) -> Outputs:
-            r = api.activate(api.ZkMigrationState.from_code(x["state"]), bool(x["enabled"]),
+            r = zk_api.activate(zk_api.ZkMigrationState.from_code(x["state"]), bool(x["enabled"]),
                              bool(x["all_voters_disabled"]), bool(x["txn"]), profile, x["level"])
             return {"write": r.write.code if r.write else -1, "resign": int(r.resign is not None),
                     "abort": int(r.abort_transaction)}
@@ -588,7 +580,7 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                 for lv in act_levels for st, e, a, t in itertools.product(range(4), (0, 1), (0, 1), (0, 1))],
                act_ref)
 
-        minimum = api.KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else api.KIP_MINIMUM_LEVEL
+        minimum = zk_api.KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else zk_api.KIP_MINIMUM_LEVEL
 
         def boot_formula(x: dict[str, z3.ArithRef], minimum: int = minimum) -> dict[str, Any]:
             enabled = x["enabled"] == 1
@@ -596,8 +588,8 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
         def boot_ref(x: Inputs, profile: str = profile) -> Outputs:
             try:
-                return {"state": api.bootstrap_migration_state(x["level"], bool(x["enabled"]), profile).code}
-            except api.ActivationError:
+                return {"state": zk_api.bootstrap_migration_state(x["level"], bool(x["enabled"]), profile).code}
+            except zk_api.ActivationError:
                 return {"state": -1}
 
         yield (f"bootstrap, {profile}", Formula(["level", "enabled"], boot_formula),
@@ -613,8 +605,8 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                                        x["ibp"] == x["level"])}
 
         def reg_ref(x: Inputs, profile: str = profile) -> Outputs:
-            reg = api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
-            err = api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
+            reg = zk_api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
+            err = zk_api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
                                                    frozenset({1}) if x["kraft_id"] else frozenset(), profile=profile)
             return {"accepted": int(err is None)}
 
@@ -628,14 +620,14 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         return {"epoch": z3.If(z3.Or(x["kraft_in_zk"] >= x["kraft"], x["zk"] < 0), -1, x["zk"] + 1)}
 
     def claim_ref(x: Inputs) -> Outputs:
-        r = api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
+        r = zk_api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
         return {"epoch": -1 if r is None else r}
 
     yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
            [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-1, 4) for b in range(-1, 4) for c in range(4)],
            claim_ref)
 
-    drivers = list(api.MigrationDriverState)
+    drivers = list(zk_api.MigrationDriverState)
 
     def driver_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         cur, new = x["current"], x["new"]
@@ -644,7 +636,7 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
     yield ("driver state changes", Formula(["current", "new"], driver_formula),
            [{"current": a, "new": b} for a in range(9) for b in range(9)],
-           lambda x: {"valid": int(api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
+           lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
 
 
 RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {

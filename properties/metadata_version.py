@@ -2,198 +2,333 @@
 
 Each predicate restates the KIP sentence it cites directly over the state (the catalog's lossless rule
 is the one shared fact); none calls the controller's decision code, so a wrong rule there cannot make
-its own check pass.
+its own check pass. The witnesses (``MV-W*``) name the stories the configs exist for: a run that never
+reaches one is vacuous.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from reference_impl.metadata_version.config import MetadataVersionConfig
-from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty
+from reference_impl.metadata_version.catalog import Catalog
+from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.transition import Action
+
+if TYPE_CHECKING:  # the system module imports this one (its PROPERTIES): annotations only
+    from reference_impl.metadata_version.system import MetadataVersionState
 
 KIP = "KIP-778"
 
 
-def metadata_version_properties(config: MetadataVersionConfig, *, downgrade_from_any: bool | None = None
-                                ) -> list[AnyProperty]:
-    """The properties for a config. ``downgrade_from_any`` widens MV-L2 to every new-software cluster
-    (the KIP's claim); by default the kafka profile checks it only where Kafka allows the downgrade."""
-    catalog = config.version_catalog
-    software = {s.name: s for s in config.softwares}
-    floor = catalog.bootstrap_floor if config.profile == "kafka" else catalog.minimum
-    breaking = frozenset(lvl for lvl in catalog.levels if lvl > catalog.minimum and catalog.did_metadata_change(lvl))
-    old, new = config.old, config.new
-    if downgrade_from_any is None:
-        downgrade_from_any = config.profile == "kip"
+@dataclass(frozen=True)
+class MetadataVersionContext:
+    """What the predicates read besides the state, computed once per config: the catalog, each software's
+    supported range, the lowest settable version, the levels that changed the metadata format (above the
+    minimum), the lossless (source, target) pairs, the old and new software, and MV-L2's scope."""
 
-    def lossless(source: int, target: int) -> bool:
-        # A level outside the catalog (a deleted metadata.version) has no lossless path to anything.
-        return source in catalog.levels and target in catalog.levels and catalog.is_lossless(source, target)
+    config: MetadataVersionConfig
+    profile: str
+    catalog: Catalog
+    software: dict[str, Software]
+    floor: int
+    breaking: frozenset[int]
+    lossless_pairs: frozenset[tuple[int, int]]
+    old: Software
+    new: Software
+    downgrade_from_any: bool
 
-    def supports(name: str, level: int) -> bool:
-        sw = software[name]
+    @staticmethod
+    def of(system: Any, downgrade_from_any: bool | None = None) -> MetadataVersionContext:
+        """``downgrade_from_any`` widens MV-L2 to every new-software cluster (the KIP's claim); by default
+        (None) the kip profile checks that claim and the kafka profile only where Kafka allows the downgrade."""
+        c: MetadataVersionConfig = system.config
+        catalog = c.version_catalog
+        levels = catalog.levels
+        return MetadataVersionContext(
+            config=c,
+            profile=c.profile,
+            catalog=catalog,
+            software={s.name: s for s in c.softwares},
+            floor=catalog.bootstrap_floor if c.profile == "kafka" else catalog.minimum,
+            breaking=frozenset(lvl for lvl in levels if lvl > catalog.minimum and catalog.did_metadata_change(lvl)),
+            # A level outside the catalog (a deleted metadata.version) has no lossless path to anything.
+            lossless_pairs=frozenset((a, b) for a in levels for b in levels if catalog.is_lossless(a, b)),
+            old=c.old,
+            new=c.new,
+            downgrade_from_any=c.profile == "kip" if downgrade_from_any is None else downgrade_from_any,
+        )
+
+    def lossless(self, source: int, target: int) -> bool:
+        return (source, target) in self.lossless_pairs
+
+    def supports(self, name: str, level: int) -> bool:
+        sw = self.software[name]
         return sw.min_level <= level <= sw.max_level
 
-    def running(n: Any) -> bool:
-        return n.status.name == "RUNNING"
 
-    # ---- invariants
-    def running_nodes_supported(s: Any) -> bool:
-        for v in s.voters:
-            if running(v) and not supports(v.software, s.log[v.offset]):
-                return False
-        return all(not running(b) or supports(b.software, s.log[b.offset]) for b in s.brokers)
+def _running(n: Any) -> bool:
+    return bool(n.status.name == "RUNNING")
 
-    def registrations_supported(s: Any) -> bool:
-        return all(supports(b.registration, s.level) for b in s.brokers if b.registration)
 
-    def commit_supported(s: Any, a: Action, t: Any) -> bool:
-        if not is_update(a) or t.level == s.level:
-            return True
-        voters = sum(1 for v in s.voters if supports(v.software, t.level))
-        if voters * 2 <= len(s.voters):
+def _is_update(a: Action) -> bool:
+    return a.name == "UpdateFeatures"
+
+
+# ---------------------------------------------------------------- invariants and step properties
+
+@invariant("MV-01", "no running node holds a finalized metadata.version outside its binary's supported range",
+           source=f"{KIP} Compatibility: a broker that encounters an unsupported metadata.version unregisters and "
+           "terminates; an active controller resigns and terminates")
+def running_nodes_supported(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    supports = ctx.supports
+    for v in s.voters:
+        if _running(v) and not supports(v.software, s.log[v.offset]):
             return False
-        return all(supports(b.registration, t.level) for b in s.brokers if b.registration)
+    return all(not _running(b) or supports(b.software, s.log[b.offset]) for b in s.brokers)
 
-    def nothing_above_version(s: Any) -> bool:
-        if any(t in breaking and t > s.level for t in s.records):
-            return False
-        return all(b.rpc_level <= s.log[b.offset] for b in s.brokers if running(b))
 
-    # ---- step properties
-    def is_update(a: Action) -> bool:
-        return a.name == "UpdateFeatures"
-
-    def lossless_keeps_records(s: Any, a: Action, t: Any) -> bool:
-        if is_update(a) and t.level < s.level and lossless(s.level, t.level):
-            return t.records == s.records
+@step_property("MV-02", "a metadata.version change is committed only when a majority of the voters and every "
+               "registered broker support it",
+               source=f"{KIP} Compatibility: the active controller will check that the given version is compatible "
+               "with at least a majority of the quorum; KIP-584 Validations (every broker)")
+def commit_supported(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action,
+                     t: MetadataVersionState) -> bool:
+    if not _is_update(a) or t.level == s.level:
         return True
-
-    def loss_only_unsafe(s: Any, a: Action, t: Any) -> bool:
-        if s.records is t.records or s.records <= t.records:  # identity first: most steps keep the set
-            return True
-        return is_update(a) and a["downgrade"] == "UNSAFE"
-
-    def dry_run_changes_nothing(s: Any, a: Action, t: Any) -> bool:
-        return not (is_update(a) and a["dry_run"]) or s is t or s == t
-
-    def unreadable_start_terminates(s: Any, a: Action, t: Any) -> bool:
-        if a.name not in ("RestartNode", "RecoverNode"):
-            return True
-        i = a["node"]
-        if a["role"] == "broker":
-            levels: tuple[int, ...] = (s.log[s.brokers[i].offset],)
-            after = t.brokers[i]
-        else:
-            levels = s.log[s.voters[i].offset:]
-            after = t.voters[i]
-        name = a.get("software", s.voters[i].software if a["role"] == "voter" else s.brokers[i].software)
-        if all(supports(name, lvl) for lvl in levels):
-            return True
-        return after.status.name == "TERMINATED"
-
-    def above_floor(s: Any, a: Action, t: Any) -> bool:
-        return not (is_update(a) and t.level != s.level) or t.level >= floor
-
-    def typed_change(s: Any, a: Action, t: Any) -> bool:
-        if not is_update(a) or t.level == s.level:
-            return True
-        return (a["downgrade"] == "NONE") == (t.level > s.level)
-
-    def record_enabled(s: Any, a: Action, t: Any) -> bool:
-        return a.name != "WriteRecord" or a["introduced"] <= s.level
-
-    # ---- liveness: one rolling restart, then online changes
-    def cluster_on(s: Any, name: str) -> bool:
-        return all(n.software == name and running(n) for n in (*s.voters, *s.brokers))
-
-    def settled(s: Any) -> bool:
-        end = len(s.log) - 1
-        return s.leader >= 0 and all(not b.fenced and b.offset == end for b in s.brokers)
-
-    def upgrade_step(a: Action) -> bool:
-        if a.name == "RestartNode":
-            return bool(a["software"] == new.name)
-        if is_update(a):
-            return bool(a["downgrade"] == "NONE" and not a["dry_run"])
-        return a.name in ("ElectLeader", "LeaderFailover", "ReplicateMetadata", "RegisterBroker", "WriteRecord")
-
-    def downgrade_step(a: Action) -> bool:
-        if a.name == "RestartNode":
-            return bool(a["software"] == old.name)
-        if is_update(a):
-            return bool(a["downgrade"] != "NONE" and not a["dry_run"])
-        return a.name in ("ElectLeader", "LeaderFailover", "ReplicateMetadata", "RegisterBroker")
-
-    def upgrade_from(s: Any) -> bool:
-        return cluster_on(s, old.name) and settled(s)
-
-    def upgraded(s: Any) -> bool:
-        return cluster_on(s, new.name) and settled(s) and s.level == new.max_level
-
-    def downgrade_from(s: Any) -> bool:
-        if not (cluster_on(s, new.name) and settled(s)):
-            return False
-        # Kafka refuses every lossy downgrade (UNSAFE included), so only a cluster whose version can go
-        # back to one the old software reads without loss can be rolled back.
-        return downgrade_from_any or s.level <= old.max_level or lossless(s.level, old.max_level)
-
-    def downgraded(s: Any) -> bool:
-        return cluster_on(s, old.name) and settled(s) and s.level <= old.max_level
-
-    src = "KIP-778"
-    props: list[AnyProperty] = [
-        Invariant("MV-01", "no running node holds a finalized metadata.version outside its binary's supported range",
-                  f"{src} Compatibility: a broker that encounters an unsupported metadata.version unregisters and "
-                  "terminates; an active controller resigns and terminates", running_nodes_supported),
-        StepProperty("MV-02", "a metadata.version change is committed only when a majority of the voters and every "
-                     "registered broker support it",
-                     f"{src} Compatibility: the active controller will check that the given version is compatible "
-                     "with at least a majority of the quorum; KIP-584 Validations (every broker)", commit_supported),
-        Invariant("MV-11", "every registered broker's binary supports the committed metadata.version",
-                  f"{src} Compatibility: if a broker attempts to register but cannot support the current finalized "
-                  "features, the controller rejects the registration", registrations_supported),
-        Invariant("MV-05", "no record type newer than the finalized version is in the image, and no running broker "
-                  "uses an RPC above the version it has read",
-                  f"{src} Upgrades: only after increasing the metadata.version will these new RPCs and records be "
-                  "used", nothing_above_version),
-        StepProperty("MV-03", "a lossless downgrade loses no record",
-                     f"{src} Downgrades: when performing a lossless downgrade, no modifications are made to the "
-                     "metadata records", lossless_keeps_records),
-        StepProperty("MV-04", "metadata is lost only by an UNSAFE downgrade",
-                     f"{src} Downgrades: by default the controller should not perform [a lossy] downgrade; --unsafe "
-                     "(DowngradeType 2) is meant to override this", loss_only_unsafe),
-        StepProperty("MV-06", "a dry run changes nothing",
-                     f"{src} Public Interfaces: DryRun / --dry-run validates the change but does not perform it",
-                     dry_run_changes_nothing),
-        StepProperty("MV-07", "a node started on a binary that cannot read its metadata.version terminates",
-                     f"{src} Compatibility; Overview: a software downgrade follows the metadata.version downgrade",
-                     unreadable_start_terminates),
-        StepProperty("MV-08", "metadata.version is never deleted or set below the minimum",
-                     f"{src} Rejected Alternatives (Final IBP): KRaft requires a metadata.version; Kafka: "
-                     "MINIMUM_BOOTSTRAP_VERSION", above_floor),
-        StepProperty("MV-09", "an increase is an upgrade and a decrease is a SAFE or UNSAFE downgrade",
-                     "KIP-584 Validations; KIP-778 DowngradeType (NONE performs no downgrade)", typed_change),
-        StepProperty("MV-10", "the controller writes a record type only once the finalized version enables it",
-                     f"{src} Motivation: holding back the use of new RPCs and record formats until the whole "
-                     "cluster has been upgraded", record_enabled),
-        _until("MV-L1", "from any settled cluster on the old software, one rolling restart onto the new software "
-               "followed by online metadata.version upgrades reaches the new software's highest version",
-               f"{src} Upgrades: only a single rolling restart of the cluster required", upgrade_from, upgrade_step,
-               upgraded),
-        _until("MV-L2", "from a settled cluster on the new software, online metadata.version downgrades followed by "
-               "one rolling restart onto the old software bring the whole cluster back to the old software",
-               f"{src} Overview (downgrade workflow): downgrade metadata.version, then roll back the software",
-               downgrade_from, downgrade_step, downgraded),
-    ]
-    return props
+    voters = sum(1 for v in s.voters if ctx.supports(v.software, t.level))
+    if voters * 2 <= len(s.voters):
+        return False
+    return all(ctx.supports(b.registration, t.level) for b in s.brokers if b.registration)
 
 
-def _until(prop_id: str, description: str, source: str, start: Callable[[Any], bool],
-           allowed: Callable[[Action], bool], goal: Callable[[Any], bool]) -> GraphProperty[Any]:
-    """AG (start => E[allowed U goal]) over the explored graph: from every start state, the goal can be
-    reached through ``allowed`` actions only. Restarts are allowed only onto the target software, so
-    every node restarts at most once on such a path: "no second restart"."""
-    return GraphProperty(prop_id, description, source, goal=goal, start=start, allowed=allowed)
+@invariant("MV-11", "every registered broker's binary supports the committed metadata.version",
+           source=f"{KIP} Compatibility: if a broker attempts to register but cannot support the current finalized "
+           "features, the controller rejects the registration")
+def registrations_supported(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    return all(ctx.supports(b.registration, s.level) for b in s.brokers if b.registration)
+
+
+@invariant("MV-05", "no record type newer than the finalized version is in the image, and no running broker "
+           "uses an RPC above the version it has read",
+           source=f"{KIP} Upgrades: only after increasing the metadata.version will these new RPCs and records be "
+           "used")
+def nothing_above_version(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    breaking = ctx.breaking
+    if any(t in breaking and t > s.level for t in s.records):
+        return False
+    return all(b.rpc_level <= s.log[b.offset] for b in s.brokers if _running(b))
+
+
+@step_property("MV-03", "a lossless downgrade loses no record",
+               source=f"{KIP} Downgrades: when performing a lossless downgrade, no modifications are made to the "
+               "metadata records")
+def lossless_keeps_records(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action,
+                           t: MetadataVersionState) -> bool:
+    if _is_update(a) and t.level < s.level and ctx.lossless(s.level, t.level):
+        return t.records == s.records
+    return True
+
+
+@step_property("MV-04", "metadata is lost only by an UNSAFE downgrade",
+               source=f"{KIP} Downgrades: by default the controller should not perform [a lossy] downgrade; --unsafe "
+               "(DowngradeType 2) is meant to override this")
+def loss_only_unsafe(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    if s.records is t.records or s.records <= t.records:  # identity first: most steps keep the set
+        return True
+    return _is_update(a) and a["downgrade"] == "UNSAFE"
+
+
+@step_property("MV-06", "a dry run changes nothing",
+               source=f"{KIP} Public Interfaces: DryRun / --dry-run validates the change but does not perform it")
+def dry_run_changes_nothing(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    return not (_is_update(a) and a["dry_run"]) or s is t or s == t
+
+
+@step_property("MV-07", "a node started on a binary that cannot read its metadata.version terminates",
+               source=f"{KIP} Compatibility; Overview: a software downgrade follows the metadata.version downgrade")
+def unreadable_start_terminates(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action,
+                                t: MetadataVersionState) -> bool:
+    if a.name not in ("RestartNode", "RecoverNode"):
+        return True
+    i = a["node"]
+    after: Any
+    if a["role"] == "broker":
+        levels: tuple[int, ...] = (s.log[s.brokers[i].offset],)
+        after = t.brokers[i]
+    else:
+        levels = s.log[s.voters[i].offset:]
+        after = t.voters[i]
+    name = a.get("software", s.voters[i].software if a["role"] == "voter" else s.brokers[i].software)
+    if all(ctx.supports(name, lvl) for lvl in levels):
+        return True
+    return bool(after.status.name == "TERMINATED")
+
+
+@step_property("MV-08", "metadata.version is never deleted or set below the minimum",
+               source=f"{KIP} Rejected Alternatives (Final IBP): KRaft requires a metadata.version; Kafka: "
+               "MINIMUM_BOOTSTRAP_VERSION")
+def above_floor(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    return not (_is_update(a) and t.level != s.level) or t.level >= ctx.floor
+
+
+@step_property("MV-09", "an increase is an upgrade and a decrease is a SAFE or UNSAFE downgrade",
+               source="KIP-584 Validations; KIP-778 DowngradeType (NONE performs no downgrade)")
+def typed_change(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    if not _is_update(a) or t.level == s.level:
+        return True
+    return (a["downgrade"] == "NONE") == (t.level > s.level)
+
+
+@step_property("MV-10", "the controller writes a record type only once the finalized version enables it",
+               source=f"{KIP} Motivation: holding back the use of new RPCs and record formats until the whole "
+               "cluster has been upgraded")
+def record_enabled(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    return a.name != "WriteRecord" or a["introduced"] <= s.level
+
+
+# ---------------------------------------------------------------- liveness: one rolling restart, then online changes
+# AG (start => E[allowed U goal]) over the explored graph: from every start state, the goal can be reached
+# through allowed actions only. Restarts are allowed only onto the target software, so every node restarts
+# at most once on such a path: "no second restart".
+
+def _cluster_on(s: MetadataVersionState, name: str) -> bool:
+    return all(n.software == name and _running(n) for n in (*s.voters, *s.brokers))
+
+
+def _settled(s: MetadataVersionState) -> bool:
+    end = len(s.log) - 1
+    return s.leader >= 0 and all(not b.fenced and b.offset == end for b in s.brokers)
+
+
+def upgrade_from(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    return _cluster_on(s, ctx.old.name) and _settled(s)
+
+
+def upgrade_step(ctx: MetadataVersionContext, a: Action) -> bool:
+    if a.name == "RestartNode":
+        return bool(a["software"] == ctx.new.name)
+    if _is_update(a):
+        return bool(a["downgrade"] == "NONE" and not a["dry_run"])
+    return a.name in ("ElectLeader", "LeaderFailover", "ReplicateMetadata", "RegisterBroker", "WriteRecord")
+
+
+@graph_property("MV-L1", "from any settled cluster on the old software, one rolling restart onto the new software "
+                "followed by online metadata.version upgrades reaches the new software's highest version",
+                source=f"{KIP} Upgrades: only a single rolling restart of the cluster required",
+                start=upgrade_from, allowed=upgrade_step)
+def upgraded(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    return _cluster_on(s, ctx.new.name) and _settled(s) and s.level == ctx.new.max_level
+
+
+def downgrade_from(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    if not (_cluster_on(s, ctx.new.name) and _settled(s)):
+        return False
+    # Kafka refuses every lossy downgrade (UNSAFE included), so only a cluster whose version can go back to
+    # one the old software reads without loss can be rolled back.
+    return ctx.downgrade_from_any or s.level <= ctx.old.max_level or ctx.lossless(s.level, ctx.old.max_level)
+
+
+def downgrade_step(ctx: MetadataVersionContext, a: Action) -> bool:
+    if a.name == "RestartNode":
+        return bool(a["software"] == ctx.old.name)
+    if _is_update(a):
+        return bool(a["downgrade"] != "NONE" and not a["dry_run"])
+    return a.name in ("ElectLeader", "LeaderFailover", "ReplicateMetadata", "RegisterBroker")
+
+
+@graph_property("MV-L2", "from a settled cluster on the new software, online metadata.version downgrades followed by "
+                "one rolling restart onto the old software bring the whole cluster back to the old software",
+                source=f"{KIP} Overview (downgrade workflow): downgrade metadata.version, then roll back the software",
+                start=downgrade_from, allowed=downgrade_step)
+def downgraded(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    return _cluster_on(s, ctx.old.name) and _settled(s) and s.level <= ctx.old.max_level
+
+
+# ---------------------------------------------------------------- witnesses: the stories the configs cover
+
+def _settable(ctx: MetadataVersionContext) -> frozenset[int]:
+    """The levels an UpdateFeatures request can commit: requested, in the catalog, at or above the floor,
+    and read by some software of the config."""
+    c = ctx.config
+    return frozenset(lvl for lvl in c.requested_levels if lvl in ctx.catalog.levels and lvl >= ctx.floor
+                     and any(sw.supports(lvl) for sw in c.softwares))
+
+
+def _upgradable(ctx: MetadataVersionContext) -> bool:
+    c = ctx.config
+    return "NONE" in c.downgrade_types and ctx.new.max_level in _settable(ctx) and ctx.new.max_level > c.start_level
+
+
+def _lossless_kept(ctx: MetadataVersionContext) -> bool:
+    """A record written at some level x survives a lossless downgrade from x to a level below it."""
+    c = ctx.config
+    settable = _settable(ctx)
+    return "SAFE" in c.downgrade_types and any(
+        ctx.lossless(x, y) for r in c.record_levels for x in settable | {c.start_level} if x >= r
+        for y in settable if y < r)
+
+
+def _lossy_unsafe(ctx: MetadataVersionContext) -> bool:
+    """The kip profile only (Kafka refuses every lossy downgrade): UNSAFE requested, a lossy downgrade from a
+    settable level the old software cannot read to one it reads, and room in the log for it next to a
+    lagging node."""
+    c = ctx.config
+    settable = _settable(ctx)
+    top = ctx.old.max_level
+    return ctx.profile == "kip" and "UNSAFE" in c.downgrade_types and c.max_log >= 2 and any(
+        not ctx.lossless(x, y) for x in settable if x > top for y in settable if y <= top)
+
+
+def _unreadable(ctx: MetadataVersionContext) -> bool:
+    """Some software cannot read a settable level that another one can: its nodes can meet it."""
+    c = ctx.config
+    return any(not sw.supports(lvl) for sw in c.softwares for lvl in _settable(ctx))
+
+
+@witness("MV-W1", "the whole cluster runs the new software at its highest metadata.version (one rolling restart, "
+         "then online metadata.version upgrades)",
+         source=f"{KIP} Upgrades: only a single rolling restart; many online upgrades without restarting any nodes",
+         when=_upgradable)
+def upgraded_to_new_max(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    return s.level == ctx.new.max_level and _cluster_on(s, ctx.new.name)
+
+
+@witness("MV-W2", "a lossless downgrade kept a record the finalized version does not use (a tagged field above "
+         "the finalized metadata.version stays in the image)",
+         source=f"{KIP} Downgrades: when performing a lossless downgrade, no modifications are made to the metadata "
+         "records; tagged fields from a newer version are skipped", when=_lossless_kept)
+def lossless_downgrade_kept_records(s: MetadataVersionState) -> bool:
+    level = s.log[-1]
+    return any(t > level for t in s.records)
+
+
+@witness("MV-W3", "an UNSAFE lossy downgrade took metadata.version from a level only the new software reads back "
+         "to one the old software reads (the log holds it while some node has not read it yet)",
+         source=f"{KIP} Downgrades: a lossy downgrade excludes new record types from the snapshot; --unsafe "
+         "(DowngradeType 2) overrides the default refusal; Overview: then roll back the software", when=_lossy_unsafe)
+def lossy_downgrade_committed(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    log, top = s.log, ctx.old.max_level
+    return any(log[i] > top >= log[i + 1] and not ctx.lossless(log[i], log[i + 1]) for i in range(len(log) - 1))
+
+
+@witness("MV-W4", "a node terminated on a metadata.version its binary cannot read (restarted onto an older binary, "
+         "or reading the FeatureLevelRecord)",
+         source=f"{KIP} Compatibility: a broker that encounters an unsupported metadata.version should unregister "
+         "and terminate; an inactive controller should terminate", when=_unreadable)
+def node_terminated(s: MetadataVersionState) -> bool:
+    return any(n.status.name == "TERMINATED" for n in (*s.voters, *s.brokers))
+
+
+@witness("MV-W5", "a running broker whose binary cannot support the finalized metadata.version stays fenced (the "
+         "controller rejects its registration)",
+         source=f"{KIP} Compatibility: the controller will reject the registration request and the broker will "
+         "remain fenced",
+         when=lambda ctx: _unreadable(ctx) and ctx.config.brokers >= 1 and ctx.config.max_log >= 2)
+def incompatible_broker_fenced(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
+    level = s.log[-1]
+    return any(b.fenced and _running(b) and not ctx.supports(b.software, level) for b in s.brokers)
+
+
+PROPERTIES = PropertySet.of(globals(), context=MetadataVersionContext.of)

@@ -2,14 +2,21 @@
 
 Each predicate restates the KIP sentence it cites over the state and the step; none calls the assignor.
 The only facts shared with the model are the releases' version numbers (``releases.py``, read from Kafka).
+The context the predicates take first is the built system itself: its ``stable`` / ``bounces_done`` /
+``converged`` (the group-level notions the properties are stated in) and its config. The witnesses
+(``STR-W*``) name the stories the configs exist for: a run that never reaches one is vacuous.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, UNKNOWN, release
-from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty
+from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.transition import Action
+
+if TYPE_CHECKING:  # the system module imports this one (its properties()): annotations only
+    from reference_impl.streams_probing.system import StreamsProbingSystem
 
 KIP = "KIP-268"
 MEMBER_STEPS = ("OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "LeaderFollowUpRebalance")
@@ -19,102 +26,167 @@ def _members(s: Any) -> list[int]:
     return [i for i, x in enumerate(s.instances) if x.running and not x.failure]
 
 
-def streams_probing_properties(system: Any) -> list[AnyProperty]:
-    """The properties for a built system (they use its ``target_version`` / ``stable`` / ``converged``)."""
+# ---------------------------------------------------------------- step properties
 
-    def leader_survives_future(s: Any, a: Action, t: Any) -> bool:
-        if a.name != "Rebalance":
-            return True
-        j = a["leader"]
-        lrel = release(s.instances[j].release)
-        sent = [s.instances[i].used_version for i in _members(s)]
-        future = [v for v in sent if v > lrel.latest_supported]
-        others = [v for v in sent if v <= lrel.latest_supported]
-        if not lrel.probing or not future or any(v < EARLIEST_PROBEABLE_VERSION for v in others):
-            return True
-        return not t.instances[j].failure
-
-    def every_assignment_decodable(s: Any, a: Action, t: Any) -> bool:
-        if a.name != "Rebalance":
-            return True
-        for x in t.instances:
-            if x.inbox is not None and not release(x.release).can_decode(x.inbox.version):
-                return False
+@step_property("STR-01", "a 2.0+ leader never fails on a subscription newer than it understands (all others "
+               "version 3+)", source=f"{KIP} Future upgrades: instead of failing, the leader will send an empty "
+               "assignment back encoding its supported version")
+def leader_survives_future(s: Any, a: Action, t: Any) -> bool:
+    if a.name != "Rebalance":
         return True
-
-    def assigns_at_oldest_version(s: Any, a: Action, t: Any) -> bool:
-        if a.name != "Rebalance" or t.rebalance_pending:
-            return True  # the leader failed: nothing was assigned
-        lrel = release(s.instances[a["leader"]].release)
-        understood = [s.instances[i].used_version for i in _members(s)
-                      if s.instances[i].used_version <= lrel.latest_supported]
-        if not understood:
-            return True
-        oldest = min(understood)
-        for x in t.instances:
-            d = x.inbox
-            if d is None or d.error or d.probing_reply:
-                continue
-            if d.version != oldest:
-                return False
+    j = a["leader"]
+    lrel = release(s.instances[j].release)
+    sent = [s.instances[i].used_version for i in _members(s)]
+    future = [v for v in sent if v > lrel.latest_supported]
+    others = [v for v in sent if v <= lrel.latest_supported]
+    if not lrel.probing or not future or any(v < EARLIEST_PROBEABLE_VERSION for v in others):
         return True
+    return not t.instances[j].failure
 
-    def not_above_leader_after_probe(s: Any, a: Action, t: Any) -> bool:
-        if a.name not in MEMBER_STEPS:
-            return True
-        i = a["instance"]
-        before, after = s.instances[i], t.instances[i]
-        d = before.inbox
-        if d is None or d.supported == UNKNOWN or d.version >= before.used_version:
-            return True
-        return after.used_version <= d.supported
 
-    def speaks_its_version(s: Any) -> bool:
-        return all(x.used_version <= release(x.release).latest_supported for x in s.instances)
+@step_property("STR-02", "every member can decode every assignment it receives",
+               source=f"{KIP} Upgrading to 2.0, 2b: instances will receive a corresponding version 1 or 2 "
+               "Assignment")
+def every_assignment_decodable(s: Any, a: Action, t: Any) -> bool:
+    if a.name != "Rebalance":
+        return True
+    for x in t.instances:
+        if x.inbox is not None and not release(x.release).can_decode(x.inbox.version):
+            return False
+    return True
 
-    def nobody_fails(s: Any) -> bool:
-        return all(not x.failure for x in s.instances)
 
-    def converges(s: Any) -> bool:
-        if not system.bounces_done(s) or not system.stable(s):
-            return True
-        return bool(system.converged(s))
+@step_property("STR-03", "while any member sends version X, the leader assigns at version X",
+               source=f"{KIP} Detailed upgrade protocol: as long as the leader receives at least one old version "
+               "X Subscription it always sends version Assignment X back")
+def assigns_at_oldest_version(s: Any, a: Action, t: Any) -> bool:
+    if a.name != "Rebalance" or t.rebalance_pending:
+        return True  # the leader failed: nothing was assigned
+    lrel = release(s.instances[a["leader"]].release)
+    understood = [s.instances[i].used_version for i in _members(s)
+                  if s.instances[i].used_version <= lrel.latest_supported]
+    if not understood:
+        return True
+    oldest = min(understood)
+    for x in t.instances:
+        d = x.inbox
+        if d is None or d.error or d.probing_reply:
+            continue
+        if d.version != oldest:
+            return False
+    return True
 
-    def one_extra_rebalance(s: Any) -> bool:
-        if not system.bounces_done(s) or s.rebalances < 2 or any(x.failure or not x.running for x in s.instances):
-            return True  # a member is away: its return is a new join, which starts the count again
-        if any(x.inbox is not None for x in s.instances) or s.follow_up >= 0:
-            return True  # the second rebalance is still being processed
-        return bool(system.converged(s))
 
-    def settled(s: Any) -> bool:
-        return bool(system.stable(s) or any(x.failure for x in s.instances))
+@step_property("STR-04", "a member never uses a version above the leader's supported one after a probe",
+               source=f"{KIP} Detailed upgrade protocol: it can downgrade to X and resends a Subscription with "
+               "old version X")
+def not_above_leader_after_probe(s: Any, a: Action, t: Any) -> bool:
+    if a.name not in MEMBER_STEPS:
+        return True
+    i = a["instance"]
+    before, after = s.instances[i], t.instances[i]
+    d = before.inbox
+    if d is None or d.supported == UNKNOWN or d.version >= before.used_version:
+        return True
+    return bool(after.used_version <= d.supported)
 
-    src = KIP
-    return [
-        StepProperty("STR-01", "a 2.0+ leader never fails on a subscription newer than it understands (all others "
-                     "version 3+)", f"{src} Future upgrades: instead of failing, the leader will send an empty "
-                     "assignment back encoding its supported version", leader_survives_future),
-        StepProperty("STR-02", "every member can decode every assignment it receives",
-                     f"{src} Upgrading to 2.0, 2b: instances will receive a corresponding version 1 or 2 "
-                     "Assignment", every_assignment_decodable),
-        StepProperty("STR-03", "while any member sends version X, the leader assigns at version X",
-                     f"{src} Detailed upgrade protocol: as long as the leader receives at least one old version X "
-                     "Subscription it always sends version Assignment X back", assigns_at_oldest_version),
-        StepProperty("STR-04", "a member never uses a version above the leader's supported one after a probe",
-                     f"{src} Detailed upgrade protocol: it can downgrade to X and resends a Subscription with "
-                     "old version X", not_above_leader_after_probe),
-        Invariant("STR-05", "no member uses a subscription version above its own latest supported version",
-                  f"{src} Detailed upgrade protocol: update its downgraded used-version if possible",
-                  speaks_its_version),
-        Invariant("STR-06", "no instance fails during the upgrade procedure (assignor exception or error "
-                  "assignment)", f"{src} Motivation: zero downtime; rolling bounces work", nobody_fails),
-        Invariant("STR-07", "once every bounce is done and the group is stable, every member uses the highest "
-                  "version all members support", f"{src} Future upgrades: all other instances can switch back "
-                  "to the highest supported metadata version", converges),
-        Invariant("STR-08", "after the last bounce the group converges within at most one extra rebalance",
-                  f"{src} Detailed upgrade protocol: if the leader is bounced last, the metadata upgrade only "
-                  "finishes after one more rebalance", one_extra_rebalance),
-        GraphProperty("STR-L1", "the group can always settle (no endless rebalancing)",
-                      f"{src} Detailed upgrade protocol (liveness: no rebalance storm)", settled),
-    ]
+
+# ---------------------------------------------------------------- invariants
+
+@invariant("STR-05", "no member uses a subscription version above its own latest supported version",
+           source=f"{KIP} Detailed upgrade protocol: update its downgraded used-version if possible")
+def speaks_its_version(s: Any) -> bool:
+    return all(x.used_version <= release(x.release).latest_supported for x in s.instances)
+
+
+@invariant("STR-06", "no instance fails during the upgrade procedure (assignor exception or error assignment)",
+           source=f"{KIP} Motivation: zero downtime; rolling bounces work")
+def nobody_fails(s: Any) -> bool:
+    return all(not x.failure for x in s.instances)
+
+
+@invariant("STR-07", "once every bounce is done and the group is stable, every member uses the highest version "
+           "all members support", source=f"{KIP} Future upgrades: all other instances can switch back to the "
+           "highest supported metadata version")
+def converges(ctx: StreamsProbingSystem, s: Any) -> bool:
+    if not ctx.bounces_done(s) or not ctx.stable(s):
+        return True
+    return bool(ctx.converged(s))
+
+
+@invariant("STR-08", "after the last bounce the group converges within at most one extra rebalance",
+           source=f"{KIP} Detailed upgrade protocol: if the leader is bounced last, the metadata upgrade only "
+           "finishes after one more rebalance")
+def one_extra_rebalance(ctx: StreamsProbingSystem, s: Any) -> bool:
+    if not ctx.bounces_done(s) or s.rebalances < 2 or any(x.failure or not x.running for x in s.instances):
+        return True  # a member is away: its return is a new join, which starts the count again
+    if any(x.inbox is not None for x in s.instances) or s.follow_up >= 0:
+        return True  # the second rebalance is still being processed
+    return bool(ctx.converged(s))
+
+
+# ---------------------------------------------------------------- liveness
+
+@graph_property("STR-L1", "the group can always settle (no endless rebalancing)",
+                source=f"{KIP} Detailed upgrade protocol (liveness: no rebalance storm)")
+def settled(ctx: StreamsProbingSystem, s: Any) -> bool:
+    return bool(ctx.stable(s) or any(x.failure for x in s.instances))
+
+
+# ---------------------------------------------------------------- witnesses: the stories the configs cover
+
+def _probing_upgrade(ctx: StreamsProbingSystem) -> bool:
+    """The old release probes (2.0+) and the new one speaks a higher version: a bounced instance's first
+    subscription is newer than an old leader understands (KIP-268's "future upgrades")."""
+    return ctx.old.probing and ctx.new.latest_supported > ctx.old.latest_supported
+
+
+def _version_changes(ctx: StreamsProbingSystem) -> bool:
+    """The new release speaks a higher metadata version than the old one: the group has a version to move to."""
+    return ctx.new.latest_supported > ctx.old.latest_supported
+
+
+@witness("STR-W1", "a leader answered a member whose subscription is newer than it understands with an "
+         "assignment (version probing) instead of failing",
+         source=f"{KIP} Future upgrades with version probing: instead of failing, the leader will send an empty "
+         "assignment back encoding its supported version", when=_probing_upgrade)
+def future_subscription_answered(s: Any) -> bool:
+    if s.leader < 0:
+        return False
+    latest = release(s.instances[s.leader].release).latest_supported
+    return any(x.inbox is not None and not x.inbox.error and x.used_version > latest for x in s.instances)
+
+
+@witness("STR-W2", "a member probed down: without upgrade.from, it subscribes below its own latest version",
+         source=f"{KIP} Detailed upgrade protocol: it can downgrade to X (in-memory flag) and resends a new "
+         "Subscription with old version X", when=_probing_upgrade)
+def probed_down(s: Any) -> bool:
+    return any(x.upgrade_from is None and x.used_version < release(x.release).latest_supported
+               for x in s.instances)
+
+
+@witness("STR-W3", "the leader of a rebalance has a follow-up rebalance to trigger",
+         source=f"{KIP} Detailed upgrade protocol: the leader should be responsible to trigger this final "
+         "rebalance", when=_probing_upgrade)
+def follow_up_scheduled(s: Any) -> bool:
+    return bool(s.follow_up >= 0)
+
+
+@witness("STR-W4", "an old-release leader assigned to a new-release member subscribing with upgrade.from "
+         "(first of two rolling bounces)",
+         source=f"{KIP} Upgrading to 2.0, 2a: upgrade.from tells the application to send Subscription using old "
+         "encoding, to be compatible with potential version 1 or 2 leader", when=lambda ctx: ctx.config.two_bounces)
+def old_leader_answered_upgrade_from(ctx: StreamsProbingSystem, s: Any) -> bool:
+    if s.leader < 0 or s.instances[s.leader].release != ctx.old.name:
+        return False
+    return any(x.inbox is not None and not x.inbox.error and x.upgrade_from is not None for x in s.instances)
+
+
+@witness("STR-W5", "every bounce is done, the group is stable and every member uses the new release's version",
+         source=f"{KIP} Upgrading to 2.0, 4c: the upgrade is completed; Future upgrades: all other instances can "
+         "switch back to the highest supported metadata version", when=_version_changes)
+def upgrade_completed(ctx: StreamsProbingSystem, s: Any) -> bool:
+    return bool(ctx.stable(s) and ctx.bounces_done(s) and ctx.converged(s))
+
+
+PROPERTIES = PropertySet.of(globals())

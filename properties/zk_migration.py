@@ -1,165 +1,290 @@
 """Properties of the ``zk_migration`` protocol (KIP-866), ids ``MIG-01``...
 
-Each predicate restates the KIP sentence it cites over the state; none calls the model's decision code.
+Each predicate restates the KIP sentence it cites over the state; none calls the model's decision code. The
+witnesses (``MIG-W*``) name the stories the configs exist for: a run that never reaches one is vacuous.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.zk_migration.config import ZkMigrationConfig
-from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty
+from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
+from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.transition import Action
 
 KIP = "KIP-866"
-KRAFT_ID = 100
 ZK_WRITERS = ("ZkMetadataChange", "SyncKRaftToZk", "DualWrite")
+# The mutations that take the /migration fence away: a deposed controller's write is then accepted.
+UNFENCED = frozenset({"unconditional_zk_writes", "stale_migration_version"})
 
 
-def zk_migration_properties(config: ZkMigrationConfig, *, kip_claims: bool = False) -> list[AnyProperty]:
-    """The properties for a config. ``kip_claims`` adds, under any profile, the KIP's claims that Kafka
-    does not make (the write-behind limit; monotonic epochs across the rollback), to show the findings."""
-    quorum_level = config.quorum_level
-    check_lag = config.profile == "kip" or kip_claims
+@dataclass(frozen=True)
+class ZkMigrationContext:
+    """What the predicates read besides the state, computed once per system: the config, the profile, the
+    quorum's metadata.version, the write-behind limit, and whether the KIP's claims that Kafka does not make
+    are checked too (``kip_claims``: the write-behind limit and monotonic epochs across the rollback under any
+    profile, to show the findings)."""
 
-    def migrating(s: Any) -> bool:
-        return s.migration.name == "MIGRATION" and s.shutdown.name == "NONE"
+    config: ZkMigrationConfig
+    profile: str
+    kip_claims: bool
+    quorum_level: int
+    lag_limit: int
+    check_lag: bool  # MIG-04: the KIP's write-behind limit (Kafka 3.9 has none)
 
-    # ---- step properties
-    def claim_above_zk(s: Any, a: Action, t: Any) -> bool:
-        if a.name != "BecomeZkController":
-            return True
-        return bool(t.zk.controller_epoch > s.zk.epoch_high)
+    @staticmethod
+    def of(system: Any, kip_claims: bool = False) -> ZkMigrationContext:
+        c: ZkMigrationConfig = system.config
+        return ZkMigrationContext(c, c.profile, kip_claims, c.quorum_level, c.lag_limit,
+                                  c.profile == "kip" or kip_claims)
 
-    def epochs_monotonic_everywhere(s: Any, a: Action, t: Any) -> bool:
-        if t.zk.controller_epoch == s.zk.controller_epoch or t.zk.controller_epoch < 0:
-            return True
-        return bool(t.zk.controller_epoch > s.zk.epoch_high)
+    # ---- what a config can reach (the witnesses' ``when``)
+    @property
+    def can_migrate(self) -> bool:
+        """Trigger 1 can hold: the ZK brokers start at the quorum's metadata.version."""
+        return self.config.broker_ibp == self.config.quorum_level
 
-    def one_writer(s: Any, a: Action, t: Any) -> bool:
-        if t.zk.data == s.zk.data:
-            return True
-        if a.name == "ZkMetadataChange":
-            writer = s.zk_controller_epoch
-        elif a.name in ZK_WRITERS:
-            writer = s.voters[a["voter"]].zk_epoch
-        else:
-            return True
-        return bool(writer == s.zk.controller_epoch)
+    @property
+    def can_fail_over(self) -> bool:
+        """Another voter can be elected mid-migration: several voters, failover on, a Raft epoch to spare."""
+        c = self.config
+        return c.voters > 1 and c.failover and c.max_epoch >= 2
 
-    def copy_is_whole(s: Any, a: Action, t: Any) -> bool:
-        if a.name != "CompleteMigration":
-            return True
-        return bool(t.log == s.zk.data)
 
-    def start_when_triggered(s: Any, a: Action, t: Any) -> bool:
-        # Trigger 5 (the whole quorum ready) is judged when the driver checks the quorum, triggers 1-4 (the
-        # brokers) when it stops waiting for them: as KRaftMigrationDriver does, and the KIP orders them so
-        # (an incompatible broker may join at any time later: it is then isolated, see MIG-10).
-        if a.name == "DriverWaitForQuorum" and t.voters[a["voter"]].driver.name == "WAIT_FOR_BROKERS":
-            return all(v.running and v.migration for v in s.voters)
-        if a.name != "DriverWaitForBrokers" or s.migration.name != "PRE_MIGRATION":
-            return True
-        brokers_ready = all(b.mode.name == "ZK" and b.migration and b.registered and b.ibp == quorum_level
-                            for b in s.brokers)
-        return brokers_ready
+def _migrating(s: Any) -> bool:
+    return s.migration.name == "MIGRATION" and s.shutdown.name == "NONE"
 
-    def finished_stays_finished(s: Any, a: Action, t: Any) -> bool:
-        if s.migration.name != "POST_MIGRATION":
-            return True
-        # A driver that had not yet noticed the finalization may still flush a committed record to
-        # ZooKeeper (harmless: the data is the log's); what must never happen is a new take-over or copy.
-        return t.migration.name == "POST_MIGRATION" and a.name not in (
-            "BecomeZkController", "BeginMigration", "CompleteMigration")
 
-    def soft_start(s: Any, a: Action, t: Any) -> bool:
-        return not (a.name == "KRaftMetadataChange" and s.migration.name == "PRE_MIGRATION")
+# ---------------------------------------------------------------- safety
 
-    def finalize_with_every_voter(s: Any, a: Action, t: Any) -> bool:
-        # An unchanged migration state is either still or already POST_MIGRATION: no finalization here (and
-        # the identity test spares the enum's costly .name on almost every step).
-        if s.migration is t.migration or s.migration.name == "POST_MIGRATION" or t.migration.name != "POST_MIGRATION":
-            return True
-        return all(not v.migration for v in t.voters)
+@step_property("MIG-01", "a KRaft controller takes over /controller_epoch with an epoch above every ZooKeeper epoch",
+               source=f"{KIP} Controller leadership: the first epoch generated by the KRaft quorum must be greater "
+               "than the last epoch of ZK")
+def claim_above_zk(s: Any, a: Action, t: Any) -> bool:
+    if a.name != "BecomeZkController":
+        return True
+    return bool(t.zk.controller_epoch > s.zk.epoch_high)
 
-    # ---- invariants
-    def zk_prefix_of_log(s: Any) -> bool:
-        if not migrating(s):
-            return True
-        return bool(s.zk.data == s.log[:len(s.zk.data)])
 
-    def lag_bounded(s: Any) -> bool:
-        return not migrating(s) or len(s.log) - len(s.zk.data) <= config.lag_limit
+@step_property("MIG-02", "ZooKeeper accepts metadata writes only from the controller that holds /controller_epoch",
+               source=f"{KIP} Dual metadata writes: conditional updates on /migration avoid contention between "
+               "KRaft controllers during a failover")
+def one_writer(s: Any, a: Action, t: Any) -> bool:
+    if t.zk.data == s.zk.data:
+        return True
+    if a.name == "ZkMetadataChange":
+        writer = s.zk_controller_epoch
+    elif a.name in ZK_WRITERS:
+        writer = s.voters[a["voter"]].zk_epoch
+    else:
+        return True
+    return bool(writer == s.zk.controller_epoch)
 
-    def nothing_before_copy(s: Any) -> bool:
-        return s.migration.name != "PRE_MIGRATION" or s.log == ()
 
-    def incompatible_isolated(s: Any) -> bool:
-        return all(not b.kraft_rpcs or (b.registered and b.ibp == quorum_level) for b in s.brokers)
+@invariant("MIG-03", "during the migration ZooKeeper's metadata is a prefix of the committed KRaft log",
+           source=f"{KIP} Dual metadata writes: ensure consistency between the metadata log and ZooKeeper")
+def zk_prefix_of_log(s: Any) -> bool:
+    if not _migrating(s):
+        return True
+    return bool(s.zk.data == s.log[:len(s.zk.data)])
 
-    def clean_rollback_keeps_all(s: Any) -> bool:
-        return s.shutdown.name != "CLEAN" or s.zk.data[:len(s.log)] == s.log
 
-    # ---- liveness
-    def finished(s: Any) -> bool:
-        return bool(s.migration.name == "POST_MIGRATION")
+@step_property("MIG-05", "the initial copy commits all of ZooKeeper's metadata at once",
+               source=f"{KIP} Initial data migration: all ZK metadata in a single transaction")
+def copy_is_whole(s: Any, a: Action, t: Any) -> bool:
+    if a.name != "CompleteMigration":
+        return True
+    return bool(t.log == s.zk.data)
 
-    def working_zk(s: Any) -> bool:
-        return bool(0 <= s.zk.controller < KRAFT_ID and all(b.mode.name == "ZK" for b in s.brokers)
-                    and s.zk.available)
 
-    def quorum_runs(s: Any) -> bool:
-        return bool(s.shutdown.name == "NONE")
+@invariant("MIG-06", "nothing is committed to the KRaft log before the copy",
+           source=f"{KIP} Initial data migration; KRaft controller soft start")
+def nothing_before_copy(s: Any) -> bool:
+    return s.migration.name != "PRE_MIGRATION" or s.log == ()
 
-    def quorum_shut_down(s: Any) -> bool:
-        return bool(s.shutdown.name != "NONE")
 
-    src = KIP
-    props: list[AnyProperty] = [
-        StepProperty("MIG-01", "a KRaft controller takes over /controller_epoch with an epoch above every "
-                     "ZooKeeper epoch", f"{src} Controller leadership: the first epoch generated by the KRaft "
-                     "quorum must be greater than the last epoch of ZK", claim_above_zk),
-        StepProperty("MIG-02", "ZooKeeper accepts metadata writes only from the controller that holds "
-                     "/controller_epoch", f"{src} Dual metadata writes: conditional updates on /migration avoid "
-                     "contention between KRaft controllers during a failover", one_writer),
-        Invariant("MIG-03", "during the migration ZooKeeper's metadata is a prefix of the committed KRaft log",
-                  f"{src} Dual metadata writes: ensure consistency between the metadata log and ZooKeeper",
-                  zk_prefix_of_log),
-        StepProperty("MIG-05", "the initial copy commits all of ZooKeeper's metadata at once",
-                     f"{src} Initial data migration: all ZK metadata in a single transaction", copy_is_whole),
-        Invariant("MIG-06", "nothing is committed to the KRaft log before the copy",
-                  f"{src} Initial data migration; KRaft controller soft start", nothing_before_copy),
-        StepProperty("MIG-07", "the migration starts only when every trigger holds",
-                     f"{src} Migration triggers 1-5 (version, config, quorum settings, no broker offline, quorum "
-                     "ready)", start_when_triggered),
-        StepProperty("MIG-08", "a finished migration never restarts: no new take-over of ZooKeeper, no new copy",
-                     f"{src} Misconfigurations: after the second ZkMigrationRecord the driver must not enter "
-                     "migration mode again", finished_stays_finished),
-        StepProperty("MIG-09", "no metadata change is served before the copy completes",
-                     f"{src} KRaft controller soft start: other RPCs are rejected with NOT_CONTROLLER",
-                     soft_start),
-        Invariant("MIG-10", "no UpdateMetadata or LeaderAndIsr reaches a broker that did not register with the "
-                  "quorum's metadata.version", f"{src} Incompatible broker: it is effectively isolated",
-                  incompatible_isolated),
-        Invariant("MIG-11", "after a clean rollback ZooKeeper holds every committed record",
-                  f"{src} Rollback to ZK: a clean shutdown of the KRaft quorum is important", clean_rollback_keeps_all),
-        GraphProperty("MIG-L1", "while the quorum runs, the migration can always still finish",
-                      f"{src} Finalizing the migration (liveness under fair scheduling, faults that stop)",
-                      goal=finished, start=quorum_runs),
-        GraphProperty("MIG-L2", "after the quorum is shut down for a rollback, a working ZooKeeper cluster is "
-                      "always reachable", f"{src} Rollback to ZK", goal=working_zk, start=quorum_shut_down),
-    ]
-    if check_lag:
-        props.append(Invariant("MIG-04", "during dual write ZooKeeper never lags the KRaft log by more than the "
-                               "limit", f"{src} Dual metadata writes: a limit on the records not yet written to "
-                               "ZooKeeper; ZooKeeper unavailable: stop metadata updates", lag_bounded))
-    if config.profile == "kip" and not kip_claims:
-        props.append(StepProperty("MIG-12", "the migration is finalized only once every voter turned it off",
-                                  f"{src} Finalizing: take the KRaft controllers out of migration mode",
-                                  finalize_with_every_voter))
-    if kip_claims:
-        props.append(StepProperty("MIG-01R", "every new /controller_epoch, including after a rollback, is above "
-                                  "every earlier one", f"{src} Controller leadership (monotonic epoch invariant)",
-                                  epochs_monotonic_everywhere))
-        props.append(StepProperty("MIG-12", "the migration is finalized only once every voter turned it off",
-                                  f"{src} Finalizing", finalize_with_every_voter))
-    return props
+@step_property("MIG-07", "the migration starts only when every trigger holds",
+               source=f"{KIP} Migration triggers 1-5 (version, config, quorum settings, no broker offline, quorum "
+               "ready)")
+def start_when_triggered(ctx: ZkMigrationContext, s: Any, a: Action, t: Any) -> bool:
+    # Trigger 5 (the whole quorum ready) is judged when the driver checks the quorum, triggers 1-4 (the
+    # brokers) when it stops waiting for them: as KRaftMigrationDriver does, and the KIP orders them so
+    # (an incompatible broker may join at any time later: it is then isolated, see MIG-10).
+    if a.name == "DriverWaitForQuorum" and t.voters[a["voter"]].driver.name == "WAIT_FOR_BROKERS":
+        return all(v.running and v.migration for v in s.voters)
+    if a.name != "DriverWaitForBrokers" or s.migration.name != "PRE_MIGRATION":
+        return True
+    quorum_level = ctx.quorum_level
+    return all(b.mode.name == "ZK" and b.migration and b.registered and b.ibp == quorum_level for b in s.brokers)
+
+
+@step_property("MIG-08", "a finished migration never restarts: no new take-over of ZooKeeper, no new copy",
+               source=f"{KIP} Misconfigurations: after the second ZkMigrationRecord the driver must not enter "
+               "migration mode again")
+def finished_stays_finished(s: Any, a: Action, t: Any) -> bool:
+    if s.migration.name != "POST_MIGRATION":
+        return True
+    # A driver that had not yet noticed the finalization may still flush a committed record to
+    # ZooKeeper (harmless: the data is the log's); what must never happen is a new take-over or copy.
+    return t.migration.name == "POST_MIGRATION" and a.name not in (
+        "BecomeZkController", "BeginMigration", "CompleteMigration")
+
+
+@step_property("MIG-09", "no metadata change is served before the copy completes",
+               source=f"{KIP} KRaft controller soft start: other RPCs are rejected with NOT_CONTROLLER")
+def soft_start(s: Any, a: Action, t: Any) -> bool:
+    return not (a.name == "KRaftMetadataChange" and s.migration.name == "PRE_MIGRATION")
+
+
+@invariant("MIG-10", "no UpdateMetadata or LeaderAndIsr reaches a broker that did not register with the "
+           "quorum's metadata.version", source=f"{KIP} Incompatible broker: it is effectively isolated")
+def incompatible_isolated(ctx: ZkMigrationContext, s: Any) -> bool:
+    quorum_level = ctx.quorum_level
+    return all(not b.kraft_rpcs or (b.registered and b.ibp == quorum_level) for b in s.brokers)
+
+
+@invariant("MIG-11", "after a clean rollback ZooKeeper holds every committed record",
+           source=f"{KIP} Rollback to ZK: a clean shutdown of the KRaft quorum is important")
+def clean_rollback_keeps_all(s: Any) -> bool:
+    return s.shutdown.name != "CLEAN" or s.zk.data[:len(s.log)] == s.log
+
+
+# ---------------------------------------------------------------- liveness
+
+def _quorum_runs(s: Any) -> bool:
+    return bool(s.shutdown.name == "NONE")
+
+
+def _quorum_shut_down(s: Any) -> bool:
+    return bool(s.shutdown.name != "NONE")
+
+
+@graph_property("MIG-L1", "while the quorum runs, the migration can always still finish",
+                source=f"{KIP} Finalizing the migration (liveness under fair scheduling, faults that stop)",
+                start=_quorum_runs)
+def finished(s: Any) -> bool:
+    return bool(s.migration.name == "POST_MIGRATION")
+
+
+@graph_property("MIG-L2", "after the quorum is shut down for a rollback, a working ZooKeeper cluster is always "
+                "reachable", source=f"{KIP} Rollback to ZK", start=_quorum_shut_down)
+def working_zk(s: Any) -> bool:
+    return bool(0 <= s.zk.controller < KRAFT_ID and all(b.mode.name == "ZK" for b in s.brokers)
+                and s.zk.available)
+
+
+# ---------------------------------------------------------------- profile-dependent safety and the KIP's claims
+
+@invariant("MIG-04", "during dual write ZooKeeper never lags the KRaft log by more than the limit",
+           source=f"{KIP} Dual metadata writes: a limit on the records not yet written to ZooKeeper; ZooKeeper "
+           "unavailable: stop metadata updates", when=lambda ctx: ctx.check_lag)
+def lag_bounded(ctx: ZkMigrationContext, s: Any) -> bool:
+    return not _migrating(s) or len(s.log) - len(s.zk.data) <= ctx.lag_limit
+
+
+@step_property("MIG-01R", "every new /controller_epoch, including after a rollback, is above every earlier one",
+               source=f"{KIP} Controller leadership (monotonic epoch invariant)", when=lambda ctx: ctx.kip_claims)
+def epochs_monotonic_everywhere(s: Any, a: Action, t: Any) -> bool:
+    if t.zk.controller_epoch == s.zk.controller_epoch or t.zk.controller_epoch < 0:
+        return True
+    return bool(t.zk.controller_epoch > s.zk.epoch_high)
+
+
+@step_property("MIG-12", "the migration is finalized only once every voter turned it off",
+               source=f"{KIP} Finalizing: take the KRaft controllers out of migration mode",
+               when=lambda ctx: ctx.profile == "kip" or ctx.kip_claims)
+def finalize_with_every_voter(s: Any, a: Action, t: Any) -> bool:
+    # An unchanged migration state is either still or already POST_MIGRATION: no finalization here (and
+    # the identity test spares the enum's costly .name on almost every step).
+    if s.migration is t.migration or s.migration.name == "POST_MIGRATION" or t.migration.name != "POST_MIGRATION":
+        return True
+    return all(not v.migration for v in t.voters)
+
+
+# ---------------------------------------------------------------- witnesses: the stories the configs cover
+
+def _zk_controller_writes(s: Any) -> bool:
+    """A ZK broker is controller with the current /controller_epoch: its metadata writes succeed."""
+    return 0 <= s.zk.controller < KRAFT_ID and s.zk_controller_epoch == s.zk.controller_epoch
+
+
+@witness("MIG-W1", "the migration reached dual-write mode: the copy is committed and the active KRaft "
+         "controller's driver writes every committed record to ZooKeeper (DUAL_WRITE)",
+         source=f"{KIP} Controller migration: metadata changes are now written to the KRaft metadata log and "
+         "to ZooKeeper (dual write mode)",
+         when=lambda ctx: ctx.can_migrate)
+def dual_writing(s: Any) -> bool:
+    return (_migrating(s) and s.leader >= 0 and s.voters[s.leader].running
+            and s.voters[s.leader].driver.name == "DUAL_WRITE")
+
+
+@witness("MIG-W2", "the migration was finalized: POST_MIGRATION with every broker running in KRaft mode",
+         source=f"{KIP} Completing the migration: once the cluster is fully upgraded to KRaft mode, take the KRaft "
+         "controllers out of migration mode",
+         when=lambda ctx: ctx.can_migrate and ctx.config.finalize)
+def finalized(s: Any) -> bool:
+    return s.migration.name == "POST_MIGRATION" and all(b.mode.name == "KRAFT" for b in s.brokers)
+
+
+@witness("MIG-W3", "a deposed KRaft controller's dual write is fenced: after a failover mid-migration it still "
+         "has a committed record to write, but a newer controller holds a higher /controller_epoch and has "
+         "moved /migration's version, so ZooKeeper refuses the write",
+         source=f"{KIP} Controller leadership; Dual metadata writes: conditional updates on /migration avoid "
+         "contention between KRaft controllers during a failover",
+         when=lambda ctx: (ctx.can_migrate and ctx.can_fail_over and ctx.config.max_updates >= 1
+                           and not (UNFENCED & ctx.config.mutations)))
+def stale_write_fenced(s: Any) -> bool:
+    if not _migrating(s) or s.leader < 0:
+        return False
+    z = s.zk
+    if not z.available or z.controller != KRAFT_ID + s.leader:
+        return False
+    n = len(s.log)
+    return any(i != s.leader and v.running and v.migration and v.driver.name in ("KRAFT_CONTROLLER_TO_BROKER_COMM",
+                                                                                "DUAL_WRITE")
+               and v.synced < n and 0 <= v.zk_epoch < z.controller_epoch and v.zk_version != z.migration_version
+               for i, v in enumerate(s.voters))
+
+
+@witness("MIG-W4", "the cluster rolled back from dual-write mode to ZooKeeper: after the copy the quorum was "
+         "shut down cleanly (its driver dual-writing, ZooKeeper caught up), the controller znodes were deleted, and "
+         "a ZK broker controls again with every broker in ZK mode",
+         source=f"{KIP} Rollback to ZK: brokers restarted in ZK mode, the KRaft quorum shut down, /controller "
+         "and /controller_epoch removed so that a ZK controller election can take place",
+         when=lambda ctx: ctx.can_migrate and ctx.config.rollback)
+def rolled_back(s: Any) -> bool:
+    # A clean shutdown after the copy needs the active driver dual-writing with nothing left to write (the
+    # copy leaves the log non-empty): the state keeps that trace of dual-write mode.
+    return (s.shutdown.name == "CLEAN" and s.migration.name == "MIGRATION" and _zk_controller_writes(s)
+            and all(b.mode.name == "ZK" for b in s.brokers))
+
+
+@witness("MIG-W5", "a KRaft controller that held ZooKeeper crashed mid-migration and, while it is down, a newly "
+         "elected controller took over ZooKeeper (a higher /controller_epoch, its Raft epoch in /controller) and "
+         "resumed dual writes",
+         source=f"{KIP} Failure modes, controller fails: the Raft layer elects a new leader that updates "
+         "/controller and /controller_epoch and assumes controller leadership",
+         when=lambda ctx: ctx.can_migrate and ctx.can_fail_over)
+def crash_taken_over(s: Any) -> bool:
+    if not _migrating(s) or s.leader < 0:
+        return False
+    z = s.zk
+    if z.controller != KRAFT_ID + s.leader or z.kraft_epoch != s.raft_epoch or (
+            s.voters[s.leader].driver.name != "DUAL_WRITE"):
+        return False
+    # A crash keeps the voter's driver as it was: a down voter that still holds a claimed epoch was a
+    # controller in charge of ZooKeeper when it crashed.
+    return any(not v.running and 0 <= v.zk_epoch < z.controller_epoch for v in s.voters)
+
+
+@witness("MIG-W6", "an unclean rollback lost metadata: the quorum was shut down while ZooKeeper lagged, and "
+         "ZooKeeper lacks a record the KRaft log had committed",
+         source=f"{KIP} Rollback to ZK: a forced shutdown of the KRaft quorum can cause some metadata to be lost",
+         when=lambda ctx: (ctx.can_migrate and ctx.config.rollback and ctx.config.unclean_shutdown
+                           and ctx.config.max_updates >= 1))
+def unclean_rollback_lost(s: Any) -> bool:
+    return s.shutdown.name == "UNCLEAN" and s.zk.data[:len(s.log)] != s.log
+
+
+PROPERTIES = PropertySet.of(globals(), context=ZkMigrationContext.of)

@@ -33,10 +33,13 @@ class Verdict(enum.StrEnum):
     NOT_CHECKED = "not checked"
     BOUNDED = "holds up to a depth"  # a bounded (incomplete) search found no violation: the message says the depth
     UNKNOWN = "unknown"
+    REACHED = "reached"        # a witness: a reachable state satisfies it (the message says the depth)
+    VACUOUS = "vacuous"        # a witness no reachable state satisfies: the config never tells its story
 
 
 HOLDS, PROVED, VIOLATED = Verdict.HOLDS, Verdict.PROVED, Verdict.VIOLATED
 NOT_CHECKED, BOUNDED, UNKNOWN = Verdict.NOT_CHECKED, Verdict.BOUNDED, Verdict.UNKNOWN
+REACHED, VACUOUS = Verdict.REACHED, Verdict.VACUOUS
 
 
 @dataclass
@@ -59,7 +62,9 @@ class CheckerReport:
     protocol: str
     config: str
     profile: str
-    status: str = "ok"  # ok, violated, error, skipped
+    # ok, violated, error, skipped; diverged: the checker's own copy of the rules (the TLA+ spec, the Z3
+    # relation) and the reference take different steps somewhere (a disagreement, whatever the properties say)
+    status: str = "ok"
     exhaustive: bool = False  # its "holds" means: no violation in the whole bounded state space
     properties: dict[str, PropertyVerdict] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # compared across exhaustive checkers
@@ -135,6 +140,12 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
         v = by_id.get(p.id)
         if v:
             status, message = VIOLATED, v.description
+        elif p.kind == "witness" and p.status.startswith("reached"):
+            status, message = REACHED, p.status
+        elif p.kind == "witness" and p.status == "vacuous":
+            status, message = VACUOUS, "no reachable state satisfies it: the config never tells this story"
+        elif p.kind == "witness":
+            status, message = NOT_CHECKED, p.status
         elif p.status == "holds":
             status, message = HOLDS, ""
         elif p.status.startswith("holds up to"):
@@ -149,7 +160,7 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
                     "levels": [lv.distinct for lv in result.levels],
                     "states_per_second": round(result.distinct_states / max(result.elapsed, 1e-9), 1),
                     "actions": action_coverage(entry, result.extra.get("action_counts", {}), result.complete)}
-    report.status = VIOLATED if result.violations else "ok"
+    report.status = VIOLATED if result.violations or result.vacuous else "ok"
     report.elapsed = result.elapsed
     return report
 
@@ -221,8 +232,8 @@ def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCo
     except PropertyViolated as exc:
         violated = exc
     for p in ts.properties():
-        if p.kind == "graph":
-            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
+        if p.kind in ("graph", "witness"):
+            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, f"{p.kind}: exhaustive checkers only")
         elif violated is not None and violated.property_id == p.id:
             trace = Trace(violated.steps, protocol=entry.name, config=label, property_id=p.id,
                           description=p.description) if violated.steps else None

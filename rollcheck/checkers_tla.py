@@ -7,12 +7,15 @@ protocol without a spec yet, an absent Apalache, or a config too large for a con
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers import (
     BOUNDED,
     HOLDS,
     NOT_CHECKED,
+    REACHED,
+    VACUOUS,
     VIOLATED,
     CheckContext,
     CheckerReport,
@@ -87,8 +90,38 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
                          "workers": ctx.cores,
                          "actions": action_coverage(entry, res.extra.get("action_counts", {}), violated is None)})
     report.status = VIOLATED if violated else "ok"
+    _tlc_witnesses(report, binding, ts, model.witnesses, ctx, model.directory / "witnesses")
     save_traces(report, ts, ctx)
     return report
+
+
+def _tlc_witnesses(report: CheckerReport, binding: Any, ts: Any, witnesses: tuple[str, ...], ctx: CheckContext,
+                   directory: Path) -> None:
+    """Each witness decided by TLC as a negated invariant (:mod:`rollcheck.tla.witness`); a mutation run
+    (a broken variant) skips them, as does ``options.tlc_witnesses = false``."""
+    from rollcheck.tla.witness import check_witnesses
+
+    if not witnesses:
+        return
+    if ctx.variant is not None or not ctx.options.get("tlc_witnesses", True):
+        why = "a broken variant's run" if ctx.variant is not None else "tlc_witnesses = false"
+        for pid in witnesses:
+            report.properties[pid] = PropertyVerdict(pid, NOT_CHECKED, f"witness: not checked ({why})")
+        return
+    runs = check_witnesses(binding, ts, directory, witnesses,
+                           timeout=ctx.timeout_seconds, workers=ctx.cores)
+    report.elapsed += runs.elapsed
+    report.stats["witness_runs"] = runs.runs
+    for pid in witnesses:
+        if pid in runs.reached:
+            report.properties[pid] = PropertyVerdict(pid, REACHED, f"reached at depth {runs.depth(pid)}")
+        elif pid in runs.vacuous:
+            report.properties[pid] = PropertyVerdict(
+                pid, VACUOUS, "no reachable state satisfies it: the config never tells this story")
+        else:
+            report.properties[pid] = PropertyVerdict(pid, NOT_CHECKED, f"witness run failed: {runs.error}")
+    if runs.vacuous and report.status == "ok":
+        report.status = VIOLATED
 
 
 def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
@@ -121,7 +154,7 @@ def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
         report.message = rep.error
     elif rep.divergences:
         # The spec and the reference disagree: the gate reports it as a disagreement between checkers.
-        report.status = "error"
+        report.status = "diverged"
         report.message = "spec and reference diverge: " + "; ".join(str(d) for d in rep.divergences[:3])
     return report
 

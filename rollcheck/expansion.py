@@ -28,7 +28,7 @@ import numpy as np
 
 from rollcheck.fingerprint import MASK64, FingerprintSet
 from rollcheck.graphcheck import MarkColumns
-from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem
+from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem, Witness
 
 FLUSH = 2048  # successors looked up in the visited set at once (vectorized)
 
@@ -85,6 +85,9 @@ class ChunkResult:
     edge_code: np.ndarray | None = None  # graph mode: index into ``actions``
     cand_marks: np.ndarray | None = None  # graph mode: the graph properties' predicates on each candidate
     actions: list[Action] = field(default_factory=list)
+    # Witnesses first met in this chunk: id -> (parent position, successor index) of the first new state
+    # that satisfies it (the chunk's discovery order).
+    witnessed: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,6 +101,7 @@ class Expander:
     visited: FingerprintSet
     stop_at_first: bool
     marks: MarkColumns | None  # graph mode: keep every edge and evaluate these on every new state
+    witnesses: Sequence[Witness[Any]] = ()  # the witnesses not reached yet: evaluated on new states
 
     def fingerprint(self, state: Any) -> int:
         return (hash(state if self.key is None else self.key(state)) & MASK64) or 1
@@ -127,6 +131,8 @@ class Expander:
         edge_code: list[int] = []
         codes: dict[Action, int] = {}
         actions: list[Action] = []
+        witnesses = list(self.witnesses)
+        witnessed: dict[str, tuple[int, int]] = {}
 
         def flush() -> bool:
             """Keep the pending successors that are not visited; check invariants on them. True: stop."""
@@ -149,6 +155,14 @@ class Expander:
                             break
                         done.update(v[1] for v in violations)
             fresh = fresh[:cut]
+            if witnesses:  # each is evaluated only until a state satisfies it
+                for i in fresh.tolist():
+                    t = pend_t[i]
+                    for w in [w for w in witnesses if w.predicate(t)]:
+                        witnessed[w.id] = (pend_pos[i], pend_k[i])
+                        witnesses.remove(w)
+                    if not witnesses:
+                        break
             if fresh.size:
                 out_fp.append(fps[fresh])
                 out_pos.append(np.asarray(pend_pos, dtype=np.uint32)[fresh])
@@ -220,6 +234,7 @@ class Expander:
             edge_fp=None if edge_fp is None else np.asarray(edge_fp, dtype=np.uint64),
             edge_code=None if edge_fp is None else np.asarray(edge_code, dtype=np.uint32),
             actions=actions,
+            witnessed=witnessed,
             cand_marks=None if marks is None else (
                 np.concatenate(out_marks) if out_marks else np.zeros((0, len(marks.predicates)), dtype=bool)),
         )

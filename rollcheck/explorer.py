@@ -26,7 +26,7 @@ from rollcheck.fingerprint import FingerprintSet, collision_probability
 from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.levelstore import Checkpoint, LevelStore
 from rollcheck.traces import Step, Trace
-from rollcheck.transition import Action, GraphProperty, TransitionSystem, properties_by_kind
+from rollcheck.transition import Action, GraphProperty, TransitionSystem, properties_by_kind, witnesses_of
 
 
 @dataclass
@@ -71,7 +71,9 @@ class PropertyOutcome:
     kind: str
     description: str
     source: str
-    status: str  # "holds", "holds up to depth K" (a bounded run), "violated", "not checked"
+    # "holds", "holds up to depth K" (a bounded run), "violated", "not checked"; a witness: "reached at
+    # depth D", "vacuous" (a complete run never reached it), "not reached up to depth K"
+    status: str
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -94,14 +96,20 @@ class ExplorationResult:
     variant: str | None = None
     profile: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    witness_traces: list[Violation] = field(default_factory=list)  # the shortest path to each reached witness
 
     @property
     def violated_ids(self) -> set[str]:
         return {v.property_id for v in self.violations}
 
     @property
+    def vacuous(self) -> list[str]:
+        """The witnesses a complete exploration never reached (the run fails: the story never happened)."""
+        return [p.id for p in self.properties if p.kind == "witness" and p.status == "vacuous"]
+
+    @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.vacuous
 
     def to_json(self) -> dict[str, Any]:
         rate = self.distinct_states / self.elapsed if self.elapsed > 0 else None
@@ -118,6 +126,7 @@ class ExplorationResult:
             "terminal_states": self.terminal_states,
             "violations": [v.to_json() for v in self.violations],
             "properties": [p.to_json() for p in self.properties],
+            "vacuous": self.vacuous,
             "levels": [lv.to_json() for lv in self.levels],
             "elapsed_seconds": round(self.elapsed, 3),
             "distinct_states_per_second": round(rate, 1) if rate else None,
@@ -287,11 +296,13 @@ def explore(
     """
     t0 = time.perf_counter()
     inv, step_props, graph_props = properties_by_kind(ts)
+    witnesses = witnesses_of(ts)
     key_fn = _symmetry_key(ts) if symmetry else None
     visited = FingerprintSet()
     store = LevelStore(checkpoint_dir)
     found: list[_Found] = []
     violated: set[str] = set()
+    witnessed: list[_Found] = []  # the first state found satisfying each witness
     descriptions = {p.id: p.description for p in ts.properties()}
     generated = terminal = 0
     action_counts: dict[str, int] = {}
@@ -308,7 +319,8 @@ def explore(
     def expander() -> Expander:
         return Expander(ts, [p for p in inv if p.id not in violated],
                         [p for p in step_props if p.id not in violated], key_fn, visited, stop_at_first,
-                        None if graph is None else graph.columns)
+                        None if graph is None else graph.columns,
+                        [w for w in witnesses if w.id not in {f.property_id for f in witnessed}])
 
     # Level 0: the initial states, deduplicated in order (a resume rebuilds them the same way).
     initial: list[Any] = []
@@ -335,6 +347,7 @@ def explore(
         action_counts = dict(tot["action_counts"])
         found = [_Found(**f) for f in tot["found"]]
         violated = {f.property_id for f in found}
+        witnessed = [_Found(**f) for f in tot.get("witnessed", [])]
         levels = [LevelStats(**lv) for lv in tot["levels"]]
         elapsed_before = tot["elapsed"]
         if graph is not None:
@@ -353,6 +366,9 @@ def explore(
                 if p.id not in violated and not p.predicate(s):
                     violated.add(p.id)
                     found.append(_Found(p.id, "invariant", p.description, 0, i, None))
+            for w in witnesses:
+                if w.id not in {f.property_id for f in witnessed} and w.predicate(s):
+                    witnessed.append(_Found(w.id, "witness", w.description, 0, i, None))
         if graph is not None:
             graph.add_states(graph.columns.evaluate(initial))
         frontier = [Segment(len(initial), blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL))]
@@ -361,7 +377,7 @@ def explore(
             progress(levels[-1])
         if ckpt is not None:
             frontier = ckpt.save(store, 0, frontier, _totals(generated, terminal, action_counts, found, levels,
-                                                             time.perf_counter() - t0))
+                                                             time.perf_counter() - t0, witnessed))
     stopped = bool(found) and stop_at_first
     truncated = False
     full_depth = 0  # on a truncated run: every state within this many steps was checked
@@ -442,6 +458,17 @@ def explore(
         for pid, (vk, kind) in sorted(best.items(), key=lambda kv: kv[1][0]):
             violated.add(pid)
             found.append(_Found(pid, kind, descriptions[pid], level, vk[0], vk[1]))
+        first_seen: dict[str, tuple[int, int]] = {}
+        for r in results:
+            for wid, wk in r.witnessed.items():
+                if p_cut is not None and wk[0] > p_cut:
+                    continue
+                if vkey is not None and wk > vkey[:2]:
+                    continue
+                if wid not in first_seen or wk < first_seen[wid]:
+                    first_seen[wid] = wk
+        for wid, wk in sorted(first_seen.items(), key=lambda kv: kv[1]):
+            witnessed.append(_Found(wid, "witness", descriptions[wid], level, wk[0], wk[1]))
         new_fp = cfp[keep]
         visited.add_new(new_fp)
         store.append(new_fp, cpos[keep], ck[keep])
@@ -468,7 +495,8 @@ def explore(
         if ckpt is not None:
             tick = time.perf_counter()
             frontier = ckpt.save(store, level, frontier, _totals(
-                generated, terminal, action_counts, found, levels, elapsed_before + time.perf_counter() - t0))
+                generated, terminal, action_counts, found, levels, elapsed_before + time.perf_counter() - t0,
+                witnessed))
             phases["checkpoint"] += time.perf_counter() - tick
         if truncated:
             break
@@ -492,8 +520,18 @@ def explore(
         notes.append(f"graph properties not checked: {why}")
     phases["graph_check"] = time.perf_counter() - tick
     outcomes: list[PropertyOutcome] = []
+    reached = {f.property_id: f.level + (f.k is not None) for f in witnessed}
     for prop in ts.properties():
-        if prop.id in violated:
+        if prop.kind == "witness":
+            if prop.id in reached:
+                status = f"reached at depth {reached[prop.id]}"
+            elif complete:
+                status = "vacuous"
+            elif stopped:
+                status = "not checked"
+            else:
+                status = f"not reached up to depth {full_depth}"
+        elif prop.id in violated:
             status = "violated"
         elif prop.kind == "graph" and not graph_checked:
             status = "not checked"
@@ -507,6 +545,8 @@ def explore(
 
     fp_check = expander().fingerprint
     violations = [_violation(ts, store, initial, f, fp_check, config_name) for f in found]
+    # The shortest path into each witnessed story: what a researcher reads to see the config exercise it.
+    witness_traces = [_violation(ts, store, initial, f, fp_check, config_name) for f in witnessed]
     elapsed = elapsed_before + time.perf_counter() - t0
     distinct = len(visited)
     return ExplorationResult(
@@ -524,6 +564,7 @@ def explore(
         terminal_states=terminal,
         variant=variant,
         profile=getattr(ts.config, "profile", None),
+        witness_traces=witness_traces,
         extra={
             "workers": workers,
             "symmetry": symmetry,
@@ -541,10 +582,10 @@ def explore(
 
 
 def _totals(generated: int, terminal: int, action_counts: dict[str, int], found: list[_Found],
-            levels: list[LevelStats], elapsed: float) -> dict[str, Any]:
+            levels: list[LevelStats], elapsed: float, witnessed: list[_Found]) -> dict[str, Any]:
     return {"generated": generated, "terminal": terminal, "action_counts": action_counts,
             "found": [f.to_json() for f in found], "levels": [lv.to_json() for lv in levels],
-            "elapsed": elapsed}
+            "elapsed": elapsed, "witnessed": [f.to_json() for f in witnessed]}
 
 
 def _violation(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any], f: _Found,

@@ -176,8 +176,8 @@ def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext)
     report = CheckerReport("fuzz", entry.name, label, config.profile, exhaustive=False, elapsed=res.elapsed)
     found = res.violation["property"] if res.violation else None
     for p in ts.properties():
-        if p.kind == "graph":
-            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "liveness: explorers only")
+        if p.kind in ("graph", "witness"):
+            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, f"{p.kind}: exhaustive checkers only")
         elif p.id == found:
             assert res.violation is not None
             report.properties[p.id] = PropertyVerdict(p.id, VIOLATED, str(res.violation["message"]), res.trace)

@@ -7,8 +7,9 @@ The gate is where checkers are compared: exhaustive checkers must agree on the c
 property that one checker violates while an exhaustive checker says it holds is a disagreement.
 
 Exit codes (:class:`rollcheck.errors.ExitCode`): 0 everything holds; 3 checkers disagreed; 1 a property
-is violated; 2 the run itself failed (bad config, missing Java, a checker crashed). When several apply,
-the first in that order wins: a disagreement means some checker is wrong, which matters most.
+is violated (or a witness is vacuous: no reachable state tells the story it names); 2 the run itself
+failed (bad config, missing Java, a checker crashed). When several apply, the first in that order wins: a
+disagreement means some checker is wrong, which matters most.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from rollcheck.checkers import (
     CHECKERS,
     HOLDS,
     PROVED,
+    REACHED,
+    VACUOUS,
     VIOLATED,
     CheckContext,
     CheckerReport,
@@ -87,7 +90,7 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     if tier == "nightly":
         checkers += [c for c in NIGHTLY_EXTRA_CHECKERS if c in present]
         mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
-        context["options"] = {"fuzz_minutes": 0.5}
+        context["options"] = {"fuzz_minutes": 0.5, "z3_differential_states": 5000}
     gate_configs = {p: [get_protocol(p).gate_config] for p in protocols}  # each protocol's registration says
     return GateConfig(protocols, gate_configs, list(PROFILES),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
@@ -176,13 +179,18 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
 _NUMBERS: dict[str, int | None] = {"z3_depth": 1, "hypothesis_examples": 1, "hypothesis_steps": 1,
                                    "spark_partitions": 1, "seed": 0, "timeout_seconds": None}
 OPTIONS: dict[str, int | None] = {"conform_max_states": 0, "conform_traces": 1, "conform_depth": 1,
-                                  "spark_max_states": 0, "spark_min": 0, "fuzz_minutes": None}
+                                  "spark_max_states": 0, "spark_min": 0, "fuzz_minutes": None,
+                                  "z3_differential_states": 0}
+SWITCHES = ("tlc_witnesses",)  # boolean options (true / false)
 
 
 def _check_numbers(gate: dict[str, Any], options: dict[str, Any], path: Path) -> None:
-    unknown = set(options) - set(OPTIONS)
+    unknown = set(options) - set(OPTIONS) - set(SWITCHES)
     if unknown:
-        raise UserError(f"{path}: unknown options {sorted(unknown)}; known: {', '.join(sorted(OPTIONS))}")
+        raise UserError(f"{path}: unknown options {sorted(unknown)}; known: {', '.join(sorted([*OPTIONS, *SWITCHES]))}")
+    for key in SWITCHES:
+        if key in options and not isinstance(options[key], bool):
+            raise UserError(f"{path}: options.{key} must be true or false, not {options[key]!r}")
     for table, rules, prefix in ((gate, _NUMBERS, ""), (options, OPTIONS, "options.")):
         for key, least in rules.items():
             if key in table:
@@ -215,7 +223,7 @@ def _str_list(table: dict[str, Any], key: str, default: list[str], path: Path) -
 
 @dataclass
 class Finding:
-    kind: str  # "violation", "disagreement", "error"
+    kind: str  # "violation", "vacuous" (a witness never reached), "disagreement", "error", "survivor"
     protocol: str
     config: str
     profile: str
@@ -243,7 +251,7 @@ class GateResult:
         kinds = {f.kind for f in self.findings}
         if "disagreement" in kinds:
             return ExitCode.DISAGREEMENT
-        if "violation" in kinds or "survivor" in kinds:
+        if "violation" in kinds or "survivor" in kinds or "vacuous" in kinds:
             return ExitCode.VIOLATION
         if "error" in kinds:
             return ExitCode.RUN_FAILED
@@ -386,11 +394,16 @@ def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:
         groups.setdefault(r.key, []).append(r)
         if r.status == "error":
             out.append(Finding("error", *r.key, f"{r.checker} failed: {r.message}", r.checker))
+        elif r.status == "diverged":
+            out.append(Finding("disagreement", *r.key, f"{r.checker}: {r.message}", r.checker))
         elif r.status == "skipped":
             continue
         for v in r.properties.values():
             if v.status == VIOLATED:
                 out.append(Finding("violation", *r.key, f"{v.id} violated ({r.checker}): {v.message}",
+                                   r.checker, v.id))
+            elif v.status == VACUOUS:
+                out.append(Finding("vacuous", *r.key, f"{v.id} never reached ({r.checker}): {v.message}",
                                    r.checker, v.id))
     for (proto, conf, prof), group in groups.items():
         exhaustive = [r for r in group if r.exhaustive and r.status != "error"]
@@ -411,6 +424,17 @@ def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:
                 out.append(Finding("disagreement", proto, conf, prof,
                                    f"actions never taken: {first} says {', '.join(first_dead) or 'none'}, "
                                    f"{second} says {', '.join(second_dead) or 'none'}", f"{first}/{second}"))
+        # A witness one exhaustive checker reached and another says no reachable state satisfies.
+        for r in exhaustive:
+            for v in r.properties.values():
+                if v.status != VACUOUS:
+                    continue
+                for e in exhaustive:
+                    ev = e.properties.get(v.id)
+                    if ev is not None and ev.status == REACHED:
+                        out.append(Finding("disagreement", proto, conf, prof,
+                                           f"{v.id}: {e.checker} reached the witness ({ev.message}), {r.checker} "
+                                           "says no reachable state satisfies it", f"{e.checker}/{r.checker}", v.id))
         # A violation that an exhaustive (or proving) checker says cannot happen.
         for r in group:
             for v in r.properties.values():

@@ -13,7 +13,7 @@ from typing import Any
 from rollcheck.checkers import CheckerReport
 
 # Worst first: a row shows its worst cell.
-_SEVERITY = ("error", "violated", "skipped", "ok")
+_SEVERITY = ("diverged", "error", "violated", "skipped", "ok")
 
 
 def _worst(statuses: list[str]) -> str:
@@ -67,7 +67,7 @@ def rerun_command(r: CheckerReport, z3_depth: int | None = None) -> str:
 def run_rows(reports: list[CheckerReport], z3_depth: int | None = None) -> list[list[str]]:
     rows = []
     for r in reports:
-        note = r.message if r.status in ("skipped", "error") else ""
+        note = r.message if r.status in ("skipped", "error", "diverged") else ""
         dead = (r.stats.get("actions") or {}).get("never_taken")
         if dead and not note:
             note = f"never taken: {', '.join(dead)}"

@@ -25,6 +25,7 @@ from rollcheck.transition import (
     StepProperty,
     TransitionSystem,
     replace_config,
+    witnesses_of,
 )
 
 # Replaying a graph property explores what is reachable from the trace's last state; beyond this many
@@ -55,17 +56,22 @@ class ReplayResult:
     failures: list[Failure] = field(default_factory=list)
     divergence: str | None = None  # why the trace does not replay on the rebuilt system
     notes: list[str] = field(default_factory=list)
+    witness: bool | None = None  # a witness's trace: does its last state satisfy the witness (None: not one)
 
     @property
     def reproduced(self) -> bool:
-        """The property the trace was written for fails on it, at its last state or transition."""
+        """The property the trace was written for fails on it, at its last state or transition (a witness's
+        trace: its last state satisfies the witness, the story it names happened)."""
+        if self.witness is not None:
+            return self.witness
         return any(f.property_id == self.claimed and f.step == self.steps for f in self.failures)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "protocol": self.protocol, "config": self.config, "profile": self.profile,
                 "variant": self.variant, "steps": self.steps, "property": self.claimed,
                 "replays": self.divergence is None, "divergence": self.divergence,
-                "reproduced": self.reproduced, "failures": [f.to_json() for f in self.failures],
+                "reproduced": self.reproduced, "witness": self.witness,
+                "failures": [f.to_json() for f in self.failures],
                 "notes": self.notes}
 
 
@@ -126,6 +132,9 @@ def replay_itf(path: Path, config_file: Path | None = None, on_reference: bool =
         result.divergence = f"a recorded state does not decode on this system ({type(exc).__name__}: {exc})"
         return result
     result.failures = _check(ts, trace, result.notes)
+    for w in witnesses_of(ts):
+        if w.id == result.claimed:
+            result.witness = w.holds(trace.steps[-1].state)
     return result
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rollcheck.checkers import BOUNDED, HOLDS, PROVED, VIOLATED
+from rollcheck.checkers import BOUNDED, HOLDS, PROVED, REACHED, VACUOUS, VIOLATED
 from rollcheck.gate import GateResult
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.rundir import record_run
@@ -41,7 +41,11 @@ def junit_xml(result: GateResult) -> str:
                 fail = ET.SubElement(case, "failure", message=v.message or f"{v.id} violated")
                 fail.text = (v.trace_text or v.message) + (f"\nITF: {v.trace_path}" if v.trace_path else "")
                 c["failures"] += 1
-            elif v.status not in (HOLDS, PROVED):
+            elif v.status == VACUOUS:
+                fail = ET.SubElement(case, "failure", message=f"{v.id} vacuous: the story it names never happened")
+                fail.text = v.message
+                c["failures"] += 1
+            elif v.status not in (HOLDS, PROVED, REACHED):
                 # A bounded verdict's message says it all ("holds up to depth 6"); no "x: x" repeats.
                 text = v.message if v.status == BOUNDED or v.message.startswith(v.status) else \
                     f"{v.status}: {v.message}".strip(": ")

@@ -75,6 +75,7 @@ class PropertyKind(enum.StrEnum):
     INVARIANT = "invariant"  # one state
     STEP = "step"  # one transition (an action property, [][A]_vars in TLA+)
     GRAPH = "graph"  # the explored graph: AG (start => E[allowed U goal])
+    WITNESS = "witness"  # "sometimes": a state the config must reach, else the run is vacuous
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,26 @@ class GraphProperty(Generic[S]):
     kind = PropertyKind.GRAPH
 
 
-AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any]
+@dataclass(frozen=True)
+class Witness(Generic[S]):
+    """A "sometimes" property (Quint's witness, TLA+'s EF at the start): some reachable state satisfies
+    ``predicate``. It states what a config exists to exercise ("a lossy downgrade happened", "the migration
+    finalized"): an exhaustive checker that never meets such a state fails the run as vacuous, since every
+    property that holds there may hold only because the story never happened. A witness applies to the
+    configs its ``when`` (evaluated by the protocol's property set) accepts."""
+
+    id: str
+    description: str
+    source: str
+    predicate: Callable[[S], bool] = field(compare=False, repr=False)
+
+    kind = PropertyKind.WITNESS
+
+    def holds(self, state: S) -> bool:
+        return bool(self.predicate(state))
+
+
+AnyProperty = Invariant[Any] | StepProperty[Any] | GraphProperty[Any] | Witness[Any]
 
 
 def always_eventually_reachable(
@@ -260,9 +280,31 @@ def properties_by_kind(ts: TransitionSystem[Any]) -> tuple[
             step.append(p)
         elif isinstance(p, GraphProperty):
             graph.append(p)
+        elif isinstance(p, Witness):
+            continue  # not a safety or liveness property: see witnesses_of
         else:  # pragma: no cover - a protocol returned something else
             raise TypeError(f"{ts.name}: not a property: {p!r}")
     return inv, step, graph
+
+
+def witnesses_of(ts: TransitionSystem[Any]) -> list[Witness[Any]]:
+    """The system's witnesses ("sometimes" properties), in declaration order."""
+    return [p for p in ts.properties() if isinstance(p, Witness)]
+
+
+def declared_property_ids(entry: ProtocolEntry) -> list[str]:
+    """Every property id the protocol declares on any of its named configs under either profile, in first
+    appearance order: a property or witness whose ``when`` leaves a config out still has its spec operator.
+    A config that a profile does not accept (the system refuses it) is skipped."""
+    ids: dict[str, None] = {}
+    for config in entry.configs.values():
+        for profile in PROFILES:
+            try:
+                ts = entry.build(dataclasses.replace(config, profile=profile))
+            except ValueError:
+                continue
+            ids.update(dict.fromkeys(p.id for p in ts.properties()))
+    return list(ids)
 
 
 def replace_config(config: Any, **changes: Any) -> Any:

@@ -485,4 +485,22 @@ FEAT_09 == node.status # "DISABLED" \/ DOMAIN node.features = {}
 (* has caught up with /features is reachable.  TLC checks LTL only, so this is the target predicate;   *)
 (* rollcheck's explorer checks it.                                                                    *)
 FEAT_10 == \A i \in BrokerIds : Running(i) => B(i).notified
+
+(* Witnesses ("sometimes": a state the config must reach, else the run is vacuous). TLC checks each as  *)
+(* the negated invariant ~FEAT_Wn: a "violation" is the witness reached, with its trace.              *)
+(* FEAT-W1: a feature is finalized above version level 1 (an upgrade was applied). *)
+FEAT_W1 == Versioned /\ \E f \in DOMAIN node.features : node.features[f][2] >= 2
+
+(* FEAT-W2: a client learned the finalized features from a broker's ApiVersions. *)
+FEAT_W2 == client.epoch >= 0
+
+(* FEAT-W3: a cluster that started below migration_ibp_version finalizes features after the IBP roll. *)
+FEAT_W3 == ibp_changes >= 1 /\ Versioned /\ DOMAIN node.features # {}
+
+(* FEAT-W4: a broker shut down on a feature incompatibility (at startup or on a watch notification). *)
+FEAT_W4 == \E i \in BrokerIds : B(i).status = "EXITED"
+
+(* FEAT-W5: every finalized feature was deleted (an enabled /features node left empty after a write). *)
+FEAT_W5 == Versioned /\ node.epoch >= 1 /\ DOMAIN node.features = {}
+
 =============================================================================================

@@ -416,4 +416,32 @@ MV_L2_Start == /\ ClusterOn(NewSoftware) /\ Settled
                   \/ Level <= Softwares[OldSoftware].max
                   \/ Lossless(Level, Softwares[OldSoftware].max)
 MV_L2 == ClusterOn(OldSoftware) /\ Settled /\ Level <= Softwares[OldSoftware].max
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* Witnesses ("sometimes": a state the config must reach, else the run is vacuous), the MV-W ids of *)
+(* properties/metadata_version.py, each for the configs its "when" accepts.  TLC checks each as the *)
+(* negated invariant ~MV_Wn: a "violation" is the witness reached, with its trace.                  *)
+
+(* MV-W1: the whole cluster runs the new software at its highest metadata.version (one rolling      *)
+(* restart, then online metadata.version upgrades).                                                 *)
+MV_W1 == Level = Softwares[NewSoftware].max /\ ClusterOn(NewSoftware)
+
+(* MV-W2: a lossless downgrade kept a record the finalized version does not use (a tagged           *)
+(* field above the finalized metadata.version stays in the image).                                  *)
+MV_W2 == \E t \in records : t > Level
+
+(* MV-W3: an UNSAFE lossy downgrade took metadata.version from a level only the new software        *)
+(* reads back to one the old software reads (the log holds it while some node has not read it yet). *)
+MV_W3 == \E k \in 1..(Len(log) - 1) :
+             /\ log[k] > Softwares[OldSoftware].max /\ log[k + 1] <= Softwares[OldSoftware].max
+             /\ ~Lossless(log[k], log[k + 1])
+
+(* MV-W4: a node terminated on a metadata.version its binary cannot read (restarted onto an older   *)
+(* binary, or reading the FeatureLevelRecord).                                                      *)
+MV_W4 == \/ \E v \in VIdx : voters[v].status = "TERMINATED"
+         \/ \E b \in BIdx : brokers[b].status = "TERMINATED"
+
+(* MV-W5: a running broker whose binary cannot support the finalized metadata.version stays         *)
+(* fenced (the controller rejects its registration).                                                *)
+MV_W5 == \E b \in BIdx : brokers[b].fenced /\ Running(brokers[b]) /\ ~Supports(brokers[b].software, Level)
 =============================================================================================

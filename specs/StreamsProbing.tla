@@ -315,4 +315,30 @@ STR_08 == \/ ~BouncesDone \/ rebalances < 2
 (* STR-L1 is a graph property (AG EF settled): from every reachable state a stable (or failed) state   *)
 (* is reachable.  TLC checks LTL only, so this is the target predicate; rollcheck's explorer checks it. *)
 STR_L1 == Stable \/ \E i \in Idx : instances[i].failure # ""
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* Witnesses (STR-W1 ..): "sometimes" properties, the stories the configs exist for.  Each is a state  *)
+(* predicate that some reachable state must satisfy (EF at the start); the Python side's when= says on  *)
+(* which configs it applies (W1 .. W3: the old release probes and the new one speaks a higher version;  *)
+(* W4: two rolling bounces; W5: the new release speaks a higher version).                              *)
+
+(* STR-W1: a leader answered a member whose subscription is newer than it understands with an         *)
+(* assignment (version probing) instead of failing.                                                     *)
+STR_W1 == /\ leader >= 0
+          /\ \E i \in Idx : /\ instances[i].used_version > Latest[instances[leader + 1].release]
+                            /\ \E d \in instances[i].inbox : d.error = 0
+
+(* STR-W2: a member probed down: without upgrade.from, it subscribes below its own latest version. *)
+STR_W2 == \E i \in Idx : instances[i].upgrade_from = "" /\ instances[i].used_version < Latest[instances[i].release]
+
+(* STR-W3: the leader of a rebalance has a follow-up rebalance to trigger. *)
+STR_W3 == follow_up >= 0
+
+(* STR-W4: an old-release leader assigned to a new-release member subscribing with upgrade.from. *)
+STR_W4 == /\ leader >= 0
+          /\ instances[leader + 1].release = OldRelease
+          /\ \E i \in Idx : instances[i].upgrade_from # "" /\ \E d \in instances[i].inbox : d.error = 0
+
+(* STR-W5: every bounce is done, the group is stable and every member uses the new release's version. *)
+STR_W5 == BouncesDone /\ Stable /\ Converged
 =============================================================================================

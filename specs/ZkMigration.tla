@@ -625,4 +625,46 @@ MIG_01R == [][MIG_01R_Step]_vars
 MIG_L1 == migration = "POST_MIGRATION"
 (* MIG-L2: after the quorum is shut down for a rollback, a working ZooKeeper cluster is always reachable. *)
 MIG_L2 == 0 <= zk.controller /\ zk.controller < KRaftId /\ AllBrokersZk /\ zk.available
+
+(* Witnesses ("sometimes": a state the config must reach, else the run is vacuous).  TLC checks each as *)
+(* the negated invariant ~MIG_Wn: a "violation" is the witness reached, with its trace.  Each applies   *)
+(* only on the configs its when= in properties/zk_migration.py accepts.                                *)
+(* MIG-W1: the migration reached dual-write mode: the copy is committed and the active KRaft            *)
+(* controller's driver writes every committed record to ZooKeeper (DUAL_WRITE).                         *)
+MIG_W1 == Migrating /\ leader >= 0 /\ voters[leader + 1].running /\ voters[leader + 1].driver = "DUAL_WRITE"
+
+(* MIG-W2: the migration was finalized: POST_MIGRATION with every broker running in KRaft mode. *)
+MIG_W2 == migration = "POST_MIGRATION" /\ AllBrokersKRaft
+
+(* MIG-W3: a deposed KRaft controller's dual write is fenced: after a failover mid-migration it still   *)
+(* has a committed record to write, but a newer controller holds a higher /controller_epoch and has     *)
+(* moved /migration's version, so ZooKeeper refuses the write.                                          *)
+MIG_W3 == /\ Migrating /\ leader >= 0
+          /\ zk.available /\ zk.controller = KRaftId + leader
+          /\ \E v \in VoterIdx :
+                /\ v # leader + 1 /\ voters[v].running /\ voters[v].migration
+                /\ AllowDualWrite(voters[v].driver) /\ voters[v].synced < Len(log)
+                /\ 0 <= voters[v].zk_epoch /\ voters[v].zk_epoch < zk.controller_epoch
+                /\ voters[v].zk_version # zk.migration_version
+
+(* MIG-W4: the cluster rolled back from dual-write mode to ZooKeeper: after the copy the quorum was     *)
+(* shut down cleanly (its driver dual-writing, ZooKeeper caught up), the controller znodes were         *)
+(* deleted, and a ZK broker controls again with every broker in ZK mode.                                *)
+MIG_W4 == /\ shutdown = "CLEAN" /\ migration = "MIGRATION"
+          /\ 0 <= zk.controller /\ zk.controller < KRaftId /\ zk_controller_epoch = zk.controller_epoch
+          /\ AllBrokersZk
+
+(* MIG-W5: a KRaft controller that held ZooKeeper crashed mid-migration and, while it is down, a newly  *)
+(* elected controller took over ZooKeeper (a higher /controller_epoch, its Raft epoch in /controller)    *)
+(* and resumed dual writes.  A crash keeps the voter's driver as it was: a down voter that still holds a *)
+(* claimed epoch was in charge of ZooKeeper when it crashed.                                            *)
+MIG_W5 == /\ Migrating /\ leader >= 0
+          /\ zk.controller = KRaftId + leader /\ zk.kraft_epoch = raft_epoch
+          /\ voters[leader + 1].driver = "DUAL_WRITE"
+          /\ \E v \in VoterIdx : ~voters[v].running /\ 0 <= voters[v].zk_epoch
+                                 /\ voters[v].zk_epoch < zk.controller_epoch
+
+(* MIG-W6: an unclean rollback lost metadata: the quorum was shut down while ZooKeeper lagged, and      *)
+(* ZooKeeper lacks a record the KRaft log had committed.                                                *)
+MIG_W6 == shutdown = "UNCLEAN" /\ Take(zk.data, Len(log)) # log
 =============================================================================================

@@ -78,6 +78,7 @@ def test_the_gate_configs_out_is_checked_too(tmp_path: Path, capsys: pytest.Capt
     ("[gate]\noptions = { conform_max_state = 5 }\n", "unknown options ['conform_max_state']"),
     ("[gate]\noptions = { fuzz_minutes = inf }\n", "options.fuzz_minutes must be a finite number above 0"),
     ("[gate]\noptions = { spark_min = -1 }\n", "options.spark_min must be at least 0"),
+    ("[gate]\noptions = { tlc_witnesses = 1 }\n", "options.tlc_witnesses must be true or false, not 1"),
 ])
 def test_gate_config_mistakes_are_one_line(text: str, says: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,3 +171,11 @@ def test_malformed_itf_is_a_value_error_naming_the_file_and_position(content: by
     with pytest.raises(ValueError) as caught:
         read_itf(path)
     assert str(path) in str(caught.value) and says in str(caught.value)
+
+
+def test_a_config_a_profile_refuses_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """streams_probing's kafka-latest config names a release only the kafka profile knows."""
+    assert main(["explore", "streams_probing", "--config", "kafka-latest", "--profile", "kip",
+                 "--out", str(tmp_path / "out")]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("rollcheck: error: streams_probing/kafka-latest under profile kip: "), line

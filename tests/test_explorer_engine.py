@@ -192,7 +192,8 @@ def test_graph_properties_over_the_limit_are_not_checked() -> None:
     r = explore(_system("zk_migration", "small"), stop_at_first=False, graph_limit=100)
     assert {p.status for p in r.properties if p.kind == "graph"} == {"not checked"}
     assert any("graph limit of 100" in n for n in r.extra["notes"])
-    assert all(p.status == "holds" for p in r.properties if p.kind != "graph")
+    assert all(p.status == "holds" for p in r.properties if p.kind not in ("graph", "witness"))
+    assert all(p.status.startswith("reached") for p in r.properties if p.kind == "witness")
 
 
 def test_a_killed_command_resumes_to_the_identical_result(tmp_path: Path) -> None:

@@ -78,8 +78,11 @@ def test_the_variants_trace_replays(installed: dict[str, str]) -> None:
                 ).returncode == 1
     proc = _run(installed, f"rollcheck replay {out} --json")
     assert proc.returncode == 1, proc.stderr
-    (trace,) = json.loads(proc.stdout)["traces"]
+    traces = {t["property"]: t for t in json.loads(proc.stdout)["traces"]}
+    assert sorted(traces) == ["ROLL-01", "ROLL-W1"]  # the counterexample, and the witness the same step reaches
+    trace = traces["ROLL-01"]
     assert trace["variant"] == "ROLL-M1" and trace["reproduced"] and trace["steps"] == 1
+    assert traces["ROLL-W1"]["witness"] is True and traces["ROLL-W1"]["reproduced"]
 
 
 def test_the_plugins_own_tests_meet_the_contract(installed: dict[str, str]) -> None:

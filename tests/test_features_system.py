@@ -26,7 +26,12 @@ def test_exhaustive_exploration_holds(profile: str, config: str) -> None:
     ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
     r = explore(ts, stop_at_first=False)
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
-    assert all(p.status == "holds" for p in r.properties)
+    assert all(p.status == "holds" for p in r.properties if p.kind != "witness")
+    # every story the config is declared to tell happens (FEAT-W2 needs the client, FEAT-W3 an IBP roll)
+    witnesses = {p.id: p.status for p in r.properties if p.kind == "witness"}
+    assert sorted(witnesses) == (["FEAT-W1", "FEAT-W4"] if config == "atomic" else
+                                 ["FEAT-W1", "FEAT-W2", "FEAT-W4", "FEAT-W5"])
+    assert all(status.startswith("reached at depth") for status in witnesses.values()), witnesses
     assert r.distinct_states > 200
 
 

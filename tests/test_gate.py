@@ -113,6 +113,11 @@ def test_disagreements_are_found() -> None:
     assert f.kind == "disagreement" and "actions never taken: explore says Crash, tlc says none" in f.message
     b.stats["actions"] = {"never_taken": ["Crash"]}
     assert _findings([a, b]) == []
+    # a checker whose own copy of the rules (spec, Z3 relation) steps differently from the reference
+    diverged = _report("conform", HOLDS, False, 0)
+    diverged.status, diverged.message = "diverged", "spec and reference diverge: ..."
+    (f,) = _findings([diverged])
+    assert f.kind == "disagreement" and f.checker == "conform"
 
 
 def test_gate_config_errors(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from properties.zk_migration import zk_migration_properties
+from properties.zk_migration import PROPERTIES
 from reference_impl.zk_migration.system import ZkMigrationSystem
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.registry import get_protocol
@@ -35,7 +35,7 @@ class _KipClaims(ZkMigrationSystem):
     """The reference with the KIP's claims that Kafka does not make (MIG-01R among them)."""
 
     def properties(self) -> Sequence[AnyProperty]:
-        return zk_migration_properties(self.config, kip_claims=True)
+        return PROPERTIES.bind(self, kip_claims=True)
 
 
 def _worker_init(base: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
@@ -29,6 +30,7 @@ def test_matrix_cell(from_release: str, to_release: str, profile: str) -> None:
     ts = StreamsProbingSystem(cfg)
     r = explore(ts, stop_at_first=False)
     assert not r.violations, [(v.property_id, v.description) for v in r.violations]
+    assert not r.vacuous, r.vacuous  # every story the cell can tell (the witnesses it applies) happened
     # The exploration reached the end of the upgrade: a stable group on the target version.
     target = release(to_release).latest_supported
     assert r.distinct_states > 100
@@ -68,6 +70,30 @@ def test_named_configs(name: str) -> None:
         r = explore(ENTRY.build(cfg), stop_at_first=False)
         violated = {v.property_id for v in r.violations}
         assert violated == ({"STR-06"} if name == "no-upgrade-from" else set()), (profile, violated)
+        witnesses = {p.id: p.status for p in r.properties if p.kind == "witness"}
+        assert set(witnesses) == set(WITNESSES[name]), (profile, witnesses)
+        assert all(st.startswith("reached at depth ") for st in witnesses.values()), (profile, witnesses)
+
+
+# The witnesses each named config applies (their when=): the stories it exists to cover.
+_PROBING = ("STR-W1", "STR-W2", "STR-W3", "STR-W5")  # 2.0 -> a higher version: version probing
+_TWO_BOUNCES = ("STR-W4", "STR-W5")  # pre-2.0 -> a higher version: upgrade.from, then removed
+WITNESSES = {"small": _PROBING, "default": _PROBING, "kafka-latest": _PROBING, "pre20": _TWO_BOUNCES,
+             "from-0.10.0": _TWO_BOUNCES, "large": _TWO_BOUNCES, "no-upgrade-from": ("STR-W5",)}
+
+
+def test_the_declared_properties() -> None:
+    """Every id, kind and order (the witnesses last); each config applies the witnesses it can reach."""
+    assert PROPERTIES.ids == ("STR-01", "STR-02", "STR-03", "STR-04", "STR-05", "STR-06", "STR-07", "STR-08",
+                              "STR-L1", "STR-W1", "STR-W2", "STR-W3", "STR-W4", "STR-W5")
+    assert [d.kind.value for d in PROPERTIES] == ["step"] * 4 + ["invariant"] * 4 + ["graph"] + ["witness"] * 5
+    assert set(WITNESSES) == set(ENTRY.configs)
+    for name, cfg in ENTRY.configs.items():
+        ts = ENTRY.build(cfg)
+        props = ts.properties()
+        assert [p.id for p in props] == [*PROPERTIES.ids[:9], *WITNESSES[name]], name
+        assert [(p.id, p.description) for p in props] == [(d.id, d.statement) for d in PROPERTIES
+                                                          if d.id in {p.id for p in props}]
 
 
 def test_bad_configs_are_clear() -> None:

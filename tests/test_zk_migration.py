@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from properties.zk_migration import zk_migration_properties
+from properties.zk_migration import PROPERTIES
 from reference_impl.zk_migration import api
 from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
@@ -327,6 +327,35 @@ def test_system_does_not_claim_without_a_controller_epoch() -> None:
     assert "BecomeZkController(voter=0)" not in [repr(a) for a, _ in ts.successors(gone)]
 
 
+# ---------------------------------------------------------------- properties and witnesses
+SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
+          "MIG-L1", "MIG-L2")
+# The witnesses each named config's switches can reach (their when=): small has one voter and no failover,
+# faults no unclean shutdown.
+WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
+             "faults": ("MIG-W1", "MIG-W2", "MIG-W3", "MIG-W4", "MIG-W5"),
+             "default": ("MIG-W1", "MIG-W2", "MIG-W3", "MIG-W4", "MIG-W5", "MIG-W6")}
+
+
+def test_declared_properties_in_order() -> None:
+    assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", *WITNESSES["default"])
+    assert [d.kind.value for d in PROPERTIES] == (
+        ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant",
+         "graph", "graph", "invariant", "step", "step"] + ["witness"] * 6)
+
+
+@pytest.mark.parametrize("config", sorted(WITNESSES))
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_properties_per_config_and_profile(config: str, profile: str) -> None:
+    # MIG-04 (the write-behind limit) and MIG-12 only under kip; the KIP's claims (MIG-01R among them) only
+    # when asked for, under either profile.
+    ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
+    kip_only = ("MIG-04", "MIG-12") if profile == "kip" else ()
+    assert [p.id for p in ts.properties()] == [*SAFETY, *kip_only, *WITNESSES[config]]
+    claims = [p.id for p in PROPERTIES.bind(ts, kip_claims=True)]
+    assert claims == [*SAFETY, "MIG-04", "MIG-01R", "MIG-12", *WITNESSES[config]]
+
+
 # ---------------------------------------------------------------- explorations
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 @pytest.mark.parametrize("config", ["small", "faults"])
@@ -335,6 +364,9 @@ def test_exploration_holds(profile: str, config: str) -> None:
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
     statuses = {p.id: p.status for p in r.properties}
     assert statuses["MIG-L1"] == "holds" and statuses["MIG-L2"] == "holds"
+    # Every story the config exists for is told (none vacuous).
+    assert [p.id for p in r.properties if p.kind == "witness"] == list(WITNESSES[config])
+    assert all(statuses[w].startswith("reached at depth") for w in WITNESSES[config]), statuses
 
 
 def _do(ts: ZkMigrationSystem, s: ZkMigrationSystemState, label: str) -> ZkMigrationSystemState:
@@ -395,11 +427,12 @@ def test_unclean_rollback_can_lose_metadata() -> None:
     s = _do(ts, s, "DeleteControllerZNodes()")
     s = _do(ts, s, "ElectZkController(broker=0)")
     assert s.zk.data == (0,)  # record 1, committed in KRaft, is gone
+    assert PROPERTIES["MIG-W6"](s)  # the witness of this story
 
 
 class _KipClaims(ZkMigrationSystem):
     def properties(self):  # type: ignore[no-untyped-def]
-        return zk_migration_properties(self.config, kip_claims=True)
+        return PROPERTIES.bind(self, kip_claims=True)
 
 
 def _violated(config: Any) -> set[str]:

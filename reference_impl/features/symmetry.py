@@ -20,10 +20,13 @@ What refers to a broker by index, and so is renamed with it: ``controller`` and 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from reference_impl.features.config import FeaturesConfig
-from reference_impl.features.system import Broker, FeaturesState
 from reference_impl.node_symmetry import Groups, Perm, canonical_perm, move, nontrivial, rename
+
+if TYPE_CHECKING:  # the system module imports this one (its symmetry_key): annotations only
+    from reference_impl.features.system import Broker, FeaturesState
 
 
 def interchangeable(config: FeaturesConfig) -> Groups:
@@ -35,9 +38,9 @@ def permute(s: FeaturesState, p: Perm) -> FeaturesState:
     """The state with broker ``i`` renamed ``p[i]`` everywhere."""
     # The constructor, not dataclasses.replace: this runs for about half of the generated successors.
     # (With keywords: a field added to the state without a default fails here loudly.)
-    return FeaturesState(node=s.node, ibp_enabled=s.ibp_enabled, controller=rename(s.controller, p),
-                         brokers=move(s.brokers, p), registration_queue=tuple(p[q] for q in s.registration_queue),
-                         client=s.client, restarts=s.restarts, ibp_changes=s.ibp_changes)
+    return type(s)(node=s.node, ibp_enabled=s.ibp_enabled, controller=rename(s.controller, p),
+                   brokers=move(s.brokers, p), registration_queue=tuple(p[q] for q in s.registration_queue),
+                   client=s.client, restarts=s.restarts, ibp_changes=s.ibp_changes)
 
 
 class FeaturesSymmetry:

@@ -31,6 +31,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from properties.features import PROPERTIES
 from reference_impl.features.api import (
     FeatureController,
     FeatureUpdate,
@@ -44,6 +45,7 @@ from reference_impl.features.api import (
     setup_feature_versioning,
 )
 from reference_impl.features.config import FeaturesConfig
+from reference_impl.features.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem
 from rollcheck.traces import Record
 from rollcheck.transition import Action, AnyProperty
@@ -137,9 +139,7 @@ class FeaturesSystem(DataclassSystem):
                 for ibp in c.initial_ibp]
 
     def properties(self) -> Sequence[AnyProperty]:
-        from properties.features import features_properties, release_table
-
-        return features_properties(self.config.profile, self.config.semantics, release_table(self.config.releases))
+        return PROPERTIES.bind(self)
 
     def view(self, s: FeaturesState) -> dict[str, object]:
         node = None if s.node is None else Record(
@@ -358,8 +358,6 @@ class FeaturesSystem(DataclassSystem):
     def symmetry_key(self, s: FeaturesState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable brokers
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.features.symmetry`."""
-        from reference_impl.features.symmetry import symmetry_key  # it imports this module's states
-
         return self.cached_symmetry_key(symmetry_key, s)
 
 

@@ -29,10 +29,13 @@ No mutation singles out a node. The log and the record image name no node.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from reference_impl.metadata_version.config import MetadataVersionConfig
-from reference_impl.metadata_version.system import MetadataVersionState
 from reference_impl.node_symmetry import Groups, Perm, canonical_perm, move, nontrivial, rename
+
+if TYPE_CHECKING:  # the system module imports this one (its symmetry_key): annotations only
+    from reference_impl.metadata_version.system import MetadataVersionState
 
 
 def leadership_moves(config: MetadataVersionConfig) -> bool:
@@ -51,9 +54,9 @@ def permute(s: MetadataVersionState, voters: Perm | None = None, brokers: Perm |
             ) -> MetadataVersionState:
     """The state with voter ``i`` renamed ``voters[i]`` and broker ``j`` renamed ``brokers[j]`` (None: keep
     them)."""
-    # The constructor, not dataclasses.replace: this runs for many generated successors. (With keywords: a
-    # field added to the state without a default fails here loudly.)
-    return MetadataVersionState(
+    # The constructor (the state's own class), not dataclasses.replace: this runs for many generated
+    # successors. (With keywords: a field added to the state without a default fails here loudly.)
+    return type(s)(
         voters=s.voters if voters is None else move(s.voters, voters),
         brokers=s.brokers if brokers is None else move(s.brokers, brokers),
         leader=s.leader if voters is None else rename(s.leader, voters), log=s.log, records=s.records)

@@ -24,6 +24,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from properties.metadata_version import PROPERTIES
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
     BrokerRegistrationRequest,
@@ -36,6 +37,7 @@ from reference_impl.metadata_version.api import (
 )
 from reference_impl.metadata_version.catalog import FEATURE_NAME
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from reference_impl.metadata_version.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
 
@@ -129,9 +131,7 @@ class MetadataVersionSystem(DataclassSystem):
         return [MetadataVersionState(voters, brokers, 0, (level,), frozenset())]
 
     def properties(self) -> Sequence[AnyProperty]:
-        from properties.metadata_version import metadata_version_properties
-
-        return metadata_version_properties(self.config)
+        return PROPERTIES.bind(self)
 
     def view(self, s: MetadataVersionState) -> dict[str, object]:
         return {
@@ -340,8 +340,6 @@ class MetadataVersionSystem(DataclassSystem):
     def symmetry_key(self, s: MetadataVersionState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable voters and brokers
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.metadata_version.symmetry`."""
-        from reference_impl.metadata_version.symmetry import symmetry_key  # it imports this module's states
-
         return self.cached_symmetry_key(symmetry_key, s)
 
 

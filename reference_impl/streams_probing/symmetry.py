@@ -10,7 +10,8 @@ Why all instances form one group:
   member of the same kind the same assignment: the system passes no tasks, so the round-robin task
   split, the one place where member ids are ordered, hands out nothing.
 * The properties (``properties/streams_probing.py``) quantify over all instances or look at the
-  instance or leader an action names (STR-01, STR-03, STR-04); none names an instance by index.
+  instance or leader an action names (STR-01, STR-03, STR-04) or the state's ``leader`` (the witnesses
+  STR-W1, STR-W4); none names an instance by index.
 
 References renamed with the instances: ``leader`` and ``follow_up``.
 
@@ -26,10 +27,13 @@ leader's message quotes the version of the first future member in id order, and 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from reference_impl.node_symmetry import Groups, Perm, canonical_perm, move, nontrivial, rename
 from reference_impl.streams_probing.config import StreamsProbingConfig
-from reference_impl.streams_probing.system import StreamsGroupState
+
+if TYPE_CHECKING:  # the system module imports this one (its symmetry_key): annotations only
+    from reference_impl.streams_probing.system import StreamsGroupState
 
 ORDER_DEPENDENT = frozenset({"uncapped_adopt", "commonly_supported_is_max", "leader_fails_on_future"})
 
@@ -43,11 +47,12 @@ def interchangeable(config: StreamsProbingConfig) -> Groups:
 
 def permute(s: StreamsGroupState, p: Perm) -> StreamsGroupState:
     """The state with instance ``i`` renamed ``p[i]`` everywhere (for the tests and the docs)."""
-    # The constructor, not dataclasses.replace: this runs for many generated successors. (With keywords: a
-    # field added to the state without a default fails here loudly.)
-    return StreamsGroupState(instances=move(s.instances, p), rebalance_pending=s.rebalance_pending,
-                             follow_up=rename(s.follow_up, p), rebalances=s.rebalances, leader=rename(s.leader, p),
-                             crashes=s.crashes)
+    # The constructor (the state's own class: this module does not import the system's at run time), not
+    # dataclasses.replace: this runs for many generated successors. (With keywords: a field added to the
+    # state without a default fails here loudly.)
+    return type(s)(instances=move(s.instances, p), rebalance_pending=s.rebalance_pending,
+                   follow_up=rename(s.follow_up, p), rebalances=s.rebalances, leader=rename(s.leader, p),
+                   crashes=s.crashes)
 
 
 class StreamsProbingSymmetry:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.api import (
     AssignmentInfo,
     AssignorError,
@@ -34,6 +35,7 @@ from reference_impl.streams_probing.api import (
 )
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import configured_metadata_version, release
+from reference_impl.streams_probing.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.traces import Record
 from rollcheck.transition import Action, AnyProperty
@@ -153,9 +155,7 @@ class StreamsProbingSystem(DataclassSystem):
         yield StreamsGroupState((inst,) * self.config.instances, True, -1, 0, -1, 0)
 
     def properties(self) -> Sequence[AnyProperty]:
-        from properties.streams_probing import streams_probing_properties
-
-        return streams_probing_properties(self)
+        return PROPERTIES.bind(self)
 
     def successors(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
         cfg = self.config
@@ -270,6 +270,4 @@ class StreamsProbingSystem(DataclassSystem):
     def symmetry_key(self, s: StreamsGroupState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable instances
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.streams_probing.symmetry`."""
-        from reference_impl.streams_probing.symmetry import symmetry_key  # it imports this module's states
-
         return self.cached_symmetry_key(symmetry_key, s)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from reference_impl.metadata_version.catalog import KAFKA_CATALOG, MetadataVersion
 
+KRAFT_ID = 100  # /controller names a KRaft voter v as 100 + v (Kafka: the voter's node id, e.g. 3000)
+
 MUTATIONS = frozenset({
     "unconditional_zk_writes",  # dual writes without the /migration version check
     "kraft_epoch_not_above_zk",  # the KRaft controller claims /controller_epoch with its Raft epoch

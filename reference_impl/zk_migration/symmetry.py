@@ -28,10 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from reference_impl.node_symmetry import Groups, Perm, canonical_perm, move, nontrivial, rename
-from reference_impl.zk_migration.config import ZkMigrationConfig
-from reference_impl.zk_migration.system import KRAFT_ID, ZkMigrationSystemState
+from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
+
+if TYPE_CHECKING:  # the system module imports this one (its symmetry_key): annotations only
+    from reference_impl.zk_migration.system import ZkMigrationSystemState
 
 
 def interchangeable(config: ZkMigrationConfig) -> tuple[Groups, Groups]:
@@ -51,7 +54,7 @@ def permute(s: ZkMigrationSystemState, voters: Perm | None = None, brokers: Perm
         controller = brokers[controller]
     # The constructor, not dataclasses.replace: this runs for many generated successors. (With keywords: a
     # field added to the state without a default fails here loudly.)
-    return ZkMigrationSystemState(
+    return type(s)(
         zk=z if controller == z.controller else replace(z, controller=controller),
         brokers=s.brokers if brokers is None else move(s.brokers, brokers),
         voters=s.voters if voters is None else move(s.voters, voters),

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from properties.zk_migration import PROPERTIES
 from reference_impl.zk_migration.api import (
     ActivationError,
     MigrationDriverState,
@@ -32,11 +33,10 @@ from reference_impl.zk_migration.api import (
     is_valid_state_change,
     zk_broker_registration_error,
 )
-from reference_impl.zk_migration.config import ZkMigrationConfig
+from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
+from reference_impl.zk_migration.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
-
-KRAFT_ID = 100  # /controller names a KRaft voter v as 100 + v (Kafka: the voter's node id, e.g. 3000)
 
 D = MigrationDriverState
 T = TypeVar("T")
@@ -134,9 +134,7 @@ class ZkMigrationSystem(DataclassSystem):
         return [ZkMigrationSystemState(zk, brokers, voters, 0, 1, state, (), False, c.zk_epoch, 1, Shutdown.NONE)]
 
     def properties(self) -> Sequence[AnyProperty]:
-        from properties.zk_migration import zk_migration_properties
-
-        return zk_migration_properties(self.config)
+        return PROPERTIES.bind(self)
 
     def view(self, s: ZkMigrationSystemState) -> dict[str, object]:
         z = s.zk
@@ -511,8 +509,6 @@ class ZkMigrationSystem(DataclassSystem):
     def symmetry_key(self, s: ZkMigrationSystemState) -> object:
         """A hashable key equal for two states iff one is the other with interchangeable voters and ZK brokers
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.zk_migration.symmetry`."""
-        from reference_impl.zk_migration.symmetry import symmetry_key  # it imports this module's states
-
         return self.cached_symmetry_key(symmetry_key, s)
 
 

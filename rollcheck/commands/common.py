@@ -38,7 +38,10 @@ def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, Transiti
     if getattr(args, "profile", None):
         config = replace_config(config, profile=args.profile)
     variant = getattr(args, "variant", None)
-    ts = build_system(entry.name, config, variant)
+    try:
+        ts = build_system(entry.name, config, variant)
+    except ValueError as exc:  # a config the system refuses (e.g. a release only the kafka profile knows)
+        raise UserError(f"{entry.name}/{label} under profile {config.profile}: {exc}") from None
     return entry, label, config, ts
 
 

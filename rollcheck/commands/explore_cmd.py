@@ -79,13 +79,15 @@ def run(args: argparse.Namespace) -> int:
         doc["actions"] = action_coverage(entry, result.extra.get("action_counts", {}), result.complete)
         doc["counterexamples"] = [str(run_dir.final_path(p))
                                   for p in write_counterexamples(result, ts, run_dir.staging)]
+        doc["witness_traces"] = [str(run_dir.final_path(p))
+                                 for p in write_counterexamples(result, ts, run_dir.staging, witnesses=True)]
         write_json_atomic(run_dir.staging / "summary.json", doc)
     if args.json:
         print_json(doc)
     else:
         show(result, ts, doc["counterexamples"], doc["actions"])
         results_line(f"results in {run_dir.final}")
-    return int(ExitCode.VIOLATION if result.violations else ExitCode.OK)
+    return int(ExitCode.OK if result.ok else ExitCode.VIOLATION)
 
 
 def _kept(checkpoint: Path) -> Callable[[], str]:
@@ -108,10 +110,13 @@ def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, che
                          max_memory=max_memory)
 
 
-def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path) -> list[str]:
+def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path,
+                          witnesses: bool = False) -> list[str]:
+    """Each violation's shortest counterexample as ITF under ``counterexamples/`` (``witnesses``: each
+    reached witness's shortest trace, under ``witnesses/``)."""
     paths = []
-    for v in result.violations:
-        path = out / "counterexamples" / f"{v.property_id}.itf.json"
+    for v in result.witness_traces if witnesses else result.violations:
+        path = out / ("witnesses" if witnesses else "counterexamples") / f"{v.property_id}.itf.json"
         write_itf(path, v.trace, ts)
         paths.append(str(path))
     return paths
@@ -146,9 +151,13 @@ def show(result: ExplorationResult, ts: TransitionSystem[Any], traces: list[str]
     for col in ("id", "kind", "status", "statement"):
         props.add_column(col)
     for p in result.properties:
-        style = {"holds": "green", "violated": "bold red"}.get(p.status, "yellow")  # bounded: yellow
+        style = {"holds": "green", "violated": "bold red", "vacuous": "bold red"}.get(
+            p.status, "green" if p.status.startswith("reached") else "yellow")  # bounded: yellow
         props.add_row(p.id, p.kind, f"[{style}]{p.status}[/]", p.description)
     console.print(props)
+    for wid in result.vacuous:
+        console.print(f"[bold red]{wid} vacuous[/]: the exploration is complete and no reachable state satisfies "
+                      "it, so this config never tells the story it names (the properties hold without it)")
     for v, path in zip(result.violations, traces, strict=True):
         console.print(f"[bold red]{v.property_id} violated[/] ({v.description}); "
                       f"shortest counterexample, {v.depth} steps (ITF: {path}):")

@@ -61,7 +61,11 @@ def _line(r: ReplayResult) -> str:
         return f"{head}: [bold red]does not replay[/]: {escape(r.divergence)}"
     if not r.failures:
         notes = f" ({'; '.join(r.notes)})" if r.notes else ""
-        return f"{head}: replays; [green]every property holds[/] along it{notes}"
+        story = ""
+        if r.witness is not None:
+            story = (f"; it reaches witness {r.claimed}" if r.witness
+                     else f"; [yellow]its last state does not satisfy witness {r.claimed}[/]")
+        return f"{head}: replays; [green]every property holds[/] along it{story}{notes}"
     parts = []
     for f in r.failures:
         where = "the last step" if f.step == r.steps else f"step {f.step}"

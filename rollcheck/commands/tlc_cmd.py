@@ -15,6 +15,7 @@ from rollcheck.registry import get_protocol
 from rollcheck.rundir import StagedRun, run_name, staged_run
 from rollcheck.tla.binding import binding_for, write_model
 from rollcheck.tla.tlc import ModelCheckResult, run_tlc, spec_trace_to_itf
+from rollcheck.tla.witness import check_witnesses
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
 from rollcheck.transition import action_coverage
 
@@ -24,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_protocol_args(p)
     p.add_argument("--workers", type=positive_int, default=2, help="TLC worker threads (default: 2)")
     p.add_argument("--timeout", type=positive_int, default=1800, help="seconds before TLC is stopped")
+    p.add_argument("--no-witnesses", action="store_true",
+                   help="skip the witness runs (each witness is checked by TLC as a negated invariant)")
     add_output_args(p, "rollcheck-out/tlc")
     p.set_defaults(run=run)
 
@@ -52,11 +55,31 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"transitions per action (TLC): {taken or 'none'}", markup=False)
             if doc["actions"]["never_taken"]:
                 out.print(f"[yellow]never taken in this config[/]: {', '.join(doc['actions']['never_taken'])}")
+        _print_witnesses(out, doc["witnesses"])
     if res.error:
         return int(ExitCode.RUN_FAILED)
     if res.violated:
         return int(ExitCode.DISAGREEMENT if doc["replays_on_reference"] is False else ExitCode.VIOLATION)
+    if any(w["status"] == "vacuous" for w in doc["witnesses"].values()):
+        return int(ExitCode.VIOLATION)
+    if any(w["status"] == "not checked" for w in doc["witnesses"].values()):
+        return int(ExitCode.RUN_FAILED)
     return int(ExitCode.OK)
+
+
+def _print_witnesses(out: Console, witnesses: dict[str, dict[str, Any]]) -> None:
+    """One line: each witness reached (at its depth) or vacuous (in red: the run fails)."""
+    if not witnesses:
+        return
+    parts = []
+    for wid, w in witnesses.items():
+        if w["status"] == "reached":
+            parts.append(f"[green]{wid}[/] reached at depth {w['depth']}")
+        elif w["status"] == "vacuous":
+            parts.append(f"[red]{wid} vacuous[/] (no reachable state tells its story)")
+        else:
+            parts.append(f"[yellow]{wid} not checked[/] ({w.get('error', '')})")
+    out.print("witnesses (TLC, as negated invariants): " + "; ".join(parts), soft_wrap=True)
 
 
 def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding: Any, run_dir: StagedRun,
@@ -92,5 +115,27 @@ def _check(args: argparse.Namespace, protocol: str, label: str, ts: Any, binding
         doc["counterexample"] = str(run_dir.final_path(path))
     doc["actions"] = action_coverage(get_protocol(protocol), doc.pop("action_counts", {}),
                                      res.ok and not res.violated)
+    doc["witnesses"] = {}
+    if model.witnesses and not args.no_witnesses and not res.error:
+        with status_progress(f"TLC {protocol}/{label}", enabled=not args.quiet) as show:
+            runs = check_witnesses(binding, ts, out / "witness-model", model.witnesses, timeout=args.timeout,
+                                   workers=args.workers, progress=show)
+        for wid in model.witnesses:
+            entry: dict[str, Any] = {"status": "not checked", "depth": None, "trace": None}
+            if wid in runs.reached:
+                entry.update(status="reached", depth=runs.depth(wid))
+                trace, _div = replay_spec_trace(ts, runs.reached[wid], "witness", binding.actions)
+                path = out / "witnesses" / f"{wid}.itf.json"
+                if trace is not None:
+                    trace.property_id, trace.config = wid, label
+                    write_itf(path, trace, ts)
+                else:
+                    write_json_atomic(path, spec_trace_to_itf(runs.reached[wid], module=binding.module))
+                entry["trace"] = str(run_dir.final_path(path))
+            elif wid in runs.vacuous:
+                entry["status"] = "vacuous"
+            else:
+                entry["error"] = runs.error
+            doc["witnesses"][wid] = entry
     write_json_atomic(out / "summary.json", doc)
     return doc, text, res

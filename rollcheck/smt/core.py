@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import z3
@@ -366,23 +367,41 @@ class _ActionSolver:
         self.solver.add(sym.wellformed(self.v2), rel(self.v, self.v2))
         self.action = action
 
-    def successors(self, s: Any, cap: int = 1000) -> frozenset[Any]:
+    def successors(self, s: Any, cap: int = 1000, fixed: Sequence[z3.BoolRef] | None = None) -> frozenset[Any]:
+        """``fixed``: ``s`` already encoded over this solver's current-state variables (every solver of one
+        symbolic system shares them: encode once per state, not once per action)."""
         sym, solver = self.sym, self.solver
         solver.push()
         try:
-            solver.add(*sym.encode_state(s, self.v))
+            solver.add(*(sym.encode_state(s, self.v) if fixed is None else fixed))
             out: set[Any] = set()
             while solver.check() == z3.sat:
-                vals = _model_values(solver.model(), self.v2)
+                vals = _next_values(solver.model(), self.v2)
                 out.add(sym.from_values(vals))
                 if len(out) > cap:
                     raise ReplayError(f"more than {cap} successors under {self.action}: the encoding is not "
                                       "functional")
-                solver.add(z3.Or([self.v2[k] != (z3.BoolVal(x) if isinstance(x, bool) else z3.IntVal(x))
-                                  for k, x in vals.items()]))
+                solver.add(z3.Or([z3.Not(self.v2[k]) if x is True else self.v2[k] if x is False
+                                  else self.v2[k] != _int(x) for k, x in vals.items()]))
             return frozenset(out)
         finally:
             solver.pop()
+
+
+_int = lru_cache(maxsize=4096)(z3.IntVal)  # small integers recur in every blocking clause
+
+
+def _next_values(model: z3.ModelRef, v: V) -> dict[str, Value]:
+    """``_model_values`` for a model: one pass over the model's assignments (what the solver fixed), then
+    model completion only for the variables it left free."""
+    assigned = {d.name(): model[d] for d in model.decls()}
+    out: dict[str, Value] = {}
+    for k, x in v.items():
+        e = assigned.get(str(x))
+        if e is None:
+            e = model.eval(x, model_completion=True)
+        out[k] = z3.is_true(e) if z3.is_bool(x) else e.as_long()
+    return out
 
 
 def z3_successors(sym: SymbolicSystem, s: Any, action: str, cap: int = 1000) -> frozenset[Any]:
@@ -404,7 +423,8 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
         if back != s:
             res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset({back}), "state does not round-trip")
             return res
-        if wf_solver.check(*sym.encode_state(s, wf)) == z3.sat:
+        fixed = sym.encode_state(s, wf)  # the solvers' current-state variables are these (same names)
+        if wf_solver.check(*fixed) == z3.sat:
             res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset(), "reference state is not wellformed")
             return res
         ref: dict[str, set[Any]] = {}
@@ -416,7 +436,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
             if name not in sym.actions:
                 res.mismatch = Mismatch(s, name, frozenset(ref[name]), frozenset(), "action not encoded")
                 return res
-            mine = solvers[name].successors(s)
+            mine = solvers[name].successors(s, fixed=fixed)
             theirs = frozenset(ref.get(name, ()))
             res.transitions += len(theirs)
             if mine != theirs:

@@ -69,11 +69,13 @@ class Model:
     invariants: tuple[str, ...]  # property ids checked as INVARIANT
     properties: tuple[str, ...]  # property ids checked as PROPERTY
     unchecked: tuple[str, ...]  # graph properties (explorer only)
+    witnesses: tuple[str, ...] = ()  # witness ids (checked by their own TLC runs: rollcheck.tla.witness)
 
 
 def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path,
                 only: Mapping[str, bool] | None = None, extra_definitions: str = "",
-                init: str = "Init", next_: str = "Next", check_properties: bool = True) -> Model:
+                init: str = "Init", next_: str = "Next", check_properties: bool = True,
+                extra_invariants: tuple[str, ...] = ()) -> Model:
     """Write the model checking ``ts`` (its config, its variant's mutations) into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(binding.path, directory / binding.path.name)
@@ -86,14 +88,17 @@ def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path
     invariants: list[str] = []
     properties: list[str] = []
     unchecked: list[str] = []
+    witnesses: list[str] = []
     for p in ts.properties():
         if only is not None and p.id not in only:
             continue
-        {"invariant": invariants, "step": properties}.get(p.kind, unchecked).append(p.id)
+        {"invariant": invariants, "step": properties, "witness": witnesses}.get(p.kind, unchecked).append(p.id)
     cfg = ["CONSTANTS"] + [f"    {name} <- const_{name}" for name in consts]
     cfg += [f"INIT {init}", f"NEXT {next_}"]
     if check_properties:
         cfg += [f"INVARIANT {operator_name(i)}" for i in invariants]
         cfg += [f"PROPERTY {operator_name(i)}" for i in properties]
+    cfg += [f"INVARIANT {name}" for name in extra_invariants]
     (directory / "MC.cfg").write_text("\n".join(cfg) + "\n", encoding="utf-8")
-    return Model(directory, "MC", "MC.cfg", tuple(invariants), tuple(properties), tuple(unchecked))
+    return Model(directory, "MC", "MC.cfg", tuple(invariants), tuple(properties), tuple(unchecked),
+                 tuple(witnesses))

@@ -1,0 +1,204 @@
+"""Declared properties (rollcheck.declare) and witnesses: definition-time errors, binding, and vacuity in
+the explorer, TLC and the gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollcheck.checkers import REACHED, VACUOUS, CheckerReport, PropertyVerdict, from_exploration
+from rollcheck.declare import (
+    PropertyDefinitionError,
+    PropertySet,
+    graph_property,
+    invariant,
+    step_property,
+    witness,
+)
+from rollcheck.errors import ExitCode
+from rollcheck.explorer import explore
+from rollcheck.gate import GateResult, _findings
+from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty, Witness
+from tests.toy import PROTOCOL, ToyConfig, ToySystem
+
+
+@dataclass(frozen=True)
+class ToyContext:
+    bound: int
+    target: int
+
+    @staticmethod
+    def of(system: Any, target: int | None = None) -> ToyContext:
+        bound = system.config.bound
+        return ToyContext(bound, bound if target is None else target)
+
+
+@invariant("TOY-01", "a and b are never both odd", source="toy")
+def never_both_odd(s: Any) -> bool:
+    return not (s.a % 2 and s.b % 2)
+
+
+@step_property("TOY-02", "a never decreases except by Reset", source="toy")
+def a_monotonic(s: Any, a: Action, t: Any) -> bool:
+    return bool(t.a >= s.a or a.name == "Reset")
+
+
+@graph_property("TOY-03", "the origin stays reachable", source="toy")
+def origin(s: Any) -> bool:
+    return bool(s.a == 0 and s.b == 0)
+
+
+@witness("TOY-W1", "a reached the target", source="toy")
+def a_at_target(ctx: ToyContext, s: Any) -> bool:
+    return bool(s.a == ctx.target)
+
+
+@witness("TOY-W2", "b reached 2 (only where the bound allows it)", source="toy", when=lambda ctx: ctx.bound >= 2)
+def b_at_two(s: Any) -> bool:
+    return bool(s.b == 2)
+
+
+TOY_PROPERTIES = PropertySet.of(globals(), context=ToyContext.of)
+
+
+class DeclaredToy(ToySystem):
+    """The toy with its properties declared; ``target`` moves TOY-W1's target (beyond the bound: vacuous)."""
+
+    def __init__(self, config: ToyConfig, target: int | None = None) -> None:
+        super().__init__(config)
+        self.target = target
+
+    def properties(self) -> Sequence[AnyProperty]:
+        return TOY_PROPERTIES.bind(self, target=self.target)
+
+
+def test_declared_properties_bind_in_order_with_their_kinds() -> None:
+    props = DeclaredToy(ToyConfig(bound=3)).properties()
+    assert [p.id for p in props] == ["TOY-01", "TOY-02", "TOY-03", "TOY-W1", "TOY-W2"]
+    assert [type(p) for p in props] == [Invariant, StepProperty, GraphProperty, Witness, Witness]
+    assert [p.kind for p in props] == ["invariant", "step", "graph", "witness", "witness"]
+    w1 = props[3]
+    assert isinstance(w1, Witness) and w1.source == "toy" and w1.description == "a reached the target"
+    # the context is applied: the target is the bound unless the system says otherwise
+    state = type(DeclaredToy(ToyConfig()).initial_states()[0])  # type: ignore[index]
+    assert w1.holds(state(3, 0, frozenset())) and not w1.holds(state(2, 0, frozenset()))
+    # ``when``: TOY-W2 does not apply where b cannot reach 2
+    assert [p.id for p in DeclaredToy(ToyConfig(bound=1)).properties()][-1] == "TOY-W1"
+    # the decorated functions stay callable as written
+    assert a_at_target(ToyContext(3, 3), state(3, 0, frozenset())) is True
+    assert TOY_PROPERTIES.ids == ("TOY-01", "TOY-02", "TOY-03", "TOY-W1", "TOY-W2")
+    assert TOY_PROPERTIES["TOY-W2"].kind == "witness"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: invariant("toy01", "x", source="s"), "is not of the form PREFIX-NAME"),
+    (lambda: invariant("TOY-01", " ", source="s"), "the statement is empty"),
+    (lambda: step_property("TOY-01", "x", source=""), "the source is empty"),
+    (lambda: invariant("TOY-01", "x", source="s")(lambda a, b, c: True), "takes 3 parameter(s); it must take (state)"),
+    (lambda: step_property("TOY-01", "x", source="s")(lambda s: True),
+     "it must take (before, action, after) or (context, before, action, after)"),
+    (lambda: graph_property("TOY-01", "x", source="s", allowed=lambda a, b, c: True)(lambda s: True), "allowed="),
+    (lambda: witness("TOY-01", "x", source="s", when=3), "when= must be a predicate"),  # type: ignore[arg-type]
+    (lambda: witness("TOY-02", "x", source="s")(never_both_odd), "TOY-01 is already declared"),
+    (lambda: PropertySet.of([never_both_odd, invariant("TOY-01", "again", source="s")(lambda s: True)]),
+     "two properties with the id TOY-01"),
+    (lambda: PropertySet.of({}), "no property declared"),
+])
+def test_declaration_mistakes_fail_at_definition(make: Any, message: str) -> None:
+    with pytest.raises(PropertyDefinitionError, match=None) as info:
+        make()
+    assert message in str(info.value)
+
+
+def test_explorer_reaches_witnesses_and_writes_their_shortest_traces() -> None:
+    res = explore(DeclaredToy(ToyConfig(bound=3)), config_name="small")
+    status = {p.id: p.status for p in res.properties}
+    assert status["TOY-W1"] == "reached at depth 3" and status["TOY-W2"] == "reached at depth 2"
+    assert res.ok and res.vacuous == []
+    traces = {v.property_id: v for v in res.witness_traces}
+    assert traces["TOY-W1"].depth == 3 and traces["TOY-W1"].trace.steps[-1].state.a == 3
+    assert traces["TOY-W2"].trace.steps[-1].state.b == 2
+
+
+def test_a_witness_no_reachable_state_satisfies_fails_a_complete_run_as_vacuous() -> None:
+    ts = DeclaredToy(ToyConfig(bound=3), target=4)
+    res = explore(ts, config_name="small")
+    assert res.complete and res.violations == []
+    assert res.vacuous == ["TOY-W1"] and not res.ok
+    report = from_exploration("explore", PROTOCOL, "small", ts.config, res)
+    assert report.properties["TOY-W1"].status == VACUOUS and report.properties["TOY-W2"].status == REACHED
+    assert report.status == "violated"
+    # a bounded run cannot say "vacuous": it says how far it looked, and does not fail
+    short = explore(ts, config_name="small", max_depth=1)
+    assert {p.id: p.status for p in short.properties}["TOY-W1"] == "not reached up to depth 1"
+    assert short.ok
+
+
+def test_witnesses_survive_a_resume(tmp_path: Path) -> None:
+    ts = DeclaredToy(ToyConfig(bound=3))
+    explore(ts, config_name="small", max_depth=2, checkpoint_dir=tmp_path)
+    res = explore(ts, config_name="small", checkpoint_dir=tmp_path, resume=True)
+    status = {p.id: p.status for p in res.properties}
+    assert status["TOY-W2"] == "reached at depth 2"  # found before the resume, kept in the checkpoint
+    assert status["TOY-W1"] == "reached at depth 3"
+
+
+def _witness_report(checker: str, status: str, exhaustive: bool = True) -> CheckerReport:
+    r = CheckerReport(checker, "toy", "small", "kip", exhaustive=exhaustive)
+    r.properties["TOY-W1"] = PropertyVerdict("TOY-W1", status, "reached at depth 3" if status == REACHED else "")
+    return r
+
+
+def test_gate_fails_a_vacuous_witness_and_flags_engines_that_disagree_on_it() -> None:
+    (f,) = _findings([_witness_report("explore", VACUOUS)])
+    assert f.kind == "vacuous" and f.property_id == "TOY-W1"
+    assert GateResult([], [f], 0.0, None).exit_code == ExitCode.VIOLATION  # type: ignore[arg-type]
+    fs = _findings([_witness_report("explore", REACHED), _witness_report("tlc", VACUOUS)])
+    assert {f.kind for f in fs} == {"vacuous", "disagreement"}
+    assert any("explore reached the witness" in f.message for f in fs)
+    # agreement, and a non-exhaustive checker's silence, are no finding
+    assert _findings([_witness_report("explore", REACHED), _witness_report("tlc", REACHED)]) == []
+
+
+def test_tlc_decides_witnesses_as_negated_invariants(tmp_path: Path) -> None:
+    """features:atomic has no client, so FEAT-W2 (a client learned the features) is vacuous there: TLC
+    reaches FEAT-W1 in one run, then a complete run proves FEAT-W2 unreachable (as the explorer does)."""
+    from rollcheck.registry import get_protocol
+    from rollcheck.tla.binding import binding_for
+    from rollcheck.tla.witness import check_witnesses
+
+    entry = get_protocol("features")
+    ts = entry.build(entry.configs["atomic"])
+    runs = check_witnesses(binding_for("features"), ts, tmp_path, ["FEAT-W1", "FEAT-W2"], timeout=300, workers=1)
+    assert runs.error == "" and runs.runs == 2
+    assert list(runs.reached) == ["FEAT-W1"] and runs.depth("FEAT-W1") == 3 and runs.vacuous == ["FEAT-W2"]
+    explored = explore(ts, config_name="atomic")
+    assert {p.id: p.status for p in explored.properties}["FEAT-W1"] == "reached at depth 3"
+
+
+def test_z3_differential_sees_a_bug_planted_in_the_reference(tmp_path: Path) -> None:
+    """The gate's z3 cell compares the Z3 relation with the reference state by state: a reference that drops
+    a step (here: a broker never restarts onto the newest release) diverges, whatever the properties say."""
+    from rollcheck.checkers import CheckContext
+    from rollcheck.registry import get_protocol
+    from rollcheck.smt.checker import _differential
+    from rollcheck.smt.prove import symbolic
+
+    entry = get_protocol("features")
+    config = entry.configs["small"]
+
+    class Planted(entry.build):  # type: ignore[misc, name-defined]
+        def successors(self, s: Any) -> Any:
+            return [(a, t) for a, t in super().successors(s)
+                    if not (a.name == "RestartBroker" and a["release"] == "new")]
+
+    for ts, diverges in ((entry.build(config), False), (Planted(config), True)):
+        report = CheckerReport("z3", "features", "small", "kip")
+        _differential(report, symbolic(ts), ts, CheckContext(tmp_path, options={"z3_differential_states": 20}), "x")
+        assert (report.status == "diverged") is diverges, report.message
+        assert report.stats["differential"]["states"] == (1 if diverges else 20)  # it stops at the first
+    assert "RestartBroker" in report.message and "reference only" not in report.message
