@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.api import (
+    MAX_ENCODED_VERSION,
     AssignmentInfo,
     AssignorError,
     IllegalArgumentException,
@@ -31,10 +32,14 @@ from reference_impl.streams_probing.api import (
     SubscriptionInfo,
     TaskAssignmentException,
     assign,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
     on_assignment,
 )
 from reference_impl.streams_probing.config import StreamsProbingConfig
-from reference_impl.streams_probing.releases import configured_metadata_version, release
+from reference_impl.streams_probing.releases import StreamsRelease, configured_metadata_version, release
 from reference_impl.streams_probing.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.traces import Record
@@ -215,6 +220,10 @@ class StreamsProbingSystem(DataclassSystem):
         action = _label("Rebalance", leader=leader)
         lrel = release(instances[leader].release)
         try:
+            # What the leader reads is what the members' bytes say (a field written at the wrong version
+            # changes the assignment, so the properties see a codec bug, not only its unit tests).
+            for i in members:
+                subs[str(i)] = _subscription_over_the_wire(subs[str(i)], release(instances[i].release), lrel)
             result = assign(lrel, cfg.profile, subs, mutations=cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
             failed = _with(instances[leader], running=False, failure=f"leader: {exc}")
@@ -242,6 +251,8 @@ class StreamsProbingSystem(DataclassSystem):
         if leader_trigger:
             follow_up = -1
         try:
+            if s.leader >= 0:  # the last rebalance's leader sent it (a bounce needs every inbox processed first)
+                info = _assignment_over_the_wire(info, release(s.instances[s.leader].release), release(x.release))
             upd = on_assignment(release(x.release), cfg.profile, x.used_version, info, cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
             failed = _with(x, running=False, inbox=None, failure=f"member: {exc}")
@@ -271,3 +282,24 @@ class StreamsProbingSystem(DataclassSystem):
         """A hashable key equal for two states iff one is the other with interchangeable instances
         renamed (the canonical representative of the orbit); see :mod:`reference_impl.streams_probing.symmetry`."""
         return self.cached_symmetry_key(symmetry_key, s)
+
+
+def _subscription_over_the_wire(info: SubscriptionInfo, member: StreamsRelease, leader: StreamsRelease
+                                ) -> SubscriptionInfo:
+    """The subscription as the leader decodes the member's bytes (``SubscriptionInfo.encode`` by the member's
+    release, ``decode`` by the leader's: a newer version reaches a probing leader as version and supported
+    version only). Versions above the codec's layouts (``MAX_ENCODED_VERSION``) pass as fields: the model has
+    no bytes for them. A decoding error is the leader's (Kafka's assign() throws on the member's data)."""
+    if info.version > MAX_ENCODED_VERSION:
+        return info
+    return decode_subscription(encode_subscription(info, member.latest_supported), leader.latest_supported)
+
+
+def _assignment_over_the_wire(info: AssignmentInfo, leader: StreamsRelease, member: StreamsRelease) -> AssignmentInfo:
+    """The assignment as the member decodes the leader's bytes (``AssignmentInfo.encode`` by the leader's
+    release, ``decode`` by the member's, which throws on a version it does not know). Only the fields the state
+    keeps (version, supported version, error) are carried: the model assigns no tasks. Versions above the
+    codec's layouts pass as fields."""
+    if info.version > MAX_ENCODED_VERSION or info.version > leader.latest_supported:
+        return info
+    return decode_assignment(encode_assignment(info, leader.latest_supported), member.latest_supported)
