@@ -7,7 +7,8 @@ here is immutable: the controller returns its next self instead of mutating.
 Two semantics profiles (``profile``): ``kip`` follows the KIP text; ``kafka`` follows what Apache Kafka
 2.7-3.x shipped in ZooKeeper mode (``core/.../controller/KafkaController.scala`` ``validateFeatureUpdate``
 and ``newFinalizedVersionRangeOrIncompatibilityError``, ``core/.../server/KafkaApis.scala``
-``handleUpdateFeatures``, ``core/.../zk/ZkData.scala`` ``FeatureZNode``, ``core/.../server/BrokerFeatures.scala``).
+``handleUpdateFeatures``, ``core/.../zk/ZkData.scala`` ``FeatureZNode``, ``core/.../server/BrokerFeatures.scala``,
+``core/.../server/FinalizedFeatureCache.scala``: a broker's cache of the finalized features and their epoch).
 The version ranges, their maps and strings, and the Admin client's checks are Kafka's
 (``clients/.../common/feature/*.java``, ``clients/.../admin/FeatureUpdate.java``) in both profiles.
 Two update semantics (``semantics``): ``partial`` (KIP-584 as first written: "The API is not
@@ -182,13 +183,21 @@ SupportedFeatures = tuple[tuple[str, SupportedVersionRange], ...]
 FinalizedFeatures = tuple[tuple[str, FinalizedVersionRange], ...]
 
 
+def _require_features(items: object) -> None:
+    # Features' constructor: Objects.requireNonNull(features, ...) (a NullPointerException there).
+    if items is None:
+        raise TypeError("Provided features can not be null.")
+
+
 def supported_features(items: Mapping[str, tuple[int, int]] | Iterable[tuple[str, tuple[int, int]]]
                        ) -> SupportedFeatures:
+    _require_features(items)
     pairs = items.items() if isinstance(items, Mapping) else items
     return tuple(sorted((name, SupportedVersionRange(lo, hi)) for name, (lo, hi) in pairs))
 
 
 def finalized_features(items: Mapping[str, tuple[int, int]]) -> FinalizedFeatures:
+    _require_features(items)
     return tuple(sorted((name, FinalizedVersionRange(lo, hi)) for name, (lo, hi) in items.items()))
 
 
@@ -354,6 +363,73 @@ def is_compatible(supported: SupportedFeatures, node: FeatureZNode | None, profi
     if node is None or node.status is FeatureZNodeStatus.DISABLED:
         return True
     return not incompatible_features(supported, node.features, profile)
+
+
+class FeatureCacheUpdateException(RuntimeError):
+    """``kafka.server.FeatureCacheUpdateException``: a refused :meth:`FinalizedFeatureCache.update_or_throw`."""
+
+
+@dataclass(frozen=True)
+class FinalizedFeaturesAndEpoch:
+    """``kafka.server.FinalizedFeaturesAndEpoch``: finalized features with the epoch (node version) they came at."""
+
+    features: FinalizedFeatures
+    epoch: int
+
+    def __str__(self) -> str:
+        return f"FinalizedFeaturesAndEpoch(features={features_str(self.features)}, epoch={self.epoch})"
+
+
+@dataclass(frozen=True)
+class FinalizedFeatureCache:
+    """A broker's cache of the finalized features and their epoch (``core/.../server/FinalizedFeatureCache.scala``),
+    the source of the features and ``FinalizedFeaturesEpoch`` a broker serves in ApiVersions.
+
+    Kafka's cache is mutable; this one returns its next self (like the rest of this module). Its rules are
+    Kafka's: empty until first updated; an update whose epoch is *lower* than the cached one is refused (an
+    equal epoch is accepted); an update with a feature the broker's ``supported`` features cannot run with is
+    refused (``BrokerFeatures.incompatibleFeatures``, the ``kafka`` compatibility rule unless ``profile`` says
+    otherwise); a refused update raises :class:`FeatureCacheUpdateException` and leaves the cache as it was.
+    ``supported`` defaults to none, as ``BrokerFeatures.createDefault()`` in 2.8.
+    """
+
+    supported: SupportedFeatures = ()
+    features_and_epoch: FinalizedFeaturesAndEpoch | None = None
+    profile: Profile = "kafka"
+
+    def get(self) -> FinalizedFeaturesAndEpoch | None:
+        return self.features_and_epoch
+
+    def is_empty(self) -> bool:
+        return self.features_and_epoch is None
+
+    def clear(self) -> FinalizedFeatureCache:
+        return FinalizedFeatureCache(self.supported, None, self.profile)
+
+    def update_or_throw(self, latest_features: FinalizedFeatures, latest_epoch: int) -> FinalizedFeatureCache:
+        latest = FinalizedFeaturesAndEpoch(latest_features, latest_epoch)
+        existing = str(self.features_and_epoch) if self.features_and_epoch is not None else "<empty>"
+        if self.features_and_epoch is not None and self.features_and_epoch.epoch > latest_epoch:
+            raise FeatureCacheUpdateException(f"FinalizedFeatureCache update failed due to invalid epoch in new "
+                                              f"{latest}. The existing cache contents are {existing}.")
+        if incompatible_features(self.supported, latest_features, self.profile):
+            raise FeatureCacheUpdateException("FinalizedFeatureCache update failed since feature compatibility "
+                                              f"checks failed! Supported {features_str(self.supported)} has "
+                                              f"incompatibilities with the latest {latest}.")
+        return FinalizedFeatureCache(self.supported, latest, self.profile)
+
+    def update_latest_or_throw(self, node: FeatureZNode | None) -> FinalizedFeatureCache:
+        """``FinalizedFeatureChangeListener``'s ``updateLatestOrThrow`` once the node is read: an absent or
+        disabled node clears the cache, an enabled one updates it with its features at its epoch (version)."""
+        if node is None or node.status is FeatureZNodeStatus.DISABLED:
+            return self.clear()
+        return self.update_or_throw(node.features, node.epoch)
+
+    def reached_epoch(self, min_expected_epoch: int) -> bool:
+        """The condition ``waitUntilEpochOrThrow`` waits for: the cache holds an epoch >= ``min_expected_epoch``."""
+        if min_expected_epoch < 0:
+            raise ValueError(f"Expected minExpectedEpoch >= 0, but {min_expected_epoch} was provided.")
+        return self.features_and_epoch is not None and self.features_and_epoch.epoch >= min_expected_epoch
 
 
 @dataclass(frozen=True)
