@@ -140,6 +140,22 @@ def loss_only_unsafe(s: MetadataVersionState, a: Action, t: MetadataVersionState
     return _is_update(a) and a["downgrade"] == "UNSAFE"
 
 
+@step_property("MV-12", "under Kafka's rules a metadata.version update never drops metadata: every downgrade it "
+               "commits is lossless, UNSAFE included",
+               source="Apache Kafka FeatureControlManager.updateMetadataVersion: \"Unsafe metadata downgrade is not "
+               "supported in this version.\" and \"Refusing to perform the requested downgrade because it might "
+               "delete metadata information.\" (KIP-778 lets UNSAFE lose metadata; Kafka never shipped it)",
+               when=lambda ctx: ctx.profile == "kafka")
+def kafka_downgrades_lossless(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action,
+                              t: MetadataVersionState) -> bool:
+    # The rule, not only its effect: a lossy downgrade of a log that holds no record yet loses nothing, and
+    # is still refused by Kafka.
+    if not _is_update(a):
+        return True
+    kept = s.records is t.records or s.records <= t.records
+    return kept and (t.level >= s.level or ctx.lossless(s.level, t.level))
+
+
 @step_property("MV-06", "a dry run changes nothing",
                source=f"{KIP} Public Interfaces: DryRun / --dry-run validates the change but does not perform it")
 def dry_run_changes_nothing(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:

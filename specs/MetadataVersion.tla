@@ -366,6 +366,13 @@ NotAnUnsafeDowngrade ==
 MV_04_Step == ~(records \subseteq records') => ~NotAnUnsafeDowngrade
 MV_04 == [][MV_04_Step]_vars
 
+(* MV-12 (kafka profile): a metadata.version update never drops metadata; every downgrade it commits is   *)
+(* lossless, UNSAFE included (Kafka refuses a lossy one).                                              *)
+MV_12_Step == (Profile = "kafka" /\ UpdateStep) =>
+                  /\ records \subseteq records'
+                  /\ (Level' >= Level \/ Lossless(Level, Level'))
+MV_12 == [][MV_12_Step]_vars
+
 (* MV-06: a dry run changes nothing. *)
 MV_06_Step == \/ UNCHANGED vars
               \/ \A y \in RequestedLevels, dt \in DowngradeTypes, dry \in DryRunChoices :

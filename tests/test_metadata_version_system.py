@@ -162,3 +162,13 @@ def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
     """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
     pinned counts, TLC's count and the spec's names."""
     contract_case.run(tmp_path)
+
+
+def test_mv12_states_kafkas_refusal_of_every_lossy_downgrade() -> None:
+    """Under the kafka profile MV-12 holds the rule Kafka enforces (no lossy downgrade, UNSAFE included); the
+    KIP's profile lets UNSAFE lose metadata, so MV-12 is not one of its properties."""
+    kip = ENTRY.build(replace(ENTRY.configs["small"], profile="kip"))
+    assert "MV-12" not in {p.id for p in kip.properties()}
+    broken = ENTRY.variant("MV-M2").system(replace(ENTRY.configs["small"], profile="kafka"))
+    r = explore(broken, stop_at_first=False)
+    assert {"MV-04", "MV-12"} <= r.violated_ids

@@ -36,7 +36,7 @@ VARIANTS = (
     Variant("MV-M1", "the controller skips the majority check of the quorum's supported versions",
             _mutant("skip_quorum_check"), expect=("MV-02",), source="KIP-778 Compatibility (majority of the quorum)"),
     Variant("MV-M2", "a lossy downgrade is performed as a SAFE downgrade",
-            _mutant("allow_lossy_safe_downgrade"), expect=("MV-04",), source="KIP-778 Downgrades"),
+            _mutant("allow_lossy_safe_downgrade"), expect=("MV-04", "MV-12"), source="KIP-778 Downgrades"),
     Variant("MV-M3", "a broker with an old binary registers although it cannot read the finalized version",
             _mutant("register_incompatible"), expect=("MV-11",), source="KIP-778 Compatibility (registration)"),
     Variant("MV-M4", "the controller skips the registered brokers' supported ranges",
