@@ -85,9 +85,21 @@ class UpgradeType(enum.IntEnum):
                 DowngradeType.UNSAFE: UpgradeType.UNSAFE_DOWNGRADE}[downgrade]
 
 
+SHORT_MAX = 32767  # Java's Short.MAX_VALUE: feature levels are shorts in Kafka
+
+
+def _to_short(value: int) -> int:
+    # Java's (short) cast: two's-complement wrap to 16 bits.
+    return ((value + 0x8000) & 0xFFFF) - 0x8000
+
+
 @dataclass(frozen=True, order=True)
 class VersionRange:
-    """Kafka's ``org.apache.kafka.metadata.VersionRange``: an inclusive ``[min, max]``; ``DISABLED`` is 0-0."""
+    """Kafka's ``org.apache.kafka.metadata.VersionRange``: an inclusive ``[min, max]``; ``DISABLED`` is 0-0.
+
+    The constructor checks ``0 <= min <= max`` (what every range of a well-formed configuration is);
+    :meth:`of` builds any range as Kafka's ``VersionRange.of`` does, which checks nothing (Kafka's own tests
+    build ``2-1``, and ``-1-5`` from ``IBP_3_0_IV0.featureLevel()``)."""
 
     min: int
     max: int
@@ -96,15 +108,32 @@ class VersionRange:
         if not 0 <= self.min <= self.max:
             raise ValueError(f"invalid version range {self.min}-{self.max}: need 0 <= min <= max")
 
+    @classmethod
+    def of(cls, min_version: int, max_version: int) -> VersionRange:
+        """``VersionRange.of(int, int)``: both values cast to short, no order or sign check."""
+        r = object.__new__(cls)
+        object.__setattr__(r, "min", _to_short(min_version))
+        object.__setattr__(r, "max", _to_short(max_version))
+        return r
+
     def contains(self, version: int) -> bool:
         return self.min <= version <= self.max
 
+    def intersects(self, other: VersionRange) -> bool:
+        """``VersionRange.intersects``: the two ranges overlap."""
+        return other.min <= self.max and other.max >= self.min
+
     def __str__(self) -> str:
-        # VersionRange.toString: "7" when min == max, "1-7" otherwise.
-        return str(self.min) if self.min == self.max else f"{self.min}-{self.max}"
+        # VersionRange.toString: "7" when min == max, "1+" when max is Short.MAX_VALUE, "1-7" otherwise.
+        if self.min == self.max:
+            return str(self.min)
+        if self.max == SHORT_MAX:
+            return f"{self.min}+"
+        return f"{self.min}-{self.max}"
 
 
 DISABLED = VersionRange(0, 0)  # QuorumFeatures.DISABLED: what a node that does not know a feature supports
+ALL = VersionRange(0, SHORT_MAX)  # VersionRange.ALL
 
 
 @dataclass(frozen=True)
@@ -241,6 +270,40 @@ VoterSupport = VersionRange | tuple[tuple[str, VersionRange], ...] | None
 
 
 @dataclass(frozen=True)
+class QuorumFeatures:
+    """Kafka's ``org.apache.kafka.controller.QuorumFeatures``: this node's id, the feature ranges its own
+    software supports, and the ids of the controller quorum. :attr:`QuorumController.quorum_features` is
+    the controller's. ZooKeeper-migration readiness (``reasonAllControllersZkMigrationNotReady``) is
+    ``reference_impl.zk_migration.api.reason_all_controllers_zk_migration_not_ready``."""
+
+    node_id: int
+    local_supported_features: tuple[tuple[str, VersionRange], ...]
+    quorum_node_ids: tuple[int, ...]
+
+    @staticmethod
+    def reason_not_supported(new_version: int, what: str, rng: VersionRange) -> str | None:
+        """``QuorumFeatures.reasonNotSupported``: why ``what`` cannot take ``new_version`` (None: it can)."""
+        return _reason_not_supported(new_version, what, rng)
+
+    @staticmethod
+    def default_feature_map(catalog: Catalog, enable_unstable: bool, kafka_release: str = "3.9"
+                            ) -> tuple[tuple[str, VersionRange], ...]:
+        """``QuorumFeatures.defaultFeatureMap``, its metadata.version entry (the KIP-1022 features
+        kraft.version, group.version and transaction.version are not modelled)."""
+        return ((FEATURE_NAME, default_local_supported(catalog, kafka_release, enable_unstable)),)
+
+    def local_supported_feature(self, name: str) -> VersionRange:
+        return dict(self.local_supported_features).get(name, DISABLED)
+
+    def is_controller_id(self, node_id: int) -> bool:
+        return node_id in self.quorum_node_ids
+
+    def reason_not_locally_supported(self, feature_name: str, new_version: int) -> str | None:
+        return _reason_not_supported(new_version, f"Local controller {self.node_id}",
+                                     self.local_supported_feature(feature_name))
+
+
+@dataclass(frozen=True)
 class QuorumController:
     """The active controller's view of the cluster, as far as feature levels go.
 
@@ -261,17 +324,30 @@ class QuorumController:
     is_active: bool = True
     mutations: frozenset[str] = field(default_factory=frozenset)  # named bugs, for broken variants
     active_controller_id: int | None = None
+    # The bootstrap floor (the lowest level an update may set) of the kafka profile under release 3.9:
+    # FeatureControlManager.Builder.setMinimumBootstrapVersion, as a feature level. None is Kafka's default,
+    # MINIMUM_BOOTSTRAP_VERSION (the catalog's ``bootstrap_floor``). Kafka's tests lower it (to 3.0-IV0,
+    # level -1) to reach the downgrade checks below 3.3-IV0. Not a setting of the kip profile (whose floor is
+    # the catalog's minimum) nor of release 4.0 (whose floor is MINIMUM_VERSION, the first level it has).
+    minimum_bootstrap_version: int | None = None
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES}, got {self.profile!r}")
         if self.kafka_release not in KAFKA_RELEASES:
             raise ValueError(f"kafka_release must be one of {KAFKA_RELEASES}, got {self.kafka_release!r}")
+        if self.minimum_bootstrap_version is not None and (self.profile != "kafka" or self.kafka_release != "3.9"):
+            raise ValueError("minimum_bootstrap_version is a setting of the kafka profile under release 3.9 only")
 
     # ------------------------------------------------------------------ reads
     @property
     def metadata_version(self) -> int:
         return dict(self.finalized).get(FEATURE_NAME, 0)
+
+    @property
+    def quorum_features(self) -> QuorumFeatures:
+        """Kafka's QuorumFeatures of this controller: its id, its own ranges and the voters' ids."""
+        return QuorumFeatures(self.node_id, self.local_supported, tuple(v for v, _ in self.voters))
 
     def finalized_level(self, feature: str) -> int:
         return dict(self.finalized).get(feature, 0)
@@ -289,13 +365,16 @@ class QuorumController:
 
     @property
     def floor(self) -> int:
-        """The lowest metadata.version an update may set: the catalog's minimum under ``kip``, Kafka's
-        ``MINIMUM_BOOTSTRAP_VERSION`` (3.3-IV0, the first with FeatureLevelRecord) under ``kafka`` 3.9, and
-        the first version Kafka 4.0 has at all (``MINIMUM_VERSION``, 3.3-IV3) under 4.0."""
+        """The lowest metadata.version an update may set: the catalog's minimum under ``kip``; under ``kafka``
+        3.9 ``minimum_bootstrap_version`` if set, else Kafka's ``MINIMUM_BOOTSTRAP_VERSION`` (3.3-IV0, the first
+        with FeatureLevelRecord); and the first version Kafka 4.0 has at all (``MINIMUM_VERSION``, 3.3-IV3)
+        under 4.0."""
         if self.profile != "kafka":
             return self.catalog.minimum
         if self.kafka_release == "4.0":
             return self.catalog.minimum_for("4.0")
+        if self.minimum_bootstrap_version is not None:
+            return self.minimum_bootstrap_version
         return self.catalog.bootstrap_floor
 
     # ------------------------------------------------------------------ UpdateFeatures
@@ -662,14 +741,36 @@ def default_local_supported(catalog: Catalog, kafka_release: str = "3.9", enable
 
 
 def bootstrap_metadata_version(meta: MetaProperties, catalog: Catalog,
-                               log_levels: Iterable[int] = ()) -> FeatureLevelRecord | None:
+                               log_levels: Iterable[int] = (), *,
+                               log_is_empty: bool | None = None) -> FeatureLevelRecord | None:
     """What the first active controller writes (KIP-778 "Initialization"): nothing if the log already
     holds a FeatureLevelRecord; else the level from meta.properties; a preview cluster without one
-    bootstraps at level 1 (the catalog's minimum)."""
-    if any(True for _ in log_levels):
+    bootstraps at level 1 (the catalog's minimum).
+
+    ``log_is_empty`` tells a log that holds other records but no FeatureLevelRecord (False) from an empty one
+    (True); None, the default, takes a log without FeatureLevelRecord as empty. Kafka's
+    ActivationRecordsGenerator writes the bootstrap records only to an empty log: a non-empty log gets
+    nothing, and the controller keeps its starting version (see :func:`activation_metadata_version`)."""
+    levels = tuple(log_levels)
+    if log_is_empty and levels:
+        raise ValueError("a log that holds FeatureLevelRecords is not empty")
+    if levels or log_is_empty is False:
         return None
     level = meta.metadata_version if meta.metadata_version is not None else catalog.minimum
     return FeatureLevelRecord(FEATURE_NAME, level)
+
+
+def activation_metadata_version(meta: MetaProperties, catalog: Catalog, log_levels: Iterable[int] = (), *,
+                                log_is_empty: bool | None = None) -> int:
+    """The metadata.version the active controller runs at once activated: the last FeatureLevelRecord of the
+    log; else the bootstrap record it writes to an empty log (:func:`bootstrap_metadata_version`); else,
+    for a non-empty log without one, the catalog's minimum: Kafka's QuorumController starts its
+    FeatureControlManager at ``MINIMUM_KRAFT_VERSION`` (3.0-IV1) and "treats the log as version 3.0-IV1"."""
+    levels = tuple(log_levels)
+    record = bootstrap_metadata_version(meta, catalog, levels, log_is_empty=log_is_empty)
+    if record is not None:
+        return record.feature_level
+    return levels[-1] if levels else catalog.minimum
 
 
 def supported_map(pairs: Mapping[str, tuple[int, int]]) -> tuple[tuple[str, VersionRange], ...]:

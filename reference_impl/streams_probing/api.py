@@ -178,6 +178,15 @@ class SubscriptionInfo:
         return SubscriptionInfo(version, supported, process_id or uuid.UUID(int=0), TaskSet(prev_tasks),
                                 TaskSet(standby_tasks), user_endpoint)
 
+    @staticmethod
+    def at_latest(latest_supported: int, process_id: uuid.UUID | None = None,
+                  prev_tasks: Iterable[TaskId] = frozenset(), standby_tasks: Iterable[TaskId] = frozenset(),
+                  user_endpoint: str | None = None) -> SubscriptionInfo:
+        """Kafka 2.0 / 2.1's ``new SubscriptionInfo(processId, prevTasks, standbyTasks, userEndPoint)``: the
+        constructor without a version, which uses the release's ``LATEST_SUPPORTED_VERSION``."""
+        return SubscriptionInfo.of(latest_supported, latest_supported, process_id, prev_tasks, standby_tasks,
+                                   user_endpoint)
+
 
 _PartitionMap = tuple[tuple[Any, tuple[TopicPartition, ...]], ...]
 
@@ -254,6 +263,19 @@ class AssignmentInfo:
         return AssignmentInfo(version, supported if version >= EARLIEST_PROBEABLE_VERSION else UNKNOWN,
                               tuple(active_tasks), _partition_map(standby_tasks), _partition_map(partitions_by_host),
                               error)
+
+    @staticmethod
+    def at_latest(latest_supported: int, active_tasks: Iterable[TaskId] = (),
+                  standby_tasks: Mapping[TaskId, Iterable[TopicPartition]]
+                  | Iterable[tuple[TaskId, Iterable[TopicPartition]]] = (),
+                  partitions_by_host: Mapping[HostInfo, Iterable[TopicPartition]]
+                  | Iterable[tuple[HostInfo, Iterable[TopicPartition]]] = (),
+                  error: AssignorError | int = AssignorError.NONE) -> AssignmentInfo:
+        """Kafka 2.0 / 2.1's constructors without a version, ``new AssignmentInfo(activeTasks, standbyTasks,
+        hostState)`` and ``new AssignmentInfo()`` (the empty reply to a future member): the release's
+        ``LATEST_SUPPORTED_VERSION`` as both the used and the supported version."""
+        return AssignmentInfo.of(latest_supported, latest_supported, active_tasks, standby_tasks, partitions_by_host,
+                                 error)
 
     @property
     def is_empty(self) -> bool:
@@ -502,14 +524,37 @@ def _round_robin(members: Sequence[str], tasks: Sequence[TaskId]) -> dict[str, t
 
 
 def assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, SubscriptionInfo],
-           tasks: Sequence[TaskId] = (), mutations: frozenset[str] = frozenset()) -> GroupAssignment:
+           tasks: Sequence[TaskId] = (), mutations: frozenset[str] = frozenset(), *,
+           partitions_for_task: Mapping[TaskId, Iterable[TopicPartition]] | None = None) -> GroupAssignment:
     """The group leader's ``assign()`` over its members' decoded subscriptions.
 
     Raises :class:`TaskAssignmentException` or :class:`IllegalStateException` when the leader fails (its
     StreamThread dies): a pre-2.0 leader meeting a version it cannot decode; a probing leader meeting a
     future subscription together with a pre-2.0 one (``kip``, and a ``kafka`` leader that has no error code
     to send, i.e. one speaking version 3).
+
+    With ``partitions_for_task`` (the partition grouper's ``Map<TaskId, Set<TopicPartition>>``) each
+    assignment also carries its consumer-level partitions (``Assignment.partitions()``): the partitions of its
+    active tasks in task order, as Kafka builds the list. Without it they stay empty.
     """
+    result = _assign(leader, profile, subscriptions, tasks, mutations)
+    if partitions_for_task is None:
+        return result
+    with_partitions: dict[str, AssignmentInfo] = {}
+    for member, info in result.assignments.items():
+        parts: list[TopicPartition] = []
+        for task in info.active_tasks:
+            if task not in partitions_for_task:
+                raise ValueError(f"partitions_for_task has no partitions for the assigned task {task}")
+            parts += partitions_for_task[task]
+        with_partitions[member] = AssignmentInfo(info.version, info.latest_supported, info.active_tasks,
+                                                 info.standby_tasks, info.partitions_by_host, info.error,
+                                                 tuple(parts))
+    return GroupAssignment(with_partitions, result.version_probing, result.follow_up_rebalance, result.used_version)
+
+
+def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, SubscriptionInfo],
+            tasks: Sequence[TaskId], mutations: frozenset[str]) -> GroupAssignment:
     if not subscriptions:
         raise ValueError("assign() needs at least one subscription")
     latest = leader.latest_supported

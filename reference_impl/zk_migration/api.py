@@ -10,7 +10,7 @@ metadata log by ``ZkMigrationStateRecord``), ``MigrationDriverState`` (the in-me
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reference_impl.metadata_version.catalog import (
@@ -231,14 +231,21 @@ class ActivationRecords:
 def records_for_empty_log(transaction_start_offset: int, zk_migration_enabled: bool,
                           bootstrap_metadata_version: MetadataVersionLike,
                           bootstrap_source: str = "the default bootstrap",
-                          bootstrap_records: Sequence[MetadataRecord] | None = None) -> ActivationRecords:
+                          bootstrap_records: Sequence[MetadataRecord] | None = None, *,
+                          metadata_version: MetadataVersionLike | None = None) -> ActivationRecords:
     """``ActivationRecordsGenerator.recordsForEmptyLog``: the bootstrap records, in a metadata transaction
     from 3.6-IV1 (an atomic batch below), then PRE_MIGRATION or NONE, which is written only from 3.6-IV1;
     with migration enabled below 3.6-IV1 it throws (Kafka 3.9 moved the empty-log minimum to 3.6-IV1).
     ``transaction_start_offset`` is -1, or where a partial bootstrap transaction began. Raises
-    ActivationError with Kafka's message (nothing is written then)."""
-    mv = to_metadata_version(bootstrap_metadata_version)
-    boot = tuple(bootstrap_records) if bootstrap_records is not None else (metadata_version_record(mv),)
+    ActivationError with Kafka's message (nothing is written then).
+
+    ``bootstrap_metadata_version`` is ``BootstrapMetadata.metadataVersion()`` (its records default to
+    ``BootstrapMetadata.fromVersion``: one FeatureLevelRecord); ``metadata_version`` is Kafka's fifth
+    argument, the metadata.version the transaction checks and the log message use (``generate`` passes the
+    bootstrap's, the default here). The "does not support ZK migrations" error names the bootstrap's."""
+    boot_mv = to_metadata_version(bootstrap_metadata_version)
+    mv = boot_mv if metadata_version is None else to_metadata_version(metadata_version)
+    boot = tuple(bootstrap_records) if bootstrap_records is not None else (metadata_version_record(boot_mv),)
     txn = is_metadata_transaction_supported(mv)
     msg = ["Performing controller activation. "]
     records: list[MetadataRecord] = []
@@ -267,20 +274,26 @@ def records_for_empty_log(transaction_start_offset: int, zk_migration_enabled: b
             records.append(zk_migration_state_record(ZkMigrationState.NONE))
         records.append(end_transaction_record())
     elif zk_migration_enabled:
-        raise ActivationError(f"The bootstrap metadata.version {mv} does not support ZK migrations. "
+        raise ActivationError(f"The bootstrap metadata.version {boot_mv} does not support ZK migrations. "
                               "Cannot continue with ZK migrations enabled.")
     return ActivationRecords(tuple(records), not txn, "".join(msg).strip())
 
 
 def records_for_non_empty_log(transaction_start_offset: int, zk_migration_enabled: bool,
-                              metadata_version: MetadataVersionLike,
-                              zk_migration_state: ZkMigrationState = ZkMigrationState.NONE) -> ActivationRecords:
+                              metadata_version: MetadataVersionLike | None,
+                              zk_migration_state: ZkMigrationState | None = ZkMigrationState.NONE) -> ActivationRecords:
     """``ActivationRecordsGenerator.recordsForNonEmptyLog``: abort an in-progress transaction (which needs
     3.6-IV1), then check the replayed ZkMigrationState against ``zookeeper.metadata.migration.enable``;
     below 3.4-IV0 the state is not looked at (and migration enabled throws). Always one atomic batch.
-    ``zk_migration_state`` is the replayed state (NONE when the log has no ZkMigrationStateRecord). Raises
-    ActivationError with Kafka's message: the abort record generated before the throw is not written."""
-    mv = to_metadata_version(metadata_version)
+    ``metadata_version`` is the replayed one; None when the log holds no FeatureLevelRecord for
+    metadata.version (a log bootstrapped by a 3.0 - 3.2 preview cluster): QuorumController's
+    FeatureControlManager then starts at, and keeps, ``MINIMUM_KRAFT_VERSION`` (3.0-IV1).
+    ``zk_migration_state`` is the replayed state, NONE (FeatureControlManager's initial state) when the
+    log has no ZkMigrationStateRecord (None says so too). Raises ActivationError with Kafka's message: the
+    abort record generated before the throw is not written."""
+    mv = MINIMUM_KRAFT_VERSION if metadata_version is None else to_metadata_version(metadata_version)
+    if zk_migration_state is None:
+        zk_migration_state = ZkMigrationState.NONE
     msg = ["Performing controller activation. "]
     records: list[MetadataRecord] = []
     if transaction_start_offset != -1:
@@ -327,12 +340,16 @@ def records_for_non_empty_log(transaction_start_offset: int, zk_migration_enable
 
 
 def generate_activation_records(is_empty: bool, transaction_start_offset: int, zk_migration_enabled: bool,
-                                metadata_version: MetadataVersionLike,
-                                zk_migration_state: ZkMigrationState = ZkMigrationState.NONE,
+                                metadata_version: MetadataVersionLike | None,
+                                zk_migration_state: ZkMigrationState | None = ZkMigrationState.NONE,
                                 bootstrap_source: str = "the default bootstrap") -> ActivationRecords:
     """``ActivationRecordsGenerator.generate``: the empty log gets the bootstrap records (at the bootstrap
-    metadata.version), a replayed log is checked (at its metadata.version)."""
+    metadata.version), a replayed log is checked (at its metadata.version; None: the log holds no
+    FeatureLevelRecord, see ``records_for_non_empty_log``). A bootstrap always has a metadata.version:
+    None with an empty log is a ValueError."""
     if is_empty:
+        if metadata_version is None:
+            raise ValueError("an empty log is activated at the bootstrap metadata.version, which is required")
         return records_for_empty_log(transaction_start_offset, zk_migration_enabled, metadata_version,
                                      bootstrap_source)
     return records_for_non_empty_log(transaction_start_offset, zk_migration_enabled, metadata_version,
@@ -569,3 +586,316 @@ def claim_controller_epoch(zk_epoch: int | None, kraft_epoch_in_zk: int, kraft_e
             kraft_epoch_in_zk=kraft_epoch_in_zk if kraft_epoch_in_zk >= 0 else None).controller_epoch
     except (ControllerMovedError, IllegalStateError):
         return None
+
+
+# ---------------------------------------------------------------- KRaftMigrationDriver's events (Kafka 3.9)
+# What each event of ``KRaftMigrationDriver`` decides, as pure functions of what it reads (the published
+# metadata image, the /migration state it holds, what the migration client answers). The driver runs one
+# event at a time on its own queue; a PollEvent (re-scheduled after each poll, and appended by every state
+# change) enqueues the event of the current state. An event that throws leaves the state as it was, so the
+# next poll runs it again (``handle_migration_event_exception`` says what else happens).
+UNKNOWN_ZK_VERSION = -2  # ZkMigrationLeadershipState.UNKNOWN_ZK_VERSION: no ZK controller epoch claimed
+DEFAULT_MIN_MIGRATION_BATCH_SIZE = 200  # KRaftMigrationDriver.Builder: minBatchSize when not set
+
+
+class DriverEvent(enum.Enum):
+    """The driver's event classes (``KRaftMigrationDriver.*Event``)."""
+
+    RECOVER_MIGRATION_STATE_FROM_ZK = "RecoverMigrationStateFromZKEvent"
+    KRAFT_LEADER = "KRaftLeaderEvent"
+    METADATA_CHANGE = "MetadataChangeEvent"
+    WAIT_FOR_CONTROLLER_QUORUM = "WaitForControllerQuorumEvent"
+    WAIT_FOR_ZK_BROKERS = "WaitForZkBrokersEvent"
+    BECOME_ZK_CONTROLLER = "BecomeZkControllerEvent"
+    MIGRATE_METADATA = "MigrateMetadataEvent"
+    SYNC_KRAFT_METADATA = "SyncKRaftMetadataEvent"
+    SEND_RPCS_TO_BROKERS = "SendRPCsToBrokersEvent"
+    POLL = "PollEvent"
+
+    @property
+    def is_write_event(self) -> bool:
+        """``MigrationWriteEvent``: it writes to ZooKeeper or sends RPCs, so it runs only for the KRaft
+        leader and epoch seen when it was created."""
+        return self in _WRITE_EVENTS
+
+    @property
+    def expected_state(self) -> MigrationDriverState | None:
+        """The state ``checkDriverState`` requires for the event to run (None: the event does not check)."""
+        return _EXPECTED_STATE.get(self)
+
+
+_E = DriverEvent
+_WRITE_EVENTS = frozenset({_E.BECOME_ZK_CONTROLLER, _E.MIGRATE_METADATA, _E.SYNC_KRAFT_METADATA,
+                           _E.SEND_RPCS_TO_BROKERS})
+# PollEvent: the event each state enqueues (None: nothing, the driver waits for a leader or metadata event).
+POLL_EVENTS: dict[MigrationDriverState, DriverEvent | None] = {
+    _D.UNINITIALIZED: _E.RECOVER_MIGRATION_STATE_FROM_ZK,
+    _D.INACTIVE: None,
+    _D.WAIT_FOR_CONTROLLER_QUORUM: _E.WAIT_FOR_CONTROLLER_QUORUM,
+    _D.WAIT_FOR_BROKERS: _E.WAIT_FOR_ZK_BROKERS,
+    _D.BECOME_CONTROLLER: _E.BECOME_ZK_CONTROLLER,
+    _D.ZK_MIGRATION: _E.MIGRATE_METADATA,
+    _D.SYNC_KRAFT_TO_ZK: _E.SYNC_KRAFT_METADATA,
+    _D.KRAFT_CONTROLLER_TO_BROKER_COMM: _E.SEND_RPCS_TO_BROKERS,
+    _D.DUAL_WRITE: None,
+}
+_EXPECTED_STATE: dict[DriverEvent, MigrationDriverState] = {e: s for s, e in POLL_EVENTS.items() if e is not None}
+
+
+def poll_event(state: MigrationDriverState) -> DriverEvent | None:
+    """``PollEvent.run``: the event enqueued in this state."""
+    return POLL_EVENTS[state]
+
+
+@dataclass(frozen=True, order=True)
+class OffsetAndEpoch:
+    """``org.apache.kafka.raft.OffsetAndEpoch``, ordered as Kafka compares it: by epoch, then by offset."""
+
+    epoch: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class LeaderAndEpoch:
+    """``org.apache.kafka.raft.LeaderAndEpoch``: the KRaft leader (None when unknown) and the epoch."""
+
+    leader_id: int | None
+    epoch: int
+
+    def is_leader(self, node_id: int) -> bool:
+        return self.leader_id is not None and self.leader_id == node_id
+
+
+def transition_to(current: MigrationDriverState, new: MigrationDriverState) -> MigrationDriverState:
+    """``KRaftMigrationDriver.transitionTo``: the new state, or Kafka's IllegalStateException."""
+    if not is_valid_state_change(current, new):
+        raise IllegalStateError(f"Invalid transition in migration driver from {current.name} to {new.name}")
+    return new
+
+
+def check_driver_state(state: MigrationDriverState, event: DriverEvent,
+                       event_leader: LeaderAndEpoch | None = None,
+                       current_leader: LeaderAndEpoch | None = None) -> bool:
+    """``checkDriverState``: whether ``event`` runs. A write event created for another leader or epoch than
+    the current one does nothing; so does any event whose state is no longer the driver's (a second
+    MigrateMetadataEvent after the first moved on, for instance)."""
+    if event.is_write_event and event_leader != current_leader:
+        return False
+    return state is event.expected_state
+
+
+def on_controller_change(state: MigrationDriverState) -> tuple[DriverEvent, ...]:
+    """``onControllerChange`` (the metadata loader's thread): the events appended. While UNINITIALIZED the
+    recovery from ZooKeeper is appended first, so that the leader event finds the driver INACTIVE."""
+    if state is MigrationDriverState.UNINITIALIZED:
+        return (DriverEvent.RECOVER_MIGRATION_STATE_FROM_ZK, DriverEvent.KRAFT_LEADER)
+    return (DriverEvent.KRAFT_LEADER,)
+
+
+def recover_migration_state_from_zk_event(state: MigrationDriverState) -> MigrationDriverState:
+    """``RecoverMigrationStateFromZKEvent``: read (or create) /migration, install the driver as a metadata
+    publisher, go INACTIVE. Only while UNINITIALIZED; a ZooKeeper error leaves it UNINITIALIZED and the next
+    poll enqueues the recovery again."""
+    if not check_driver_state(state, DriverEvent.RECOVER_MIGRATION_STATE_FROM_ZK):
+        return state
+    return transition_to(state, MigrationDriverState.INACTIVE)
+
+
+def kraft_leader_event(state: MigrationDriverState, is_active: bool) -> MigrationDriverState:
+    """``KRaftLeaderEvent``: INACTIVE when another node leads (what the driver held of the ZK controller is
+    forgotten: ``withUnknownZkController``), WAIT_FOR_CONTROLLER_QUORUM when this node leads (after reading
+    /migration again). Raises IllegalStateError where Kafka's transitionTo throws (a leader event while
+    UNINITIALIZED, or an active one while already active)."""
+    return transition_to(state, MigrationDriverState.WAIT_FOR_CONTROLLER_QUORUM if is_active
+                         else MigrationDriverState.INACTIVE)
+
+
+def wait_for_controller_quorum_event(state: MigrationDriverState, zk_migration_state: ZkMigrationState,
+                                     initial_zk_migration_complete: bool,
+                                     quorum_not_ready_reason: str | None = None,
+                                     first_publish: bool = True) -> MigrationDriverState:
+    """``WaitForControllerQuorumEvent`` with the image's ZkMigrationState: NONE and POST_MIGRATION go
+    INACTIVE (no migration to drive); PRE_MIGRATION waits for the controller quorum
+    (``quorum_not_ready_reason``: ``reason_all_controllers_zk_migration_not_ready``) and then for the ZK
+    brokers; MIGRATION skips the brokers when /migration says the initial copy finished (a controller
+    restarted or failed over mid-migration), and goes INACTIVE when it does not. Nothing happens before the
+    first metadata image was published."""
+    if not check_driver_state(state, DriverEvent.WAIT_FOR_CONTROLLER_QUORUM) or not first_publish:
+        return state
+    if zk_migration_state in (ZkMigrationState.NONE, ZkMigrationState.POST_MIGRATION):
+        return transition_to(state, MigrationDriverState.INACTIVE)
+    if zk_migration_state is ZkMigrationState.PRE_MIGRATION:
+        if quorum_not_ready_reason is not None:
+            return state
+        return transition_to(state, MigrationDriverState.WAIT_FOR_BROKERS)
+    if zk_migration_state is ZkMigrationState.MIGRATION:
+        return transition_to(state, MigrationDriverState.BECOME_CONTROLLER if initial_zk_migration_complete
+                             else MigrationDriverState.INACTIVE)
+    raise IllegalStateError(f"Unsupported ZkMigrationState {zk_migration_state.name}")
+
+
+def reason_zk_brokers_not_ready_for_migration(first_publish: bool, kraft_brokers: Mapping[int, bool],
+                                              zk_broker_ids: Iterable[int],
+                                              zk_brokers_with_assignments: Iterable[int] = ()) -> str | None:
+    """``areZkBrokersReadyForMigration``: why the driver stays in WAIT_FOR_BROKERS (Kafka's log line), or
+    None. ``kraft_brokers`` maps each broker registered with KRaft to its IsMigratingZkBroker;
+    ``zk_broker_ids`` are the ids under /brokers, ``zk_brokers_with_assignments`` every broker a topic's
+    assignment in ZooKeeper names. Each must be registered with KRaft as a migrating ZK broker."""
+    if not first_publish:
+        return "Waiting for initial metadata publish before checking if Zk brokers are registered."
+    if not kraft_brokers:
+        return "No brokers are known to KRaft, waiting for brokers to register."
+    migrating = {b for b, zk in kraft_brokers.items() if zk}
+    in_zk = set(zk_broker_ids)
+    if not in_zk:
+        return "No brokers are registered in ZK, waiting for brokers to register."
+    if in_zk - migrating:
+        return f"Still waiting for ZK brokers {sorted(in_zk - migrating)} to register with KRaft."
+    assigned = set(zk_brokers_with_assignments)
+    if assigned - migrating:
+        return f"Still waiting for ZK brokers {sorted(assigned - migrating)} found in metadata to register with KRaft."
+    return None
+
+
+def wait_for_zk_brokers_event(state: MigrationDriverState, brokers_not_ready_reason: str | None
+                              ) -> MigrationDriverState:
+    """``WaitForZkBrokersEvent``: BECOME_CONTROLLER once every ZK broker registered (see
+    ``reason_zk_brokers_not_ready_for_migration``)."""
+    if not check_driver_state(state, DriverEvent.WAIT_FOR_ZK_BROKERS) or brokers_not_ready_reason is not None:
+        return state
+    return transition_to(state, MigrationDriverState.BECOME_CONTROLLER)
+
+
+@dataclass(frozen=True)
+class DriverStep:
+    """What one driver event did: the state after it, the znodes it wrote in order ("metadata" for the
+    cluster metadata KRaftMigrationZkWriter writes, each write conditional on /migration's version) and the
+    RPCs it sent to the ZK brokers ("image": full UpdateMetadata / LeaderAndIsr from the image, "delta":
+    incremental ones, None)."""
+
+    state: MigrationDriverState
+    zk_writes: tuple[str, ...] = ()
+    rpcs: str | None = None
+
+
+def become_zk_controller_event(state: MigrationDriverState, claimed: bool, initial_zk_migration_complete: bool,
+                               event_leader: LeaderAndEpoch | None = None,
+                               current_leader: LeaderAndEpoch | None = None) -> DriverStep:
+    """``BecomeZkControllerEvent``: claim /controller and /controller_epoch
+    (``try_register_kraft_controller_as_active_controller``); a claim that fails (``claimed`` false: the ZK
+    controller epoch version stays unknown) keeps the driver in BECOME_CONTROLLER to retry on the next poll
+    (until a new KRaft leader makes the event stale). After a claim /migration is written unconditionally to
+    learn its latest version (KAFKA-16171 / KAFKA-16667), then: ZK_MIGRATION for the initial copy, or
+    SYNC_KRAFT_TO_ZK when /migration says the copy already finished."""
+    if not check_driver_state(state, DriverEvent.BECOME_ZK_CONTROLLER, event_leader, current_leader):
+        return DriverStep(state)
+    if not claimed:
+        return DriverStep(state)  # the conditional multi-op failed as a whole: nothing is written
+    nxt = MigrationDriverState.SYNC_KRAFT_TO_ZK if initial_zk_migration_complete else MigrationDriverState.ZK_MIGRATION
+    return DriverStep(transition_to(state, nxt), ("/controller", "/controller_epoch", "/migration"))
+
+
+def coalesce_migration_batches(batch_sizes: Iterable[int],
+                               min_batch_size: int = DEFAULT_MIN_MIGRATION_BATCH_SIZE) -> tuple[int, ...]:
+    """``BufferingBatchConsumer`` as ``MigrateMetadataEvent`` uses it: the sizes of the record batches handed
+    to the controller for the batches read from ZooKeeper. Batches are buffered until at least
+    ``min_batch_size`` records are held, then handed over whole; the rest is flushed at the end; an empty
+    buffer is never handed over."""
+    out: list[int] = []
+    held = 0
+    for size in batch_sizes:
+        held += size
+        if held >= min_batch_size and held:
+            out.append(held)
+            held = 0
+    if held:
+        out.append(held)
+    return tuple(out)
+
+
+def migrate_metadata_event(state: MigrationDriverState, event_leader: LeaderAndEpoch | None = None,
+                           current_leader: LeaderAndEpoch | None = None) -> DriverStep:
+    """``MigrateMetadataEvent``: begin the migration transaction, copy ZooKeeper's metadata into it (in the
+    batches of ``coalesce_migration_batches``), commit it, record the KRaft offset reached on /migration
+    (the initial copy is now complete) and go SYNC_KRAFT_TO_ZK. Runs only in ZK_MIGRATION: of two such
+    events enqueued back to back only the first begins a migration. (A failed copy aborts the transaction,
+    which stops the controller through its fatal fault handler: not modelled here.)"""
+    if not check_driver_state(state, DriverEvent.MIGRATE_METADATA, event_leader, current_leader):
+        return DriverStep(state)
+    return DriverStep(transition_to(state, MigrationDriverState.SYNC_KRAFT_TO_ZK), ("/migration",))
+
+
+def sync_kraft_metadata_event(state: MigrationDriverState, image: OffsetAndEpoch, migration: OffsetAndEpoch,
+                              event_leader: LeaderAndEpoch | None = None,
+                              current_leader: LeaderAndEpoch | None = None) -> DriverStep:
+    """``SyncKRaftMetadataEvent`` (KAFKA-15010): a full KRaft -> ZooKeeper sync of the image, once the image
+    holds at least what /migration says ZooKeeper holds (``image`` >= ``migration``); then
+    KRAFT_CONTROLLER_TO_BROKER_COMM. The sync writes only what differs."""
+    if not check_driver_state(state, DriverEvent.SYNC_KRAFT_METADATA, event_leader, current_leader) \
+            or image < migration:
+        return DriverStep(state)
+    return DriverStep(transition_to(state, MigrationDriverState.KRAFT_CONTROLLER_TO_BROKER_COMM), ("metadata",))
+
+
+def send_rpcs_to_brokers_event(state: MigrationDriverState, image: OffsetAndEpoch, migration: OffsetAndEpoch,
+                               event_leader: LeaderAndEpoch | None = None,
+                               current_leader: LeaderAndEpoch | None = None) -> DriverStep:
+    """``SendRPCsToBrokersEvent``: full RPCs to the ZK brokers from the image (nothing written to
+    ZooKeeper), then DUAL_WRITE; it waits while the image is older than /migration's offset."""
+    if not check_driver_state(state, DriverEvent.SEND_RPCS_TO_BROKERS, event_leader, current_leader) \
+            or image < migration:
+        return DriverStep(state)
+    return DriverStep(transition_to(state, MigrationDriverState.DUAL_WRITE), (), "image")
+
+
+@dataclass(frozen=True)
+class MetadataChange:
+    """``MetadataChangeEvent``'s outcome: whether it was written to ZooKeeper (the delta or snapshot by
+    KRaftMigrationZkWriter, then the image's offset on /migration), the RPCs sent ("image", "delta" or None)
+    and whether it woke the driver (a broker registration changed before dual write)."""
+
+    zk_writes: tuple[str, ...] = ()
+    rpcs: str | None = None
+    wakeup: bool = False
+
+
+def metadata_change_event(state: MigrationDriverState, *, first_publish: bool = True, image_empty: bool = False,
+                          is_snapshot: bool = False, topics_changed: bool = False, cluster_changed: bool = False,
+                          leader_current: bool = True, initial_zk_migration_complete: bool = True,
+                          image: OffsetAndEpoch | None = None,
+                          migration: OffsetAndEpoch | None = None) -> MetadataChange:
+    """``MetadataChangeEvent`` (the metadata loader published a delta, or a snapshot): ignored before the
+    first non-empty image (KAFKA-15389), when UNINITIALIZED or INACTIVE, and before dual write (a change of
+    broker registrations then wakes the driver, which may be waiting for brokers); in dual write it is
+    ignored when made under another leader or epoch (``leader_current``), before the initial copy
+    finished, or when the image is older than what /migration records. Otherwise it is written to
+    ZooKeeper and the brokers get the full image (a snapshot) or incremental RPCs (a delta that changes
+    topics or brokers; none for other deltas, e.g. configs)."""
+    if (not first_publish and image_empty) or state in (MigrationDriverState.UNINITIALIZED,
+                                                        MigrationDriverState.INACTIVE):
+        return MetadataChange()
+    if not state.allow_dual_write:
+        return MetadataChange(wakeup=cluster_changed)
+    if not leader_current or not initial_zk_migration_complete:
+        return MetadataChange()
+    if image is not None and migration is not None and image < migration:
+        return MetadataChange()
+    if is_snapshot:
+        rpcs: str | None = "image"
+    else:
+        rpcs = "delta" if topics_changed or cluster_changed else None
+    return MetadataChange(("metadata", "/migration"), rpcs)
+
+
+def handle_migration_event_exception(error: str) -> str:
+    """``MigrationEvent.handleException``: what a driver event's exception (Kafka's class name) leads to.
+    "fault": the driver's fault handler (non-fatal in ControllerServer: logged and counted);
+    "retry": logged, the state is unchanged, so the next poll runs the event again; "ignore": the queue
+    is closing. The state is unchanged in every case."""
+    if error == "MigrationClientAuthException":  # a MigrationClientException, checked first
+        return "fault"
+    if error == "MigrationClientException":
+        return "retry"
+    if error == "RejectedExecutionException":
+        return "ignore"
+    return "fault"

@@ -1,0 +1,102 @@
+"""Kafka's ``ClusterControlManagerTest``, its feature checks at broker registration, transcribed as facts against
+``QuorumController.register_broker`` (``kafka`` profile) in ``reference_impl/metadata_version/api.py``.
+
+Read first-hand: ``metadata/src/test/java/org/apache/kafka/controller/ClusterControlManagerTest.java`` at Apache
+Kafka trunk commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25), with
+``ClusterControlManager.registerBroker`` / ``processRegistrationFeature`` of the same commit. Each case id is the
+Kafka test method's name; its registrations, in Kafka's order, are its sub-cases.
+
+How Kafka's fixture maps to ours: the ``FeatureControlManager``'s ``QuorumFeatures(0, supported, [0])`` is
+``local_supported`` with voter 0; its metadata.version and the ``FinalizedControllerFeatures`` handed to
+``registerBroker`` (with ``kraft.version`` added where the test adds it, as ``QuorumController`` does) are
+``finalized``; a ``BrokerRegistrationRequestData``'s ``features`` are the request's; a thrown
+``UnsupportedVersionException`` is a reply with ``UNSUPPORTED_VERSION`` and the exception's message. Registration
+checks do not depend on the release in our model; the release is 3.9's, whose ``MINIMUM_KRAFT_VERSION``
+(3.0-IV1, the version a broker that sends no metadata.version range is assumed to support) is this commit's.
+
+Not transcribed (not a feature check at broker registration, outside this file's scope): ``testReplay``,
+``testReplayRegisterBrokerRecord``, ``testReplayBrokerRegistrationChangeRecord``,
+``testRegistrationWithIncorrectClusterId``, ``testRegisterBrokerRecordVersion``, ``testUnregister``,
+``testPlaceReplicas``, ``testRegistrationsToRecords``, ``testRegisterControlWithOlderMetadataVersion`` (controller
+registration), ``testRegisterWithDuplicateDirectoryId``, ``testHasOnlineDir``, ``testDefaultDir``,
+``testReRegistrationAndBrokerEpoch``.
+
+Not expressible yet: none of the transcribed cases.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_impl.metadata_version.api import (
+    BrokerRegistrationRequest,
+    Errors,
+    QuorumController,
+    VersionRange,
+)
+from reference_impl.metadata_version.catalog import FEATURE_NAME, KAFKA_CATALOG, MetadataVersion
+
+M = MetadataVersion
+MV = FEATURE_NAME
+TEST_VERSION = "test.feature.version"  # TestFeatureVersion.FEATURE_NAME
+KRAFT_VERSION = "kraft.version"  # KRaftVersion.FEATURE_NAME
+
+Ranges = tuple[tuple[str, int, int], ...]
+
+
+def _unsupported(finalized: int, feature: str, low: int, high: int) -> str:
+    return (f"Unable to register because the broker does not support finalized version {finalized} of {feature}. "
+            f"The broker wants a version between {low} and {high}, inclusive.")
+
+
+def controller(supported: Ranges, finalized: tuple[tuple[str, int], ...]) -> QuorumController:
+    return QuorumController(
+        catalog=KAFKA_CATALOG, node_id=0,
+        local_supported=tuple(sorted((name, VersionRange.of(lo, hi)) for name, lo, hi in supported)),
+        voters=((0, None),), finalized=tuple(sorted(finalized)), profile="kafka", kafka_release="3.9")
+
+
+# (the broker's features as sent, the error message; None: registered)
+CASES = [
+    pytest.param(
+        ((MV, M.IBP_3_1_IV0.feature_level, M.IBP_3_7_IV0.feature_level), (TEST_VERSION, 0, 1)),
+        # metadata.version 3.7-IV0, then a replayed FeatureLevelRecord(test.feature.version, 1)
+        ((MV, M.IBP_3_7_IV0.feature_level), (TEST_VERSION, 1)),
+        (
+            (((MV, M.IBP_3_1_IV0.feature_level, M.IBP_3_7_IV0.feature_level),),
+             _unsupported(1, TEST_VERSION, 0, 0)),
+        ), id="testRegistrationWithUnsupportedFeature"),
+    pytest.param(
+        ((MV, M.IBP_3_1_IV0.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1, 1)),
+        ((MV, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1)),  # the controller adds the latest kraft.version
+        (
+            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level),),
+             _unsupported(1, KRAFT_VERSION, 0, 0)),
+            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 0, 0)),
+             _unsupported(1, KRAFT_VERSION, 0, 0)),
+            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1, 1)), None),
+        ), id="testRegistrationWithUnsupportedKraftVersion"),
+    pytest.param(
+        ((MV, M.IBP_3_1_IV0.feature_level, M.IBP_3_3_IV0.feature_level),),
+        ((MV, M.IBP_3_3_IV0.feature_level),),
+        (
+            # no features sent: assumed to support only MINIMUM_KRAFT_VERSION (level 1)
+            ((), _unsupported(4, MV, 1, 1)),
+            (((MV, M.IBP_3_3_IV3.feature_level, M.IBP_3_3_IV3.feature_level),), _unsupported(4, MV, 7, 7)),
+        ), id="testRegistrationWithUnsupportedMetadataVersion"),
+]
+
+
+@pytest.mark.parametrize(("supported", "finalized", "registrations"), CASES)
+def test_registration_feature_checks(supported: Ranges, finalized: tuple[tuple[str, int], ...],
+                                     registrations: tuple[tuple[Ranges, str | None], ...]) -> None:
+    c = controller(supported, finalized)
+    for sent, message in registrations:
+        request = BrokerRegistrationRequest(0, tuple((name, VersionRange.of(lo, hi)) for name, lo, hi in sent))
+        reply, after = c.register_broker(request)
+        if message is None:
+            assert reply.ok and reply.message is None
+            assert [b.broker_id for b in after.brokers] == [0]
+        else:
+            assert (reply.error, reply.message) == (Errors.UNSUPPORTED_VERSION, message)
+            assert after == c  # a refused registration changes nothing

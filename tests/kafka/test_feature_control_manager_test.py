@@ -1,0 +1,296 @@
+"""Kafka's ``FeatureControlManagerTest``, transcribed as facts against ``QuorumController`` (``kafka`` profile) in
+``reference_impl/metadata_version/api.py``.
+
+Read first-hand: ``metadata/src/test/java/org/apache/kafka/controller/FeatureControlManagerTest.java`` at Apache
+Kafka trunk commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25), with ``FeatureControlManager.java``,
+``QuorumFeatures.java`` and ``QuorumController.updateFeatures`` of the same commit. Each case id is the Kafka
+test method's name; its steps (updates, replays, reads) run in Kafka's order on one controller.
+
+How Kafka's fixture maps to ours:
+
+* ``FeatureControlManager.Builder``: ``setQuorumFeatures(features(...))`` is ``local_supported`` (node 0, no
+  quorum voters: the test's ``QuorumFeatures(0, ..., emptyList())``); ``features(...)`` starts from
+  ``defaultFeatureMap(true)``, whose metadata.version entry is ``MINIMUM_KRAFT_VERSION..latestTesting()``;
+  ``setMetadataVersion`` is the finalized metadata.version (default ``latestProduction()``, 4.0-IV0 at this
+  commit); ``setMinimumBootstrapVersion`` is ``minimum_bootstrap_version``; the fake
+  ``ClusterFeatureSupportDescriber``'s brokers are ``brokers``.
+* ``updateFeatures(updates, upgradeTypes, validateOnly)`` is an ``UpdateFeaturesRequest`` whose entries carry
+  the raw ``UpgradeType`` byte (what ``QuorumController.updateFeatures`` passes on; UPGRADE when none is
+  given) and ``dry_run = validateOnly``. Its ``ApiError`` is our response's first error, where release 4.0's
+  top-level message drops the prefix ``QuorumController.updateFeatures`` puts before the manager's message.
+* ``replay(FeatureLevelRecord)`` is ``QuorumController.replay``; a replayed ``ZkMigrationStateRecord`` sets
+  ``zk_migration_in_progress`` to ``ZkMigrationState.inProgress()`` (``reference_impl/zk_migration/api.py``).
+
+This commit is trunk between 3.9 and 4.0. Its ``updateFeatures`` already answers as our release 4.0 does (it
+stops at the first error, writes nothing, and answers one error for the whole request), while its
+metadata.version checks are still release 3.9's (no change during a ZK migration, nothing below
+``minimumBootstrapVersion``, 3.3-IV0; our release 4.0 has neither, and no level below 3.3-IV3). Each case
+runs under every release that agrees with the commit on what it exercises: a multi-feature request only under
+4.0, the 3.9-era metadata.version checks only under 3.9, everything else under both.
+
+Not transcribed: ``testCanUseUnsafeDowngradeIfMetadataChanged`` is ``@Disabled`` at this commit (it expects the
+UNSAFE downgrade KAFKA-13896 has not implemented; ``testUnsafeDowngradeIsTemporarilyDisabled`` states what
+Kafka does instead).
+
+Not expressible yet: none of the enabled cases. (``Features.validateVersion``, the KIP-1022 dependency check
+that runs after the range checks for a feature other than metadata.version, is not modelled; no case here
+reaches it with a failing dependency.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from reference_impl.metadata_version.api import (
+    ALL_FAILED_PREFIX,
+    BrokerRegistration,
+    ControllerResult,
+    Errors,
+    FeatureLevelRecord,
+    FeatureUpdate,
+    QuorumController,
+    UpdateFeaturesRequest,
+    UpgradeType,
+    VersionRange,
+)
+from reference_impl.metadata_version.catalog import (
+    FEATURE_NAME,
+    KAFKA_CATALOG,
+    MINIMUM_KRAFT_VERSION,
+    MetadataVersion,
+    latest_testing,
+)
+from reference_impl.zk_migration.api import ZkMigrationState
+
+M = MetadataVersion
+MV = FEATURE_NAME
+TEST_VERSION = "test.feature.version"  # TestFeatureVersion.FEATURE_NAME
+TRANSACTION_VERSION = "transaction.version"  # TransactionVersion.FEATURE_NAME
+UPGRADE, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
+BOTH, R39, R40 = ("3.9", "4.0"), ("3.9",), ("4.0",)
+INVALID = Errors.INVALID_UPDATE_VERSION
+LATEST_PRODUCTION_AT_COMMIT = M.IBP_4_0_IV0  # MetadataVersion.LATEST_PRODUCTION at the commit read
+
+
+def features(**overrides: tuple[int, int]) -> dict[str, VersionRange]:
+    """Kafka's ``features(...)``: ``defaultFeatureMap(true)`` (its metadata.version entry) plus the test's ranges."""
+    local = {MV: VersionRange.of(MINIMUM_KRAFT_VERSION.feature_level, latest_testing().feature_level)}
+    local.update({name.replace("__", "."): VersionRange.of(lo, hi) for name, (lo, hi) in overrides.items()})
+    return local
+
+
+@dataclass(frozen=True)
+class Manager:
+    """A ``FeatureControlManager.Builder``'s settings."""
+
+    local: dict[str, VersionRange]
+    metadata_version: MetadataVersion = LATEST_PRODUCTION_AT_COMMIT
+    brokers: dict[int, dict[str, VersionRange]] = field(default_factory=dict)
+    minimum_bootstrap_version: MetadataVersion | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """``updateFeatures``: the ``ApiError`` it answers and, unless None, the records it returns."""
+
+    updates: tuple[tuple[str, int], ...]
+    upgrade_types: tuple[tuple[str, UpgradeType], ...] = ()
+    validate_only: bool = False
+    error: Errors = Errors.NONE
+    message: str | None = None
+    records: tuple[FeatureLevelRecord, ...] | None = ()
+    replay: bool = False  # then replay the records (manager.replay / RecordTestUtils.replayAll)
+
+
+@dataclass(frozen=True)
+class Replay:
+    record: FeatureLevelRecord
+
+
+@dataclass(frozen=True)
+class ReplayMigration:
+    """``replay(ZkMigrationStateRecord)``."""
+
+    state: ZkMigrationState
+
+
+@dataclass(frozen=True)
+class Finalized:
+    """``finalizedFeatures(epoch)``: every finalized feature with its level (metadata.version included)."""
+
+    features: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Level:
+    """``finalizedFeatures(...).get(feature)``: the level, or None for ``Optional.empty()``."""
+
+    feature: str
+    level: int | None
+
+
+@dataclass(frozen=True)
+class Version:
+    """``manager.metadataVersion()``."""
+
+    metadata_version: MetadataVersion
+
+
+Step = Update | Replay | ReplayMigration | Finalized | Level | Version
+
+BUILDER1 = Manager(features(metadata__version=(M.IBP_3_3_IV0.feature_level, M.IBP_3_3_IV3.feature_level)),
+                   M.IBP_3_3_IV2)  # TEST_MANAGER_BUILDER1
+
+CASES = [
+    pytest.param(Manager(features(test__feature__version=(0, 2)), M.IBP_3_3_IV0), R40, (
+        Finalized(((MV, 4),)),
+        Update(((TEST_VERSION, 3),), ((TEST_VERSION, SAFE),), error=INVALID,
+               message="Invalid update version 3 for feature test.feature.version. Local controller 0 only supports "
+                       "versions 0-2"),
+        # Two features, one refused: nothing is written (release 3.9 would write test.feature.version's record).
+        Update(((TEST_VERSION, 1), ("bar", 1)), error=INVALID,
+               message="Invalid update version 1 for feature bar. Local controller 0 does not support this feature."),
+        Update(((TEST_VERSION, 1),), records=(FeatureLevelRecord(TEST_VERSION, 1),)),
+    ), id="testUpdateFeatures"),
+    pytest.param(Manager(features(foo=(1, 2)), M.IBP_3_3_IV0), BOTH, (
+        Replay(FeatureLevelRecord("foo", 2)),
+        Finalized(((MV, 4), ("foo", 2))),
+    ), id="testReplay"),
+    pytest.param(Manager(features(foo=(1, 5), transaction__version=(0, 3)),
+                         brokers={5: {TRANSACTION_VERSION: VersionRange.of(0, 2)}}), BOTH, (
+        Update((("foo", 3),), (("foo", SAFE),), error=INVALID,
+               message="Invalid update version 3 for feature foo. Broker 5 does not support this feature."),
+        Update(((TRANSACTION_VERSION, 2),), records=(FeatureLevelRecord(TRANSACTION_VERSION, 2),), replay=True),
+        Update(((TRANSACTION_VERSION, 1),), error=INVALID,
+               message="Invalid update version 1 for feature transaction.version. Can't downgrade the version of "
+                       "this feature without setting the upgrade type to either safe or unsafe downgrade."),
+        Update(((TRANSACTION_VERSION, 1),), ((TRANSACTION_VERSION, SAFE),),
+               records=(FeatureLevelRecord(TRANSACTION_VERSION, 1),)),
+    ), id="testUpdateFeaturesErrorCases"),
+    pytest.param(Manager(features(test__feature__version=(0, 5), transaction__version=(0, 2)), M.IBP_3_3_IV0), BOTH, (
+        Update(((TEST_VERSION, 1), (TRANSACTION_VERSION, 2)), records=None, replay=True),
+        Version(M.IBP_3_3_IV0),
+        Level(TEST_VERSION, 1),
+        Level(TRANSACTION_VERSION, 2),
+        Finalized(((MV, 4), (TEST_VERSION, 1), (TRANSACTION_VERSION, 2))),
+    ), id="testReplayRecords"),
+    pytest.param(BUILDER1, BOTH, (
+        Replay(FeatureLevelRecord(MV, M.IBP_3_3_IV3.feature_level)),
+        Version(M.IBP_3_3_IV3),
+    ), id="testApplyMetadataVersionChangeRecord"),
+    pytest.param(BUILDER1, BOTH, (
+        Update(((MV, M.IBP_3_2_IV0.feature_level),), ((MV, UNSAFE),), validate_only=True, error=INVALID,
+               message="Invalid update version 3 for feature metadata.version. Local controller 0 only supports "
+                       "versions 4-7"),
+    ), id="testCannotDowngradeToVersionBeforeMinimumSupportedKraftVersion"),
+    pytest.param(BUILDER1, BOTH, (
+        Update(((MV, M.IBP_3_3_IV3.feature_level),), ((MV, SAFE),), validate_only=True, error=INVALID,
+               message="Invalid update version 7 for feature metadata.version. Can't downgrade to a newer version."),
+    ), id="testCannotDowngradeToHigherVersion"),
+    pytest.param(BUILDER1, BOTH, (
+        Update(((MV, M.IBP_3_3_IV3.feature_level),), ((MV, UNSAFE),), validate_only=True, error=INVALID,
+               message="Invalid update version 7 for feature metadata.version. Can't downgrade to a newer version."),
+    ), id="testCannotUnsafeDowngradeToHigherVersion"),
+    pytest.param(BUILDER1, BOTH, (
+        Update(((MV, M.IBP_3_3_IV0.feature_level),), ((MV, UPGRADE),), validate_only=True, error=INVALID,
+               message="Invalid update version 4 for feature metadata.version. Can't downgrade the version of this "
+                       "feature without setting the upgrade type to either safe or unsafe downgrade."),
+    ), id="testCannotUpgradeToLowerVersion"),
+    pytest.param(BUILDER1, BOTH, (
+        Update(((MV, M.IBP_3_3_IV3.feature_level),), ((MV, UPGRADE),), validate_only=True),
+    ), id="testCanUpgradeToHigherVersion"),
+    pytest.param(BUILDER1, R39, (
+        Update(((MV, M.IBP_3_3_IV0.feature_level),), ((MV, SAFE),), validate_only=True, error=INVALID,
+               message="Invalid metadata.version 4. Refusing to perform the requested downgrade because it might "
+                       "delete metadata information."),
+    ), id="testCannotUseSafeDowngradeIfMetadataChanged"),
+    pytest.param(BUILDER1, R39, (
+        Update(((MV, M.IBP_3_3_IV0.feature_level),), ((MV, UNSAFE),), validate_only=True, error=INVALID,
+               message="Invalid metadata.version 4. Unsafe metadata downgrade is not supported in this version."),
+    ), id="testUnsafeDowngradeIsTemporarilyDisabled"),
+    pytest.param(Manager(features(metadata__version=(M.IBP_3_0_IV0.feature_level, M.IBP_3_3_IV1.feature_level)),
+                         M.IBP_3_1_IV0, minimum_bootstrap_version=M.IBP_3_0_IV0), R39, (
+        Update(((MV, M.IBP_3_0_IV1.feature_level),), ((MV, SAFE),), validate_only=True),
+    ), id="testCanUseSafeDowngradeIfMetadataDidNotChange"),
+    pytest.param(Manager(features(metadata__version=(M.IBP_3_0_IV0.feature_level, M.IBP_3_3_IV3.feature_level)),
+                         M.IBP_3_3_IV0), R39, (
+        Update(((MV, M.IBP_3_2_IV0.feature_level),), ((MV, UNSAFE),), validate_only=True, error=INVALID,
+               message="Invalid metadata.version 3. Unable to set a metadata.version less than 3.3-IV0"),
+    ), id="testCannotDowngradeBefore3_3_IV0"),
+    pytest.param(Manager({MV: VersionRange.of(M.IBP_3_0_IV1.feature_level, latest_testing().feature_level),
+                          TEST_VERSION: VersionRange.of(0, 2)},
+                         brokers={1: {TEST_VERSION: VersionRange.of(0, 3)}}), BOTH, (
+        Update(((TEST_VERSION, 1),), ((TEST_VERSION, UPGRADE),), records=(FeatureLevelRecord(TEST_VERSION, 1),),
+               replay=True),
+        Level(TEST_VERSION, 1),
+        Update(((TEST_VERSION, 0),), ((TEST_VERSION, UNSAFE),), records=(FeatureLevelRecord(TEST_VERSION, 0),),
+               replay=True),
+        Level(TEST_VERSION, None),
+    ), id="testCreateFeatureLevelRecords"),
+    pytest.param(Manager(features(metadata__version=(M.IBP_3_0_IV0.feature_level, M.IBP_3_5_IV1.feature_level)),
+                         M.IBP_3_4_IV0), R39, (
+        Replay(FeatureLevelRecord(MV, M.IBP_3_4_IV0.feature_level)),  # BootstrapMetadata.fromVersion(3.4-IV0)
+        ReplayMigration(ZkMigrationState.PRE_MIGRATION),
+        Update(((MV, M.IBP_3_5_IV1.feature_level),), ((MV, UPGRADE),), validate_only=True, error=INVALID,
+               message="Invalid metadata.version 10. Unable to modify metadata.version while a ZK migration is in "
+                       "progress."),
+        Update(((MV, M.IBP_3_3_IV0.feature_level),), ((MV, SAFE),), validate_only=True, error=INVALID,
+               message="Invalid metadata.version 4. Unable to modify metadata.version while a ZK migration is in "
+                       "progress."),
+        ReplayMigration(ZkMigrationState.POST_MIGRATION),  # the migration completes
+        Update(((MV, M.IBP_3_5_IV1.feature_level),), ((MV, UPGRADE),), records=None, replay=True),
+        Version(M.IBP_3_5_IV1),
+    ), id="testNoMetadataVersionChangeDuringMigration"),
+]
+
+
+def build(manager: Manager, release: str) -> QuorumController:
+    floor = manager.minimum_bootstrap_version
+    return QuorumController(
+        catalog=KAFKA_CATALOG, node_id=0, local_supported=tuple(sorted(manager.local.items())), voters=(),
+        brokers=tuple(BrokerRegistration(b, tuple(sorted(r.items())), fenced=False)
+                      for b, r in sorted(manager.brokers.items())),
+        finalized=((MV, manager.metadata_version.feature_level),), profile="kafka", kafka_release=release,
+        minimum_bootstrap_version=None if floor is None else floor.feature_level)
+
+
+def api_error(result: ControllerResult) -> tuple[Errors, str | None]:
+    """The manager's ``ApiError``: our response's first error, without 4.0's whole-request prefix."""
+    error, message = result.response.first_error()
+    if message is not None and message.startswith(ALL_FAILED_PREFIX):
+        message = message[len(ALL_FAILED_PREFIX):]
+    return error, message
+
+
+def run(c: QuorumController, step: Step) -> QuorumController:
+    if isinstance(step, Update):
+        types = dict(step.upgrade_types)
+        request = UpdateFeaturesRequest(tuple(
+            FeatureUpdate.with_upgrade_type(name, level, types.get(name, UPGRADE).value)
+            for name, level in step.updates), dry_run=step.validate_only)
+        result = c.update_features(request)
+        assert api_error(result) == (step.error, step.message)
+        if step.records is not None:
+            assert result.records == step.records
+        return c.apply(result) if step.replay else c
+    if isinstance(step, Replay):
+        return c.replay(step.record)
+    if isinstance(step, ReplayMigration):
+        return replace(c, zk_migration_in_progress=step.state.in_progress())
+    if isinstance(step, Finalized):
+        assert dict(c.finalized) == dict(step.features)
+    elif isinstance(step, Level):
+        assert dict(c.finalized).get(step.feature) == step.level
+    else:
+        assert c.metadata_version == step.metadata_version.feature_level
+    return c
+
+
+@pytest.mark.parametrize(("manager", "releases", "steps"), CASES)
+def test_feature_control_manager(manager: Manager, releases: tuple[str, ...], steps: tuple[Step, ...]) -> None:
+    for release in releases:
+        c = build(manager, release)
+        for step in steps:
+            c = run(c, step)
