@@ -186,7 +186,8 @@ def _upgradable(ctx: FeaturesContext) -> bool:
                for sup in ctx.table.values() for lo, hi in sup.values())
 
 
-@witness("FEAT-W1", "a feature is finalized above version level 1 (an upgrade was applied)",
+@witness("FEAT-W1", "a feature is finalized above version level 1 (an upgrade was applied, or a new cluster "
+         "bootstrapped on a release that supports more)",
          source=f"{KIP} Use case (group_coordinator v1 -> v2); UpdateFeatures", when=_upgradable)
 def upgrade_finalized(s: Any) -> bool:
     return _enabled(s) and any(hi >= 2 for _lo, hi in _node_features(s).values())

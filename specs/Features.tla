@@ -488,7 +488,7 @@ FEAT_10 == \A i \in BrokerIds : Running(i) => B(i).notified
 
 (* Witnesses ("sometimes": a state the config must reach, else the run is vacuous). TLC checks each as  *)
 (* the negated invariant ~FEAT_Wn: a "violation" is the witness reached, with its trace.              *)
-(* FEAT-W1: a feature is finalized above version level 1 (an upgrade was applied). *)
+(* FEAT-W1: a feature is finalized above version level 1 (an upgrade, or a new cluster's bootstrap). *)
 FEAT_W1 == Versioned /\ \E f \in DOMAIN node.features : node.features[f][2] >= 2
 
 (* FEAT-W2: a client learned the finalized features from a broker's ApiVersions. *)
