@@ -6,8 +6,9 @@ Python for the initial state), what a newly elected controller does with the per
 (``activate``: finalize, resign, abort the open transaction; the same formula as the ``zk_triggers`` rule
 of :mod:`model.decisions`), a ZK broker's registration (``zk_broker_registration_error`` with
 ZkMigrationReady set and no KRaft broker), the take-over of ``/controller_epoch``
-(``claim_controller_epoch``) and the driver's state machine (only valid state changes are written, so
-``is_valid_state_change`` needs no formula of its own).
+(``claim_controller_epoch``), the quorum trigger (under ``kafka``
+``reason_all_controllers_zk_migration_not_ready`` over the voters' registrations) and the driver's state
+machine (only valid state changes are written, so ``is_valid_state_change`` needs no formula of its own).
 
 The state is one flat record:
 
@@ -93,6 +94,9 @@ ABSENT = -1  # slots past a sequence's length, and absent znodes / versions / ep
 # the KIP's bridge release 3.4-IV0 and Kafka 3.9's 3.6-IV1 for an empty log (metadata transactions).
 BOOTSTRAP_MINIMUM = {"kip": MetadataVersion.IBP_3_4_IV0.feature_level,
                      "kafka": MetadataVersion.IBP_3_6_IV1.feature_level}
+# Kafka 3.9 registers controllers (ControllerRegistrationRecord) from 3.7-IV0; below it the driver's quorum
+# check (QuorumFeatures.reasonAllControllersZkMigrationNotReady) has nothing to look at and passes.
+CONTROLLER_REGISTRATION_LEVEL = MetadataVersion.IBP_3_7_IV0.feature_level
 
 Branch = tuple[Any, dict[str, Any]]  # (guard over the current state, changed fields -> their new values)
 
@@ -526,12 +530,22 @@ class ZkMigrationZ3(SymbolicSystem):
     def _activate(self, v: V, i: int) -> list[Branch]:
         return [(self.leads(v, i, INACTIVE), {f"v{i}.drv": WAIT_QUORUM})]
 
+    def quorum_ready(self, v: V) -> Any:
+        """Trigger 5 as the driver checks it before the copy. kip: every voter running with the migration
+        config. kafka (QuorumFeatures.reasonAllControllersZkMigrationNotReady): below 3.7-IV0 nothing; from
+        3.7-IV0 every voter's controller registration ready, i.e. the migration config it last started with,
+        kept while it is down (every voter started, so each has a registration)."""
+        if self.profile == "kip":
+            return _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
+        if self.config.quorum_level < CONTROLLER_REGISTRATION_LEVEL:
+            return z3.BoolVal(True)
+        return _and([v[f"v{j}.mig"] for j in range(self.nv)])
+
     def _wait_quorum(self, v: V, i: int) -> list[Branch]:
         st = v["mstate"]
-        every_voter_ready = _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
         to = z3.If(z3.Or(st == NONE, st == POST_MIGRATION), INACTIVE,
                    z3.If(st == PRE_MIGRATION, WAIT_BROKERS, z3.If(v["zk.migrated"], BECOME, INACTIVE)))
-        return [(z3.And(self.leads(v, i, WAIT_QUORUM), z3.Implies(st == PRE_MIGRATION, every_voter_ready)),
+        return [(z3.And(self.leads(v, i, WAIT_QUORUM), z3.Implies(st == PRE_MIGRATION, self.quorum_ready(v))),
                  {f"v{i}.drv": to})]
 
     def brokers_ready(self, v: V) -> Any:
@@ -769,10 +783,15 @@ class ZkMigrationZ3(SymbolicSystem):
                           self.seq_equal(v2, "loglen", "l", self.ml, v, "zk.dlen", "zk.d", self.md))
 
     def mig07(self, v: V, v2: V) -> z3.BoolRef:
-        """Trigger 5 (every voter ready) when a driver leaves WAIT_FOR_CONTROLLER_QUORUM for the brokers;
+        """Trigger 5 when a driver leaves WAIT_FOR_CONTROLLER_QUORUM for the brokers (kip: every voter
+        running and ready; kafka: from 3.7-IV0 every voter's registration ready, a down voter's included);
         triggers 1-4 (every broker in ZK mode, configured, registered, at the quorum's version) when it
         stops waiting for them before the copy."""
-        quorum_ready = _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
+        if self.profile == "kip":
+            quorum_ready = _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
+        else:
+            quorum_ready = z3.Or(self.config.quorum_level < CONTROLLER_REGISTRATION_LEVEL,
+                                 _and([v[f"v{j}.mig"] for j in range(self.nv)]))
         ok = [z3.Implies(z3.And(self.by_voter("DriverWaitForQuorum", i)(v, v2), v2[f"v{i}.drv"] == WAIT_BROKERS),
                          quorum_ready) for i in range(self.nv)]
         brokers = _and([z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.mig"], v[f"b{b}.reg"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
 from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
 from rollcheck.transition import Action
@@ -17,6 +18,8 @@ KIP = "KIP-866"
 ZK_WRITERS = ("ZkMetadataChange", "SyncKRaftToZk", "DualWrite")
 # The mutations that take the /migration fence away: a deposed controller's write is then accepted.
 UNFENCED = frozenset({"unconditional_zk_writes", "stale_migration_version"})
+# Kafka 3.9's controllers register (ControllerRegistrationRecord, with zkMigrationReady) from 3.7-IV0.
+CONTROLLER_REGISTRATION_LEVEL = MetadataVersion.IBP_3_7_IV0.feature_level
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,12 @@ def start_when_triggered(ctx: ZkMigrationContext, s: Any, a: Action, t: Any) -> 
     # brokers) when it stops waiting for them: as KRaftMigrationDriver does, and the KIP orders them so
     # (an incompatible broker may join at any time later: it is then isolated, see MIG-10).
     if a.name == "DriverWaitForQuorum" and t.voters[a["voter"]].driver.name == "WAIT_FOR_BROKERS":
-        return all(v.running and v.migration for v in s.voters)
+        if ctx.profile == "kip" or ctx.kip_claims:
+            return all(v.running and v.migration for v in s.voters)
+        # Kafka 3.9 (QuorumFeatures.reasonAllControllersZkMigrationNotReady): no quorum check below 3.7-IV0;
+        # from 3.7-IV0 every voter's controller registration is ready, and a registration outlives its
+        # controller: the migration config each voter last started with, running or not.
+        return ctx.quorum_level < CONTROLLER_REGISTRATION_LEVEL or all(v.migration for v in s.voters)
     if a.name != "DriverWaitForBrokers" or s.migration.name != "PRE_MIGRATION":
         return True
     quorum_level = ctx.quorum_level

@@ -44,6 +44,8 @@ CONSTANTS
     \* @type: Int;
     KafkaEmptyLogMinimumLevel,  \* 3.6-IV1: Kafka 3.9 bootstraps an empty log in migration mode from here
     \* @type: Int;
+    ControllerRegistrationLevel, \* 3.7-IV0: Kafka 3.9's controllers register (ControllerRegistrationRecord)
+    \* @type: Int;
     ZkEpoch,                    \* /controller_epoch before the migration
     \* @type: Int;
     MaxUpdates,                 \* metadata changes (ZK mode or KRaft): record ids 1..MaxUpdates
@@ -346,8 +348,18 @@ DriverActivate(v) ==
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM"])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
-(* Trigger 5: the whole quorum ready (every voter running with ZkMigrationReady) before a migration    *)
-(* starts; a migration already copied goes on with the take-over, one not yet copied waits again.      *)
+(* Trigger 5, checked before a migration starts.  kip: the whole quorum ready, every voter running     *)
+(* with ZkMigrationReady.  kafka (QuorumFeatures.reasonAllControllersZkMigrationNotReady): nothing is  *)
+(* checked below 3.7-IV0; from 3.7-IV0 every voter's controller registration has zkMigrationReady: the *)
+(* migration config it last started with, which stays while it is down (every voter started, so each   *)
+(* has a registration).                                                                                *)
+QuorumReady ==
+    IF Profile = "kip"
+    THEN \A x \in VoterIdx : voters[x].running /\ voters[x].migration
+    ELSE QuorumLevel < ControllerRegistrationLevel \/ \A x \in VoterIdx : voters[x].migration
+
+(* Trigger 5 before a migration starts; a migration already copied goes on with the take-over, one not *)
+(* yet copied waits again.                                                                             *)
 DriverWaitForQuorum(v) ==
     LET new == CASE migration \in {"NONE", "POST_MIGRATION"} -> "INACTIVE"
                  [] migration = "PRE_MIGRATION" -> "WAIT_FOR_BROKERS"
@@ -355,7 +367,7 @@ DriverWaitForQuorum(v) ==
     IN
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "WAIT_FOR_CONTROLLER_QUORUM"
-    /\ (migration = "PRE_MIGRATION" => \A x \in VoterIdx : voters[x].running /\ voters[x].migration)
+    /\ (migration = "PRE_MIGRATION" => QuorumReady)
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = new])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
@@ -578,12 +590,15 @@ MIG_05 == [][MIG_05_Step]_vars
 (* MIG-06: nothing is committed to the KRaft log before the copy. *)
 MIG_06 == migration # "PRE_MIGRATION" \/ log = <<>>
 
-(* MIG-07: the migration starts only when every trigger holds: trigger 5 (the whole quorum ready) when  *)
-(* the driver checks the quorum, triggers 1-4 (the brokers) when it stops waiting for them.            *)
+(* MIG-07: the migration starts only when every trigger holds: trigger 5 when the driver checks the    *)
+(* quorum (kip: the whole quorum running and ready; kafka: from 3.7-IV0 every voter's registration     *)
+(* ready, a down voter's included), triggers 1-4 (the brokers) when it stops waiting for them.         *)
 MIG_07_Step ==
     \A v \in VoterIdx :
         /\ (DriverWaitForQuorum(v) /\ voters'[v].driver = "WAIT_FOR_BROKERS")
-              => \A x \in VoterIdx : voters[x].running /\ voters[x].migration
+              => IF Profile = "kip"
+                 THEN \A x \in VoterIdx : voters[x].running /\ voters[x].migration
+                 ELSE QuorumLevel < ControllerRegistrationLevel \/ \A x \in VoterIdx : voters[x].migration
         /\ (DriverWaitForBrokers(v) /\ migration = "PRE_MIGRATION")
               => \A b \in BrokerIdx : /\ brokers[b].mode = "ZK" /\ brokers[b].migration
                                       /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel

@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reference_impl.zk_migration.api import KAFKA_EMPTY_LOG_MINIMUM_LEVEL, KIP_MINIMUM_LEVEL
+from reference_impl.zk_migration.api import (
+    CONTROLLER_REGISTRATION_MINIMUM,
+    KAFKA_EMPTY_LOG_MINIMUM_LEVEL,
+    KIP_MINIMUM_LEVEL,
+)
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import KRAFT_ID
 from rollcheck.tla.binding import SpecBinding
@@ -20,6 +24,7 @@ def constants(config: ZkMigrationConfig) -> dict[str, Any]:
         "BrokerIbp": config.broker_ibp,
         "KipMinimumLevel": KIP_MINIMUM_LEVEL,
         "KafkaEmptyLogMinimumLevel": KAFKA_EMPTY_LOG_MINIMUM_LEVEL,
+        "ControllerRegistrationLevel": CONTROLLER_REGISTRATION_MINIMUM.feature_level,
         "ZkEpoch": config.zk_epoch,
         "MaxUpdates": config.max_updates,
         "LagLimit": config.lag_limit,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from properties.zk_migration import PROPERTIES
+from reference_impl.metadata_version.catalog import MetadataVersion as MV
 from reference_impl.zk_migration import api
 from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
@@ -327,6 +328,34 @@ def test_system_does_not_claim_without_a_controller_epoch() -> None:
     assert "BecomeZkController(voter=0)" not in [repr(a) for a, _ in ts.successors(gone)]
 
 
+@pytest.mark.parametrize(("profile", "level", "registered_ready", "proceeds"), [
+    ("kip", MV.IBP_3_6_IV1, True, False),  # KIP-866 trigger 5: every controller running and ready
+    ("kip", MV.IBP_3_7_IV0, True, False),
+    ("kafka", MV.IBP_3_6_IV1, True, True),  # no controller registrations below 3.7-IV0: nothing checked
+    ("kafka", MV.IBP_3_6_IV1, False, True),
+    ("kafka", MV.IBP_3_7_IV0, True, True),  # the down voter's registration stays, ready
+    ("kafka", MV.IBP_3_7_IV0, False, False),  # ... or not ready (unreachable: no voter is without the config
+                                              # before MIGRATION; the rule is checked all the same)
+])
+def test_system_quorum_trigger_with_a_voter_down(profile: str, level: MV, registered_ready: bool,
+                                                 proceeds: bool) -> None:
+    """The leader's driver in WAIT_FOR_CONTROLLER_QUORUM before the copy with voter 2 crashed: kip waits for
+    it; kafka decides by reason_all_controllers_zk_migration_not_ready over the voters' registrations (the
+    migration config each last started with, a down voter's included)."""
+    ts = ENTRY.build(replace(ENTRY.configs["faults"], profile=profile, quorum_level=level.feature_level,
+                             broker_ibp=level.feature_level))
+    s = next(iter(ts.initial_states()))
+    for label in ("DriverActivate(voter=0)", "CrashVoter(voter=2)"):
+        s = _do(ts, s, label)
+    s = replace(s, voters=(*s.voters[:2], replace(s.voters[2], migration=registered_ready)))
+    assert s.migration is Z.PRE_MIGRATION and s.voters[0].driver is D.WAIT_FOR_CONTROLLER_QUORUM
+    assert ("DriverWaitForQuorum(voter=0)" in [repr(a) for a, _ in ts.successors(s)]) is proceeds
+    if profile == "kafka":
+        registrations = {v: x.migration for v, x in enumerate(s.voters)}
+        reason = api.reason_all_controllers_zk_migration_not_ready(level, (0, 1, 2), registrations)
+        assert (reason is None) is proceeds
+
+
 # ---------------------------------------------------------------- properties and witnesses
 SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
           "MIG-L1", "MIG-L2")
@@ -443,8 +472,12 @@ def test_findings() -> None:
     # Kafka 3.9 has no write-behind limit and keeps committing while ZooKeeper is down.
     assert "MIG-04" in _violated(replace(ENTRY.configs["small"], profile="kafka", max_updates=2))
     assert "MIG-04" not in _violated(replace(ENTRY.configs["small"], max_updates=2))
+    faults_kafka = _violated(replace(ENTRY.configs["faults"], profile="kafka"))
     # Kafka finalizes as soon as one controller without the migration config becomes active.
-    assert "MIG-12" in _violated(replace(ENTRY.configs["faults"], profile="kafka"))
+    assert "MIG-12" in faults_kafka
+    # Kafka starts the migration with a controller down: trigger 5 as the KIP states it (every controller
+    # running and ready) is not what Kafka checks (the registrations, from 3.7-IV0 only).
+    assert "MIG-07" in faults_kafka
     # The KIP's rollback deletes /controller_epoch: the next ZK controller starts again at epoch 1.
     kip_small = _violated(ENTRY.configs["small"])
     assert "MIG-01R" in kip_small

@@ -10,7 +10,8 @@ moves voter 0 or broker 0 are unreachable. Those two nodes are kept apart; the r
 * Voters ``1..voters-1``: they start alike (running, migration enabled, driver INACTIVE, nothing
   claimed) and every rule treats a voter only through its own data and the references below: any
   running voter may be elected, take over, crash, recover or be restarted with another migration
-  config; triggers and finalization quantify over all voters ("every voter's ZkMigrationReady").
+  config; triggers and finalization quantify over all voters ("every voter's ZkMigrationReady"; under
+  kafka every voter's controller registration, the migration config it last started with).
 * ZK brokers ``1..zk_brokers-1``: they start alike (ZK mode, migration off, the config's IBP,
   unregistered) and any ZK broker may become ZK controller, be restarted with the migration config or
   an incompatible IBP, register, move to KRaft and back; the triggers quantify over all brokers.

@@ -31,6 +31,7 @@ from reference_impl.zk_migration.api import (
     bootstrap_migration_state,
     claim_controller_epoch,
     is_valid_state_change,
+    reason_all_controllers_zk_migration_not_ready,
     zk_broker_registration_error,
 )
 from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
@@ -109,14 +110,17 @@ class ZkMigrationSystem(DataclassSystem):
         super().__init__(config)
         self.muts = config.mutations
         # Memos of the API-level decisions, pure functions of a few fields (the config's part is fixed):
-        # (broker, ibp, leader's migration flag) -> accepted; (state, migration, all_off, txn) -> Activation.
+        # (broker, ibp, leader's migration flag) -> accepted; (state, migration, all_off, txn) -> Activation;
+        # the voters' registered ZkMigrationReady flags -> the quorum ready (kafka).
         self._registration_ok: dict[tuple[int, int, bool], bool] = {}
         self._activation: dict[tuple[ZkMigrationState, bool, bool, bool], Any] = {}
+        self._quorum_ok: dict[tuple[bool, ...], bool] = {}
 
     def __getstate__(self) -> dict[str, object]:
         d = super().__getstate__()
         d["_registration_ok"] = {}  # memos: rebuilt wherever the system is unpickled
         d["_activation"] = {}
+        d["_quorum_ok"] = {}
         return d
 
     # ------------------------------------------------------------------ interface
@@ -367,7 +371,7 @@ class ZkMigrationSystem(DataclassSystem):
             if m in (ZkMigrationState.NONE, ZkMigrationState.POST_MIGRATION):
                 steps.append(("DriverWaitForQuorum", to(D.INACTIVE)))
             elif m is ZkMigrationState.PRE_MIGRATION:
-                if all(x.running and x.migration for x in s.voters):  # every voter's ZkMigrationReady
+                if self.quorum_ready(s):
                     steps.append(("DriverWaitForQuorum", to(D.WAIT_FOR_BROKERS)))
             elif m is ZkMigrationState.MIGRATION:
                 steps.append(("DriverWaitForQuorum", to(D.BECOME_CONTROLLER if z.migrated else D.INACTIVE)))
@@ -408,6 +412,29 @@ class ZkMigrationSystem(DataclassSystem):
         elif d is D.DUAL_WRITE:
             steps.extend(self._dual_write(s, v))
         return steps
+
+    def quorum_ready(self, s: ZkMigrationSystemState) -> bool:
+        """Trigger 5, as the driver checks it in WAIT_FOR_CONTROLLER_QUORUM before the copy.
+
+        kip: KIP-866 as written, every voter running with ZkMigrationReady.
+
+        kafka: ``QuorumFeatures.reasonAllControllersZkMigrationNotReady`` (KRaftMigrationDriver's
+        WaitForControllerQuorumEvent) at the quorum's metadata.version, which never changes in this model
+        (the config's ``quorum_level``): nothing is checked below 3.7-IV0; from 3.7-IV0 every voter's
+        controller registration must exist and have zkMigrationReady. A voter's registration is what it
+        registered at its last start, its ``migration`` flag, and it stays while the voter is down (Kafka
+        removes no ControllerRegistrationRecord when a controller stops). Every voter runs in the initial
+        state, so each has registered and "No registration found" is unreachable here; a restarted voter's
+        new registration is taken as committed at once (Kafka's ControllerRegistrationManager re-registers
+        once it has caught up)."""
+        if self.config.profile == "kip":
+            return all(x.running and x.migration for x in s.voters)
+        key = tuple(x.migration for x in s.voters)
+        hit = self._quorum_ok.get(key)
+        if hit is None:
+            hit = self._quorum_ok[key] = reason_all_controllers_zk_migration_not_ready(
+                self.config.quorum_level, range(len(key)), dict(enumerate(key))) is None
+        return hit
 
     def brokers_ready(self, s: ZkMigrationSystemState) -> bool:
         """KIP-866 triggers 1-4: every broker at the migration version, configured, registered, online."""

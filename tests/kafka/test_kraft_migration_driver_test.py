@@ -23,14 +23,9 @@ The ``*_system`` cases check the same facts where the system model (``system.py`
 decides them: the driver steps of the leader's voter.
 
 The system model does not call the per-event functions (its driver steps are written out in
-``ZkMigrationSystem.driver_steps``); the ``*_system`` cases are where the two must agree.
-
-Finding (xfail strict): the system model's WAIT_FOR_CONTROLLER_QUORUM step in PRE_MIGRATION waits until
-every voter is running with the migration config, at every metadata.version. Kafka 3.9
-(``QuorumFeatures.reasonAllControllersZkMigrationNotReady``) checks nothing below 3.7-IV0
-(``testOnlySendNeededRPCsToBrokers[false]``: 3.6-IV2, no controller registered, the migration proceeds)
-and from 3.7-IV0 only the controllers' registrations, which stay in the metadata while a controller is
-down. So Kafka starts the migration with a voter down where the model waits for it to recover.
+``ZkMigrationSystem.driver_steps``; under ``kafka`` its quorum trigger asks
+``reason_all_controllers_zk_migration_not_ready`` about the voters' registrations); the ``*_system`` cases
+are where the two must agree.
 
 Not expressible yet:
 * ``testTopicDualWriteSnapshot``, ``testTopicDualWriteDelta``, ``testControllerFailover``: which topics the
@@ -588,12 +583,6 @@ def test_system_waits_for_an_unready_controller(kafka_test: str) -> None:
     assert _driver_after(ts, s, "DriverWaitForQuorum") is D.WAIT_FOR_BROKERS
 
 
-_FINDING = ("finding: the system's WAIT_FOR_CONTROLLER_QUORUM waits for every voter to be running with the migration "
-            "config; Kafka 3.9 checks nothing below 3.7-IV0 and from 3.7-IV0 only the controller registrations, "
-            "which stay while a controller is down")
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_FINDING)
 @pytest.mark.parametrize(("level", "registered"), [
     (MV.IBP_3_6_IV2, {}),  # testOnlySendNeededRPCsToBrokers[false]: no controller registration at all
     (MV.IBP_3_7_IV0, ALL_READY),  # all registered ready, one of them down since
