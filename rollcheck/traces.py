@@ -126,11 +126,15 @@ def canonical_view(view: Mapping[str, object]) -> str:
 
 
 def canonical_itf_state(values: Mapping[str, Any]) -> str:
-    """The canonical JSON text of one ITF state's variables (``#meta`` ignored)."""
-    return canonical_json(canonical_itf({k: v for k, v in values.items() if k != "#meta"}))
+    """The canonical JSON text of one ITF state's variables (``#meta`` and Quint's ``mbt::`` keys ignored)."""
+    return canonical_json(canonical_itf({k: v for k, v in values.items()
+                                         if k != "#meta" and not k.startswith("mbt::")}))
 
 
 # --------------------------------------------------------------------------- ITF traces
+
+
+MBT_ACTION, MBT_PICKS = "mbt::actionTaken", "mbt::nondetPicks"
 
 
 def _plain_param(v: Any) -> Any:
@@ -163,6 +167,12 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
             meta["action_params"] = {k: _plain_param(v) for k, v in step.action.params}
             meta["action_repr"] = repr(step.action)
         values = {k: to_itf(v) for k, v in view.items()}
+        # Quint's model-based-testing keys (`quint run --mbt`), so Quint-based tooling reads our traces: the
+        # action taken into this state ("init" for the first) and its nondeterministic picks, each an
+        # Option variant (only the taken action's parameters are known here: each is Some).
+        values[MBT_ACTION] = "init" if step.action is None else step.action.name
+        values[MBT_PICKS] = {} if step.action is None else {
+            k: {"tag": "Some", "value": to_itf(_plain_param(v))} for k, v in step.action.params}
         states.append(itf_py.State(meta=meta, values={}))
         states[-1].values = values  # already ITF JSON; kept out of itf_py's own conversion
     doc_meta: dict[str, Any] = {
@@ -180,6 +190,7 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
     if trace.property_id:
         doc_meta["property"] = trace.property_id
     doc_meta.update(trace.meta)
+    variables += [MBT_ACTION, MBT_PICKS]
     itf_trace = itf_py.Trace(meta=doc_meta, params=[], vars=variables, states=[], loop=None)
     doc: dict[str, Any] = itf_py.trace_to_json(itf_trace)
     doc["states"] = [{"#meta": s.meta, **s.values} for s in states]

@@ -51,8 +51,11 @@ def test_broken_variant_gives_shortest_counterexample(tmp_path: Path) -> None:
     assert [a.name for a in v.trace.actions] == ["IncB", "IncA"]
     path = write_itf(tmp_path / "cex.itf.json", v.trace, ts)
     doc = read_itf(path)
-    assert doc["vars"] == ["a", "b", "tags"]
+    # the spec's variables, then Quint's model-based-testing keys (`quint run --mbt` writes the same two)
+    assert doc["vars"] == ["a", "b", "tags", "mbt::actionTaken", "mbt::nondetPicks"]
     assert doc["states"][2]["a"] == {"#bigint": "1"}
+    assert [s["mbt::actionTaken"] for s in doc["states"]] == ["init", "IncB", "IncA"]
+    assert all(s["mbt::nondetPicks"] == {} for s in doc["states"])  # the toy's actions have no parameters
     again = trace_from_itf(doc, ts)
     assert again.states == v.trace.states and again.actions == v.trace.actions
 

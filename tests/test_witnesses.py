@@ -202,3 +202,22 @@ def test_z3_differential_sees_a_bug_planted_in_the_reference(tmp_path: Path) -> 
         assert (report.status == "diverged") is diverges, report.message
         assert report.stats["differential"]["states"] == (1 if diverges else 20)  # it stops at the first
     assert "RestartBroker" in report.message and "reference only" not in report.message
+
+
+def test_itf_carries_quints_mbt_keys_with_each_actions_picks(tmp_path: Path) -> None:
+    from rollcheck.registry import get_protocol
+    from rollcheck.replay import replay_itf
+    from rollcheck.traces import read_itf, write_itf
+
+    entry = get_protocol("features")
+    ts = entry.variant("FEAT-M2").system(entry.configs["small"])
+    v = explore(ts, config_name="small").violations[0]
+    doc = read_itf(write_itf(tmp_path / "t.itf.json", v.trace, ts))
+    last = doc["states"][-1]
+    assert last["mbt::actionTaken"] == "UpdateFeatures" == v.trace.actions[-1].name
+    picks = last["mbt::nondetPicks"]
+    assert set(picks) == {k for k, _ in v.trace.actions[-1].params}
+    assert all(p["tag"] == "Some" for p in picks.values())
+    assert picks["dry_run"] == {"tag": "Some", "value": False}
+    assert doc["states"][0]["mbt::actionTaken"] == "init" and doc["states"][0]["mbt::nondetPicks"] == {}
+    assert replay_itf(tmp_path / "t.itf.json").reproduced  # the extra keys change nothing for replay
