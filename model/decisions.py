@@ -192,7 +192,7 @@ def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: i
             return acc
 
         min_received = fold(v, L, lambda a, b: a < b)
-        if mutation == "commonly_supported_is_max":
+        if mutation == "commonly_supported_is_max" and L >= 4:  # a 2.0 leader has no such field (see assign)
             min_supported = fold(sup, L, lambda a, b: a > b)
         else:
             min_supported = fold(sup, L, lambda a, b: a < b)

@@ -337,7 +337,8 @@ class StreamsProbingZ3(SymbolicSystem):
             # A pre-2.0 SubscriptionInfo.decode throws on a version it does not know.
             cases += [(first_future[i], leader_fails(2, used[i])) for i in range(n)]
         min_received = _min(list(zip(mem, used, strict=True)), L)
-        pick = _max if "commonly_supported_is_max" in self.muts else _min
+        # A 2.0 leader (L = 3) has no commonly supported version to get wrong (reference_impl assign()).
+        pick = _max if "commonly_supported_is_max" in self.muts and L >= 4 else _min
         min_supported = pick(list(zip(mem, sup, strict=True)), L)
         if "leader_fails_on_future" in self.muts:
             cases += [(first_future[i], leader_fails(3, used[i])) for i in range(n)]
