@@ -25,6 +25,27 @@ def test_prove_json_proves_str05(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert (tmp_path / "streams_probing-small-kip" / "summary.json").exists()
 
 
+def test_prove_sees_a_bug_planted_in_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proofs are about the Z3 model; the successor differential compares it with the reference, so a
+    reference that drops a step (here: the second instance is never bounced) is a disagreement, exit 3."""
+    from reference_impl.streams_probing.system import StreamsProbingSystem
+
+    honest = StreamsProbingSystem.successors
+
+    def planted(self: StreamsProbingSystem, s: object) -> object:
+        return [(a, t) for a, t in honest(self, s) if not (a.name == "RollingBounce" and a["instance"] == 1)]
+
+    argv = ["prove", "streams_probing", "--config", "small", "--property", "STR-05", "--depth", "2", "--json",
+            "--differential", "0"]
+    assert main([*argv, "--out", str(tmp_path / "honest")]) == 0
+    assert json.loads(capsys.readouterr().out)["differential"]["every_reachable_state"] is True
+    monkeypatch.setattr(StreamsProbingSystem, "successors", planted)
+    assert main([*argv, "--out", str(tmp_path / "planted")]) == 3
+    diff = json.loads(capsys.readouterr().out)["differential"]
+    assert "RollingBounce" in diff["mismatch"]
+
+
 def test_prove_variant_refuted_writes_replayable_itf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["prove", "streams_probing", "--config", "small", "--profile", "kafka", "--variant", "STR-M5",
                "--property", "STR-06", "--depth", "6", "--out", str(tmp_path)])

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rollcheck.commands.common import add_protocol_args, positive_float, positive_int, resolve
+from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
 from rollcheck.console import on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.rundir import run_name, staged_run
@@ -24,13 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="Z3 timeout in seconds per solver call (default: 60)")
     p.add_argument("--out", type=Path, default=Path("rollcheck-out/prove"), metavar="DIR",
                    help="output directory (default: rollcheck-out/prove)")
+    p.add_argument("--differential", type=non_negative_int, default=50, metavar="N",
+                   help="also compare the Z3 relation with the reference on the first N states, breadth-first "
+                        "(0: every reachable state; a mismatch exits 3; default: 50)")
+    p.add_argument("--no-differential", action="store_true", help="prove the Z3 model alone")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollcheck.smt.prove import prove, symbolic  # imported late: z3 is heavy
+    from rollcheck.smt.checker import successor_differential  # imported late: z3 is heavy
+    from rollcheck.smt.prove import prove, symbolic
 
     if args.timeout <= 0:
         raise UserError(f"--timeout must be positive: {args.timeout}")
@@ -75,10 +80,27 @@ def run(args: argparse.Namespace) -> int:
             results.append(doc)
             if not args.json:
                 console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
+        diff = None
+        if not args.no_differential:
+            # The proofs are about the Z3 model, a second copy of the rules: only this comparison sees a bug
+            # planted in the reference that the model does not share.
+            show(f"successor differential on {args.differential or 'every reachable'} state(s)")
+            diff = successor_differential(sym, ts, args.differential)
+            if not args.json:
+                scope = ("every reachable state" if diff["every_reachable_state"]
+                         else f"the first {diff['states']} states")
+                if diff["mismatch"] is None:
+                    console.print(f"Z3 relation = reference on {scope} ({diff['transitions']} transitions)",
+                                  markup=False)
+                else:
+                    console.print(f"the Z3 relation and the reference differ: {diff['mismatch']}", markup=False,
+                                  soft_wrap=True)
         summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
                    "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
-                   "results": results}
+                   "results": results, "differential": diff}
         write_json_atomic(out / "summary.json", summary)
     if args.json:
         print_json(summary)
+    if diff is not None and diff["mismatch"] is not None:
+        return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.VIOLATION if refuted else ExitCode.OK)

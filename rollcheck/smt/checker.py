@@ -36,10 +36,10 @@ from rollcheck.z3interrupt import interruptible_z3
 DIFFERENTIAL_STATES = 50
 
 
-def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str) -> None:
-    limit = int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
-    if ctx.progress:
-        ctx.progress(f"z3 {where}: successor differential on {limit or 'every reachable'} state(s)")
+def successor_differential(sym: Any, ts: Any, limit: int) -> dict[str, Any]:
+    """The Z3 relation against the reference on the first ``limit`` states in breadth-first order (0: every
+    reachable state): every action's successors and every parameter sub-relation, both directions. The
+    result (JSON-ready) says how many states and transitions were compared and the first mismatch, if any."""
     t0 = time.perf_counter()
     states = bfs_states(ts, limit if limit > 0 else 2**62)
     with interruptible_z3():
@@ -47,13 +47,19 @@ def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, w
         if res.mismatch is None:
             params = check_parameters(sym, ts, states, sym.parameter_relations())
             res.mismatch, res.transitions = params.mismatch, res.transitions + params.transitions
-    complete = limit <= 0 or len(states) < limit
-    report.stats["differential"] = {
-        "states": res.states, "transitions": res.transitions, "every_reachable_state": complete,
-        "excluded_actions": res.excluded, "seconds": round(time.perf_counter() - t0, 2),
-        "mismatch": None if res.mismatch is None else str(res.mismatch)}
-    if res.mismatch is not None:
-        first = str(res.mismatch).splitlines()[0]
+    return {"states": res.states, "transitions": res.transitions,
+            "every_reachable_state": limit <= 0 or len(states) < limit, "excluded_actions": res.excluded,
+            "seconds": round(time.perf_counter() - t0, 2),
+            "mismatch": None if res.mismatch is None else str(res.mismatch)}
+
+
+def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str) -> None:
+    limit = int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+    if ctx.progress:
+        ctx.progress(f"z3 {where}: successor differential on {limit or 'every reachable'} state(s)")
+    diff = report.stats["differential"] = successor_differential(sym, ts, limit)
+    if diff["mismatch"] is not None:
+        first = str(diff["mismatch"]).splitlines()[0]
         report.status = "diverged"
         report.message = (f"the Z3 relation and the reference take different steps ({first}; "
                           "full text in the report's stats.differential.mismatch)")
