@@ -70,6 +70,9 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
     deadline = t0 + minutes * 60.0
     saved_random = getattr(hcore.threadlocal, "_hypothesis_global_random", None)
     stop: KeyboardInterrupt | None = None
+    # A summary from the start (0 rounds), rewritten at the end: a campaign stopped at any point, even by
+    # SIGKILL, leaves one that says how far it got.
+    write_json_atomic(out_dir / "fuzz-summary.json", result.to_json())
     try:
         while time.perf_counter() < deadline:
             round_seed = seed * 1_000_003 + result.rounds
