@@ -93,9 +93,14 @@ class SymbolicSystem:
 
 
 def _model_values(model: z3.ModelRef, v: V) -> dict[str, Value]:
+    """The values of ``v`` in ``model``: one pass over the model's assignments (what the solver fixed), then
+    model completion only for the variables it left free (evaluating each variable costs far more)."""
+    assigned = {d.name(): model[d] for d in model.decls()}
     out: dict[str, Value] = {}
     for k, x in v.items():
-        e = model.eval(x, model_completion=True)
+        e = assigned.get(str(x))
+        if e is None:
+            e = model.eval(x, model_completion=True)
         out[k] = z3.is_true(e) if z3.is_bool(x) else e.as_long()
     return out
 
@@ -376,7 +381,7 @@ class _ActionSolver:
             solver.add(*(sym.encode_state(s, self.v) if fixed is None else fixed))
             out: set[Any] = set()
             while solver.check() == z3.sat:
-                vals = _next_values(solver.model(), self.v2)
+                vals = _model_values(solver.model(), self.v2)
                 out.add(sym.from_values(vals))
                 if len(out) > cap:
                     raise ReplayError(f"more than {cap} successors under {self.action}: the encoding is not "
@@ -389,19 +394,6 @@ class _ActionSolver:
 
 
 _int = lru_cache(maxsize=4096)(z3.IntVal)  # small integers recur in every blocking clause
-
-
-def _next_values(model: z3.ModelRef, v: V) -> dict[str, Value]:
-    """``_model_values`` for a model: one pass over the model's assignments (what the solver fixed), then
-    model completion only for the variables it left free."""
-    assigned = {d.name(): model[d] for d in model.decls()}
-    out: dict[str, Value] = {}
-    for k, x in v.items():
-        e = assigned.get(str(x))
-        if e is None:
-            e = model.eval(x, model_completion=True)
-        out[k] = z3.is_true(e) if z3.is_bool(x) else e.as_long()
-    return out
 
 
 def z3_successors(sym: SymbolicSystem, s: Any, action: str, cap: int = 1000) -> frozenset[Any]:
