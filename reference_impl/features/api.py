@@ -365,6 +365,45 @@ def is_compatible(supported: SupportedFeatures, node: FeatureZNode | None, profi
     return not incompatible_features(supported, node.features, profile)
 
 
+@dataclass(frozen=True)
+class BrokerFeatures:
+    """The features a broker binary supports, and its checks against finalized features
+    (``core/src/main/scala/kafka/server/BrokerFeatures.scala``, Kafka 2.7-2.8).
+
+    Kafka's class holds a mutable ``supportedFeatures`` that only tests set (``setSupportedFeatures``); this one
+    is immutable and :meth:`set_supported_features` returns the next value. The compatibility rule is Kafka's
+    (the ``kafka`` profile of :func:`incompatible_features`): a finalized feature is incompatible when the broker
+    does not know it or when its range does not lie inside the supported range (``isIncompatibleWith``).
+    """
+
+    supported_features: SupportedFeatures = ()
+
+    @staticmethod
+    def create_default() -> BrokerFeatures:
+        """``BrokerFeatures.createDefault()``: no supported features in 2.7-2.8 (``emptySupportedFeatures``)."""
+        return BrokerFeatures(())
+
+    def set_supported_features(self, new_features: SupportedFeatures) -> BrokerFeatures:
+        """``setSupportedFeatures`` (Kafka: for testing only), as a new value."""
+        return BrokerFeatures(new_features)
+
+    def default_finalized_features(self) -> FinalizedFeatures:
+        """``defaultFinalizedFeatures``: what a new cluster (IBP >= 2.7-IV0) is bootstrapped with, every supported
+        feature finalized at its whole supported range (min level = supported min, max level = supported max)."""
+        return tuple((name, FinalizedVersionRange(r.min_version, r.max_version)) for name, r in self.supported_features)
+
+    def incompatible_features(self, finalized: FinalizedFeatures) -> FinalizedFeatures:
+        """``incompatibleFeatures``: the subset of ``finalized`` (features with their finalized ranges) this
+        broker cannot run with; empty when there is no incompatibility."""
+        bad = set(incompatible_features(self.supported_features, finalized, "kafka"))
+        return tuple((name, r) for name, r in finalized if name in bad)
+
+    @staticmethod
+    def has_incompatible_features(supported: SupportedFeatures, finalized: FinalizedFeatures) -> bool:
+        """``BrokerFeatures.hasIncompatibleFeatures`` (the companion object's): any incompatibility at all."""
+        return bool(incompatible_features(supported, finalized, "kafka"))
+
+
 class FeatureCacheUpdateException(RuntimeError):
     """``kafka.server.FeatureCacheUpdateException``: a refused :meth:`FinalizedFeatureCache.update_or_throw`."""
 
