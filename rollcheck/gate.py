@@ -41,6 +41,7 @@ from rollcheck.errors import ExitCode, UserError
 from rollcheck.gatetables import rerun_command
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, scores
 from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.regression import export_reports
 from rollcheck.rundir import clear_previous_run, record_run
 from rollcheck.spark.session import check_master
 from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
@@ -75,6 +76,8 @@ class GateConfig:
     # The configs the ci tier runs the CI_SIZED_CHECKERS on (protocol -> names or .toml paths).
     ci_configs: dict[str, list[str]] = field(default_factory=dict)
     parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
+    # ``--export-tests DIR``: a pytest regression test per counterexample trace (rollcheck.regression)
+    export_tests: Path | None = None
 
 
 def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
@@ -245,6 +248,7 @@ class GateResult:
     mutants: dict[str, Any] | None = None  # the mutation run (scores, checkers, one row per mutant)
     plan: dict[str, Any] | None = None  # estimate_plan's, with each cell's actual seconds
     preexisting: set[str] = field(default_factory=set)  # names in the output directory the gate did not write
+    exported_tests: list[dict[str, Any]] | None = None  # --export-tests: the test files written
 
     @property
     def exit_code(self) -> ExitCode:
@@ -272,6 +276,7 @@ class GateResult:
                         for r in self.reports],
             "mutants": self.mutants,
             "plan": self.plan,
+            **({"exported_tests": self.exported_tests} if self.exported_tests is not None else {}),
         }
 
 
@@ -382,9 +387,21 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
             if not o.killed:
                 findings.append(Finding("survivor", o.protocol, o.config, "", f"mutant {o.variant} survived "
                                         f"every checker ({', '.join(names)}): {o.story}", ",".join(names)))
+    exported = None
+    if cfg.export_tests is not None:  # the reference's counterexamples, then the broken variants'
+        exported = _export_tests([r.report for r in results], cfg.export_tests, findings)
     elapsed = time.perf_counter() - t0
     plan["actual_seconds"] = round(elapsed, 1)
-    return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting)
+    return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting, exported)
+
+
+def _export_tests(reports: Sequence[CheckerReport], out_dir: Path, findings: list[Finding]) -> list[dict[str, Any]]:
+    """``--export-tests``: a regression test per counterexample trace of every cell; a trace that cannot be
+    exported is an error finding."""
+    written, errors = export_reports(reports, out_dir)
+    for report, message in errors:
+        findings.append(Finding("error", *report.key, f"--export-tests: {message}", report.checker))
+    return [e.to_json() for e in written]
 
 
 def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:

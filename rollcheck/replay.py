@@ -10,6 +10,7 @@ reachable from it. The result says where the trace stops replaying, or which pro
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,17 +132,22 @@ def replay_itf(path: Path, config_file: Path | None = None, on_reference: bool =
     except Exception as exc:
         result.divergence = f"a recorded state does not decode on this system ({type(exc).__name__}: {exc})"
         return result
-    result.failures = _check(ts, trace, result.notes)
+    result.failures = check_trace(ts, trace, result.notes)
     for w in witnesses_of(ts):
         if w.id == result.claimed:
             result.witness = w.holds(trace.steps[-1].state)
     return result
 
 
-def _check(ts: TransitionSystem[Any], trace: Trace, notes: list[str]) -> list[Failure]:
+def check_trace(ts: TransitionSystem[Any], trace: Trace, notes: list[str],
+                only: Collection[str] | None = None) -> list[Failure]:
+    """The properties that fail along ``trace`` on ``ts``, each at its first failing step: invariants at
+    each state, step properties at each transition, graph properties at the last state. ``only``: just
+    these property ids (``rollcheck.regression`` checks the one a counterexample was written for). What
+    could not be checked is appended to ``notes``."""
     failures: list[Failure] = []
     failed: set[str] = set()
-    props = list(ts.properties())
+    props = [p for p in ts.properties() if only is None or p.id in only]
     for i, step in enumerate(trace.steps):
         for p in props:
             if p.id in failed:

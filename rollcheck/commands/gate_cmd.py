@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="cells run at once (default: the machine's cores; 1: one after another)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan (every cell, with its seconds in the last run under --out) and run nothing")
+    p.add_argument("--export-tests", type=Path, default=None, metavar="DIR",
+                   help="write a pytest regression test per counterexample trace into DIR (see rollcheck export-test); "
+                   "summary.json lists them")
     p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
@@ -59,10 +62,14 @@ def run(args: argparse.Namespace) -> int:
         cfg.profiles = list(args.profile)
     if args.parallel is not None:
         cfg.parallel = args.parallel
+    if args.export_tests is not None:
+        cfg.export_tests = args.export_tests
     console = err_console(wide=True)
     if args.dry_run:
         return _dry_run(cfg, args.json)
     check_output_dir(cfg.out_dir, "out")  # the config file's 'out' too, before any cell runs
+    if cfg.export_tests is not None:
+        check_output_dir(cfg.export_tests, "--export-tests")
     with output_lock(cfg.out_dir), on_interrupt(lambda: _kept(cfg.out_dir)), \
             status_progress("gate", enabled=not args.quiet) as status:
         def say(message: str) -> None:
@@ -100,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")
     for f in result.findings:
         console.print(f"[bold red]{f.kind}[/] {f.protocol}/{f.config}/{f.profile}: {f.message}")
+    if result.exported_tests is not None:
+        console.print(f"regression tests written under {cfg.export_tests}: {len(result.exported_tests)} (one per "
+                      "counterexample trace; listed in summary.json's exported_tests)", highlight=False)
     console.print(f"outputs: {paths['summary']}, {paths['junit']}, {paths['html']}")
     return int(result.exit_code)
 

@@ -1,0 +1,73 @@
+"""``rollcheck export-test TRACE.itf.json|DIR ... [-o DIR]``: turn counterexamples into pytest regression
+tests (one self-contained file per trace; see :mod:`rollcheck.regression`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from rich.markup import escape
+
+from rollcheck.commands.common import require
+from rollcheck.console import out_console, print_json
+from rollcheck.errors import ExitCode, UserError
+from rollcheck.regression import DEFAULT_DIR, VARIANT_ENV, Exported, export_test
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("export-test", help="turn counterexample traces (ITF) into pytest regression tests")
+    p.add_argument("paths", nargs="+", type=Path, metavar="TRACE|DIR",
+                   help="ITF counterexamples rollcheck wrote, or directories searched for *.itf.json (witness "
+                   "traces found there are skipped)")
+    p.add_argument("-o", "--out", type=Path, default=DEFAULT_DIR, metavar="DIR",
+                   help=f"where the test files go (default: {DEFAULT_DIR}/)")
+    p.add_argument("--json", action="store_true", help="print the files written as JSON on stdout")
+    p.set_defaults(run=run)
+
+
+def _traces(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """Each trace to export, and whether the user named it (a file found in a directory is skipped, not an
+    error, when it cannot be exported: a witness trace, for instance)."""
+    found: list[tuple[Path, bool]] = []
+    for p in paths:
+        if p.is_dir():
+            files = sorted(p.rglob("*.itf.json"))
+            require(bool(files), f"{p}: no *.itf.json file under it")
+            found.extend((f, False) for f in files)
+        elif p.exists():
+            found.append((p, True))
+        else:
+            raise UserError(f"trace not found: {p}")
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    written: list[Exported] = []
+    skipped: list[dict[str, str]] = []
+    for path, named in _traces(args.paths):
+        command = shlex.join(["rollcheck", "export-test", str(path), "-o", str(args.out)])
+        try:
+            written.append(export_test(path, args.out, command))
+        except UserError as exc:
+            if named:
+                raise
+            skipped.append({"trace": str(path), "reason": str(exc)})
+    if not written:
+        raise UserError("no counterexample to export: " + "; ".join(s["reason"] for s in skipped))
+    if args.json:
+        print_json({"tests": [e.to_json() for e in written], "skipped": skipped})
+        return int(ExitCode.OK)
+    console = out_console()
+    for e in written:
+        variant = f" variant {e.variant}" if e.variant else ""
+        console.print(f"{escape(e.path)}: {e.property_id} ({e.protocol}{variant}, {e.steps} steps) from "
+                      f"{escape(e.trace)}", soft_wrap=True, highlight=False)
+    for s in skipped:
+        console.print(f"[yellow]skipped[/] {escape(s['reason'])}", soft_wrap=True, highlight=False)
+    first = written[0]
+    hint = f"python -m pytest -q -n 0 {shlex.quote(first.path)}"
+    if first.variant:
+        hint += f" (and {VARIANT_ENV}={first.variant} to see it fail on the bug)"
+    console.print(f"run: {escape(hint)}", soft_wrap=True, highlight=False)
+    return int(ExitCode.OK)
