@@ -421,6 +421,8 @@ def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: A
     unchecked = "allow_downgrade_unchecked" in mutations
     no_floor = "skip_floor_check" in mutations
     no_quorum = "skip_quorum_check" in mutations
+    if "peers_advertise_no_features" in mutations:  # KAFKA-13990: no peer seems to support y (DISABLED, 0-0)
+        others = [(h, z3.IntVal(0), z3.IntVal(0)) for h, _lo, _hi in others]
     chain: list[tuple[Any, int]]
     if profile == "kip":
         support = [z3.If(local, 1, 0)] + [z3.If(z3.And(h, contains(lo, hi)), 1, 0) for h, lo, hi in others]

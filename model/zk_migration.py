@@ -535,10 +535,14 @@ class ZkMigrationZ3(SymbolicSystem):
         config. kafka (QuorumFeatures.reasonAllControllersZkMigrationNotReady): below 3.7-IV0 nothing; from
         3.7-IV0 every voter's controller registration ready, i.e. the migration config it last started with,
         kept while it is down (every voter started, so each has a registration)."""
+        if "no_controller_quorum_check" in self.muts:  # KAFKA-14909
+            return z3.BoolVal(True)
         if self.profile == "kip":
             return _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
         if self.config.quorum_level < CONTROLLER_REGISTRATION_LEVEL:
             return z3.BoolVal(True)
+        if "registration_without_zk_migration_ready" in self.muts:  # KAFKA-15704
+            return z3.BoolVal(False)
         return _and([v[f"v{j}.mig"] for j in range(self.nv)])
 
     def _wait_quorum(self, v: V, i: int) -> list[Branch]:

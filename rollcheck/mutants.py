@@ -1,8 +1,9 @@
 """Mutation score: every broken variant of every protocol through the gate's checkers.
 
 A variant (a plausible real bug: a skipped range check, a non-conditional ZooKeeper write, ...) is
-*killed* by a checker when that checker reports a violated property on it. Every variant must be killed
-by at least one checker; the score per checker shows how strong each checker is on its own.
+*killed* by a checker when that checker reports a violated property on it, or a witness it makes vacuous
+(a liveness bug blocks a story). Every variant must be killed by at least one checker; the score per
+checker shows how strong each checker is on its own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollcheck.cellrun import Cell, CellResult, run_cells
-from rollcheck.checkers import VIOLATED, CheckContext, available_checkers
+from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext, available_checkers
 from rollcheck.registry import get_protocol
 from rollcheck.transition import ProtocolEntry
 
@@ -84,7 +85,10 @@ def outcomes_from(results: Sequence[CellResult]) -> list[MutantOutcome]:
         if key not in outcomes:
             v = cell.entry.variant(cell.variant)
             outcomes[key] = MutantOutcome(cell.entry.name, v.id, v.story, v.expect, v.config)
-        bad = [pid for pid, verdict in report.properties.items() if verdict.status == VIOLATED]
+        # A witness the variant made vacuous (a story a complete search no longer reaches: the bug blocks the
+        # protocol, as a liveness bug does) kills it as a violated property does.
+        bad = [pid if verdict.status == VIOLATED else f"{pid} (vacuous)"
+               for pid, verdict in report.properties.items() if verdict.status in (VIOLATED, VACUOUS)]
         outcomes[key].kills.append(Kill(cell.checker, bool(bad), bad, res.seconds, report.status, report.message))
     return list(outcomes.values())
 

@@ -146,8 +146,13 @@ Mutated(m) == m \in Mutations
 LocalControllerSupports(y) == Supports(LeaderSoftware, y)
 EveryRegisteredBrokerSupports(y) ==
     Mutated("skip_broker_check") \/ \A b \in RegisteredBrokers : Supports(brokers[b].registration, y)
+(* KAFKA-13990 (peers_advertise_no_features): Kafka 3.3's controllers answered ApiVersions with no       *)
+(* feature, so the active controller saw every other voter as supporting nothing.                      *)
+PeerSupports(v, y) ==
+    /\ Supports(voters[v].software, y)
+    /\ v = leader + 1 \/ ~Mutated("peers_advertise_no_features")
 MajorityOfQuorumSupports(y) ==
-    Cardinality({v \in VIdx : Supports(voters[v].software, y)}) * 2 > NVoters
+    Cardinality({v \in VIdx : PeerSupports(v, y)}) * 2 > NVoters
 IsUpgrade(y, x) == y > x
 IsDowngrade(y, x) == y < x
 
@@ -174,7 +179,7 @@ KafkaAccepts(y, x, dt) ==
     /\ LocalControllerSupports(y)
     /\ EveryRegisteredBrokerSupports(y)
     /\ x >= ControllerRegistrationLevel /\ ~Mutated("skip_quorum_check") =>
-           \A v \in VIdx : v # leader + 1 => Supports(voters[v].software, y)
+           \A v \in VIdx : v # leader + 1 => PeerSupports(v, y)
     /\ IsDowngrade(y, x) /\ dt = "NONE" => Mutated("allow_downgrade_unchecked")
     /\ ~(IsUpgrade(y, x) /\ dt # "NONE")               \* "Can't downgrade to a newer version."
     /\ y \in CatalogLevels                             \* "Unknown metadata.version."

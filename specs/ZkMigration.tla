@@ -353,10 +353,14 @@ DriverActivate(v) ==
 (* checked below 3.7-IV0; from 3.7-IV0 every voter's controller registration has zkMigrationReady: the *)
 (* migration config it last started with, which stays while it is down (every voter started, so each   *)
 (* has a registration).                                                                                *)
+(* KAFKA-14909 (no_controller_quorum_check): before 3.5 nothing was asked of the quorum.  KAFKA-15704   *)
+(* (registration_without_zk_migration_ready): 3.7's registrations never carried ZkMigrationReady.       *)
 QuorumReady ==
-    IF Profile = "kip"
-    THEN \A x \in VoterIdx : voters[x].running /\ voters[x].migration
-    ELSE QuorumLevel < ControllerRegistrationLevel \/ \A x \in VoterIdx : voters[x].migration
+    CASE "no_controller_quorum_check" \in Mutations -> TRUE
+      [] Profile = "kip" -> \A x \in VoterIdx : voters[x].running /\ voters[x].migration
+      [] OTHER -> \/ QuorumLevel < ControllerRegistrationLevel
+                  \/ /\ "registration_without_zk_migration_ready" \notin Mutations
+                     /\ \A x \in VoterIdx : voters[x].migration
 
 (* Trigger 5 before a migration starts; a migration already copied goes on with the take-over, one not *)
 (* yet copied waits again.                                                                             *)

@@ -154,6 +154,8 @@ def test_cli_explore_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 ROLLCHECK_CONTRACT = ProtocolContract(
     "metadata_version", counts={"small": (16504, 19), "small/kafka": (5488, 19)}, hypothesis_examples=600,
     hypothesis_steps=30, reference_hypothesis=(60, 30), reference_config="large",
+    hypothesis_skip={"MV-M13": "a liveness bug (KAFKA-13990): no walk violates a safety property; the explorer's "
+                     "MV-L1 and the vacuous MV-W1 kill it"},
     # test_spec_*.py's conformance already compares TLC's whole reachable set on small (stronger)
     tlc_configs=())
 

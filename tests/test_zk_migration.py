@@ -504,7 +504,9 @@ _LONG = "a 13- to 19-step interleaving: the explorer finds it, bounded random wa
 ROLLCHECK_CONTRACT = ProtocolContract(
     "zk_migration", counts={"small": 664, "small/kafka": 668}, hypothesis_examples=1500, hypothesis_steps=40,
     hypothesis_skip={"MIG-M1": _LONG, "MIG-M9": _LONG, "MIG-M10": _LONG,
-                     "MIG-M4": "found by ~40% of single runs: a fuzzing campaign test covers it"},
+                     "MIG-M4": "found by ~40% of single runs: a fuzzing campaign test covers it",
+                     "MIG-M12": "a liveness bug (KAFKA-15704): no walk violates a safety property; the explorer's "
+                     "MIG-L1 and the vacuous MIG-W1 kill it"},
     reference_hypothesis=(60, 40), reference_config="large",
     # test_spec_*.py's conformance already compares TLC's whole reachable set on small (stronger)
     tlc_configs=())

@@ -355,6 +355,15 @@ class QuorumController:
     def local_range(self, feature: str) -> VersionRange:
         return dict(self.local_supported).get(feature, DISABLED)
 
+    def peer_range(self, voter: int, support: VoterSupport, feature: str) -> VersionRange | None:
+        """What this controller learns a voter supports: :meth:`voter_range`, except that with the
+        KAFKA-13990 mutation every other controller advertises no feature at all (Kafka 3.3's controllers
+        answered ApiVersions with an empty feature set, so QuorumFeatures saw ``DISABLED`` for each peer)."""
+        rng = self.voter_range(support, feature)
+        if rng is not None and voter != self.node_id and "peers_advertise_no_features" in self.mutations:
+            return DISABLED
+        return rng
+
     def voter_range(self, support: VoterSupport, feature: str) -> VersionRange | None:
         """The range a voter supports for ``feature`` (None: it has not registered)."""
         if support is None:
@@ -494,7 +503,7 @@ class QuorumController:
         if self.catalog.controller_registration_supported(self.metadata_version) \
                 and "skip_quorum_check" not in self.mutations:
             for voter, support in sorted(self.voters, key=lambda v: v[0]):
-                rng = self.voter_range(support, feature)
+                rng = self.peer_range(voter, support, feature)
                 if voter == self.node_id or rng is None:
                     continue  # the local controller was checked above; unregistered voters come last
                 reason = _reason_not_supported(new, f"Controller {voter}", rng)
@@ -600,8 +609,9 @@ class QuorumController:
                     f"Local controller {self.node_id} only supports {FEATURE_NAME} versions "
                     f"{self.local_range(FEATURE_NAME)}, not {y}.")
             if "skip_quorum_check" not in self.mutations:
-                supporting = sum(1 for _, support in self.voters
-                                 if (rng := self.voter_range(support, FEATURE_NAME)) is not None and rng.contains(y))
+                supporting = sum(1 for voter, support in self.voters
+                                 if (rng := self.peer_range(voter, support, FEATURE_NAME)) is not None
+                                 and rng.contains(y))
                 # KIP-778 Compatibility: "compatible with at least a majority of the quorum".
                 if supporting <= len(self.voters) // 2:
                     return Errors.FEATURE_UPDATE_FAILED, (

@@ -61,6 +61,15 @@ VARIANTS = (
             _mutant("allow_downgrade_unchecked"), expect=("MV-09",), source="KIP-584 Validations"),
     Variant("MV-M12", "the controller writes a new record type before the version enables it",
             _mutant("write_record_above_version"), expect=("MV-05", "MV-10"), source="KIP-778 Motivation"),
+    # Before the fix (made during 3.3's development; 3.3.0 shipped with it) KRaft controllers answered ApiVersions
+    # with an empty feature set, and QuorumFeatures (3.3) required each other quorum node to support the level:
+    # "Controller 3001 does not support this feature", so no cluster of more than one controller could
+    # change metadata.version (apache/kafka 562c30f, #12294). Here under the KIP's majority rule: the
+    # leader alone is no majority.
+    Variant("MV-M13", "KAFKA-13990: every other controller advertises no supported feature, so the active "
+            "controller refuses every metadata.version change of a multi-controller cluster",
+            _mutant("peers_advertise_no_features"), expect=("MV-L1", "MV-W1"),
+            source="KAFKA-13990 (apache/kafka #12294)"),
 )
 
 

@@ -19,6 +19,8 @@ MUTATIONS = frozenset({
     "start_without_all_brokers",  # the migration starts before every ZK broker registered
     "no_sync_after_failover",  # KAFKA-15010: a new active controller skips the full KRaft -> ZK sync
     "stale_migration_version",  # KAFKA-16171 / KAFKA-16667: the take-over keeps a stale /migration version
+    "no_controller_quorum_check",  # KAFKA-14909: the driver starts without checking the controller quorum
+    "registration_without_zk_migration_ready",  # KAFKA-15704: controller registrations lack ZkMigrationReady
 })
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import ZkMigrationSystem
 from rollcheck.transition import ProtocolEntry, Variant, config_mutation
@@ -66,6 +67,22 @@ VARIANTS = (
                 "stale_migration_version", zk_outage=False, misconfigured_controller=False, rollback=False),
             expect=("MIG-02",), source="KAFKA-16171 (apache/kafka #15238), KAFKA-16667 (#15918)",
             config="faults"),
+    # Kafka 3.4's driver left WAIT_FOR_CONTROLLER_QUORUM for WAIT_FOR_BROKERS as soon as the migration was
+    # PRE_MIGRATION (apache/kafka d796480, #13631 added the check in 3.5): a voter down or without the
+    # migration config did not hold the migration back. Under the KIP's rule (kip profile).
+    Variant("MIG-M11", "KAFKA-14909: the migration driver starts without checking that every controller is "
+            "ready (ZkMigrationReady), so the copy begins while a voter is down or not configured for migration",
+            _mutant("no_controller_quorum_check", zk_outage=False, rollback=False),
+            expect=("MIG-07",), source="KAFKA-14909 (apache/kafka #13631)", config="faults"),
+    # Kafka 3.7.0's ControllerRegistrationRequest did not set ZkMigrationReady (apache/kafka 3771586): at a
+    # metadata.version with controller registrations (3.7-IV0) the quorum never looks ready, and the
+    # migration never begins. Kafka's rule (kafka profile) at 3.7-IV0, brokers at the same IBP.
+    Variant("MIG-M12", "KAFKA-15704: controller registrations never carry ZkMigrationReady, so from 3.7-IV0 the "
+            "driver waits for the controller quorum forever and the migration cannot begin",
+            _mutant("registration_without_zk_migration_ready", profile="kafka",
+                    quorum_level=MetadataVersion.IBP_3_7_IV0.feature_level,
+                    broker_ibp=MetadataVersion.IBP_3_7_IV0.feature_level, zk_outage=False, rollback=False),
+            expect=("MIG-L1", "MIG-W1"), source="KAFKA-15704 (apache/kafka 3771586, #14654)", config="faults"),
 )
 
 

@@ -427,9 +427,16 @@ class ZkMigrationSystem(DataclassSystem):
         state, so each has registered and "No registration found" is unreachable here; a restarted voter's
         new registration is taken as committed at once (Kafka's ControllerRegistrationManager re-registers
         once it has caught up)."""
+        if "no_controller_quorum_check" in self.muts:
+            return True  # KAFKA-14909: before 3.5 the driver left PRE_MIGRATION without asking the quorum
         if self.config.profile == "kip":
             return all(x.running and x.migration for x in s.voters)
-        key = tuple(x.migration for x in s.voters)
+        if "registration_without_zk_migration_ready" in self.muts:
+            # KAFKA-15704: 3.7's ControllerRegistrationRequest never set ZkMigrationReady, so every
+            # registration says false whatever the controller's config.
+            key = tuple(False for _ in s.voters)
+        else:
+            key = tuple(x.migration for x in s.voters)
         hit = self._quorum_ok.get(key)
         if hit is None:
             hit = self._quorum_ok[key] = reason_all_controllers_zk_migration_not_ready(
