@@ -393,7 +393,52 @@ class _ActionSolver:
             solver.pop()
 
 
+    def matches(self, s: Any, theirs: frozenset[Any], fixed: Sequence[z3.BoolRef] | None = None,
+                encode: Callable[[Any], list[z3.BoolRef]] | None = None) -> bool:
+        """Are ``theirs`` exactly the successors of ``s`` under this action? Each one is checked as an
+        assumption, then all are blocked at once and nothing else may remain: as many solver calls as
+        :meth:`successors`, but no model is read back (reading a model is several times dearer than
+        encoding a state), so the differential runs on every reachable state. On ``False`` the caller
+        enumerates with :meth:`successors` to say what differs."""
+        sym, solver = self.sym, self.solver
+        solver.push()
+        try:
+            solver.add(*(sym.encode_state(s, self.v) if fixed is None else fixed))
+            encoded = [sym.encode_state(t, self.v2) if encode is None else encode(t) for t in theirs]
+            for enc in encoded:
+                if solver.check(*enc) != z3.sat:
+                    return False
+            for enc in encoded:
+                solver.add(z3.Not(z3.And(enc)))
+            return bool(solver.check() == z3.unsat)
+        finally:
+            solver.pop()
+
+
 _int = lru_cache(maxsize=4096)(z3.IntVal)  # small integers recur in every blocking clause
+
+
+class _Encoder:
+    """``encode_state`` over one set of variables, memoized: each (field, value) atom is built once and each
+    state's list once. Every solver of a symbolic system names its next-state variables alike, so one
+    encoder serves them all; building Z3 terms from Python was most of the differential's time."""
+
+    def __init__(self, sym: SymbolicSystem, v: V) -> None:
+        self.sym, self.v = sym, v
+        self.atoms: dict[tuple[str, Value], z3.BoolRef] = {}
+        self.states: dict[Any, list[z3.BoolRef]] = {}
+
+    def __call__(self, s: Any) -> list[z3.BoolRef]:
+        hit = self.states.get(s)
+        if hit is None:
+            hit = []
+            for k, x in self.sym.values(s).items():
+                atom = self.atoms.get((k, x))
+                if atom is None:
+                    atom = self.atoms[(k, x)] = self.v[k] == (z3.BoolVal(x) if isinstance(x, bool) else _int(x))
+                hit.append(atom)
+            self.states[s] = hit
+        return hit
 
 
 def z3_successors(sym: SymbolicSystem, s: Any, action: str, cap: int = 1000) -> frozenset[Any]:
@@ -407,6 +452,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
     res = SuccessorCheck(excluded=dict(sym.excluded_actions))
     solvers = {name: _ActionSolver(sym, name) for name in sym.actions if name not in sym.excluded_actions}
     wf = sym.declare("s")
+    encode = _Encoder(sym, sym.declare("t"))  # the solvers' next-state variables are these (same names)
     wf_solver = z3.Solver()
     wf_solver.add(z3.Not(sym.wellformed(wf)))
     for s in states:
@@ -428,11 +474,10 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
             if name not in sym.actions:
                 res.mismatch = Mismatch(s, name, frozenset(ref[name]), frozenset(), "action not encoded")
                 return res
-            mine = solvers[name].successors(s, fixed=fixed)
             theirs = frozenset(ref.get(name, ()))
             res.transitions += len(theirs)
-            if mine != theirs:
-                res.mismatch = Mismatch(s, name, theirs, mine)
+            if not solvers[name].matches(s, theirs, fixed=fixed, encode=encode):
+                res.mismatch = Mismatch(s, name, theirs, solvers[name].successors(s, fixed=fixed))
                 return res
     return res
 
@@ -445,17 +490,18 @@ def check_parameters(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
     whose parameters include ``parameters``. Stops at the first mismatch."""
     res = SuccessorCheck()
     solvers = [(name, dict(params), _ActionSolver(sym, name, rel)) for name, params, rel in subs]
+    encode = _Encoder(sym, sym.declare("t"))
+    current = _Encoder(sym, sym.declare("s"))
     for s in states:
         res.states += 1
         succ = list(ts.successors(s))
         for name, params, solver in solvers:
             theirs = frozenset(t for a, t in succ if a.name == name and all(
                 a.get(k, _MISSING) == x for k, x in params.items()))
-            mine = solver.successors(s)
             res.transitions += len(theirs)
-            if mine != theirs:
+            if not solver.matches(s, theirs, fixed=current(s), encode=encode):
                 label = f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})"
-                res.mismatch = Mismatch(s, label, theirs, mine)
+                res.mismatch = Mismatch(s, label, theirs, solver.successors(s))
                 return res
     return res
 
