@@ -36,6 +36,7 @@ PROFILES = ("kip", "kafka")
 KAFKA_RELEASES = ("3.9", "4.0")
 # Kafka 4.0's QuorumController.updateFeatures: the one error of a refused request follows this sentence.
 ALL_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
+KRAFT_VERSION_FEATURE_NAME = "kraft.version"  # KRaftVersion.FEATURE_NAME
 
 
 class Errors(enum.IntEnum):
@@ -288,8 +289,9 @@ class QuorumFeatures:
     @staticmethod
     def default_feature_map(catalog: Catalog, enable_unstable: bool, kafka_release: str = "3.9"
                             ) -> tuple[tuple[str, VersionRange], ...]:
-        """``QuorumFeatures.defaultFeatureMap``, its metadata.version entry (the KIP-1022 features
-        kraft.version, group.version and transaction.version are not modelled)."""
+        """``QuorumFeatures.defaultFeatureMap`` (4.0: ``defaultSupportedFeatureMap``), its metadata.version entry
+        (the KIP-1022 features kraft.version, group.version, transaction.version and, in 4.0,
+        eligible.leader.replicas.version are not modelled)."""
         return ((FEATURE_NAME, default_local_supported(catalog, kafka_release, enable_unstable)),)
 
     def local_supported_feature(self, name: str) -> VersionRange:
@@ -411,12 +413,16 @@ class QuorumController:
 
     def replay(self, record: FeatureLevelRecord) -> QuorumController:
         """Apply a record (FeatureControlManager.replay): level 0 removes a feature. Under ``kafka`` a level
-        outside this controller's own range is a fatal error, as in Kafka."""
+        outside this controller's own range is a fatal error, as in Kafka; and release 4.0, once the range is
+        checked, skips a kraft.version record (KAFKA-18979, 4.0 branch commit 4990c970c194: kraft.version lives
+        in KRaft's control records, so a FeatureLevelRecord for it changes no finalized feature)."""
         if self.profile == "kafka":
             rng = self.local_range(record.name)
             if not rng.contains(record.feature_level):
                 raise RuntimeError(f"Tried to apply FeatureLevelRecord {record}, but this controller only "
                                    f"supports versions {rng}")
+            if self.kafka_release == "4.0" and record.name == KRAFT_VERSION_FEATURE_NAME:
+                return self
         fin = dict(self.finalized)
         if record.feature_level == 0:
             fin.pop(record.name, None)
@@ -744,9 +750,11 @@ def _format_kafka(cluster_id: str, catalog: Catalog, binary_default: int, metada
 def default_local_supported(catalog: Catalog, kafka_release: str = "3.9", enable_unstable: bool = False
                             ) -> VersionRange:
     """QuorumFeatures.defaultFeatureMap's metadata.version range: the release's minimum (3.9:
-    MINIMUM_KRAFT_VERSION; 4.0: MINIMUM_VERSION) to its LATEST_PRODUCTION, or to the latest level with
-    unstable feature versions enabled."""
-    high = catalog.latest if enable_unstable else catalog.latest_production_for(kafka_release)
+    MINIMUM_KRAFT_VERSION; 4.0: MINIMUM_VERSION) to its LATEST_PRODUCTION, or, with unstable feature versions
+    enabled, to its ``latestTesting()`` (4.0: 4.1-IV0, the last member of Kafka 4.0's enum; 3.9: the catalog's
+    last level)."""
+    high = (catalog.latest_testing_for(kafka_release) if enable_unstable
+            else catalog.latest_production_for(kafka_release))
     return VersionRange(catalog.minimum_for(kafka_release), high)
 
 

@@ -8,6 +8,9 @@ Sources (facts only; the code is our own):
   upgrade notes (``IBP_4_0_IV1(23, "4.0", "IV1", true)``). The catalog mirrors Kafka 4.1 (levels 1..27).
   Kafka 4.2+ defines levels 28.. (4.2-IV0, ...); they are not here because no copy of Apache Kafka's own
   file defining them could be read, only third-party copies.
+- Kafka 4.0's own ``MetadataVersion.java``, read on the 4.0 branch at 4ae681446f18f9a6d7a59f317013ef82379a4ba4
+  (2025-03-16, the branch head at the 4.0.0 release): members 3.3-IV3 (``MINIMUM_VERSION``) .. 4.1-IV0
+  (``latestTesting()``), ``LATEST_PRODUCTION`` 4.0-IV3; each has the level and ``didMetadataChange`` given here.
 - KIP-778 "Downgrades": the V1..V5 example, where V4 is the one version that is not backwards compatible.
 
 Both catalogs answer the same small interface (:class:`VersionCatalog`) over plain ``int`` feature levels,
@@ -236,21 +239,31 @@ LATEST_PRODUCTION_4_0 = MetadataVersion.IBP_4_0_IV3
 LATEST_PRODUCTION_4_1 = MetadataVersion.IBP_4_1_IV1  # MetadataVersion.LATEST_PRODUCTION in 4.1.0
 LATEST_PRODUCTION = LATEST_PRODUCTION_3_9
 LATEST = KRAFT_VERSIONS[-1]
+# Kafka 4.0's MetadataVersion enum runs from IBP_3_3_IV3 to IBP_4_1_IV0 (its latestTesting()): the 4.0 branch at
+# 4ae681446f18f9a6d7a59f317013ef82379a4ba4, server-common/.../MetadataVersion.java.
+LATEST_TESTING_4_0 = MetadataVersion.IBP_4_1_IV0
 
 
 @dataclass(frozen=True)
 class KafkaRelease:
-    """The version bounds one Kafka software release accepts (used by the ``kafka`` profile)."""
+    """The version bounds one Kafka software release accepts (used by the ``kafka`` profile).
+
+    ``first`` and ``latest_testing`` bound the release's own ``MetadataVersion.VERSIONS``: Kafka 4.0's enum starts
+    at ``MINIMUM_VERSION`` (3.3-IV3) and ends at 4.1-IV0. Release 3.9 keeps every member of this catalog (its
+    ZooKeeper-era members, and the later levels the catalog carries), as it always has here."""
 
     name: str
     minimum: MetadataVersion
     latest_production: MetadataVersion
     supports_migration: bool
+    first: MetadataVersion = VERSIONS[0]
+    latest_testing: MetadataVersion = LATEST
 
 
 KAFKA_RELEASES: dict[str, KafkaRelease] = {
     "3.9": KafkaRelease("3.9", MINIMUM_KRAFT_VERSION, LATEST_PRODUCTION_3_9, supports_migration=True),
-    "4.0": KafkaRelease("4.0", MINIMUM_VERSION_4_X, LATEST_PRODUCTION_4_0, supports_migration=False),
+    "4.0": KafkaRelease("4.0", MINIMUM_VERSION_4_X, LATEST_PRODUCTION_4_0, supports_migration=False,
+                        first=MINIMUM_VERSION_4_X, latest_testing=LATEST_TESTING_4_0),
 }
 
 
@@ -266,9 +279,19 @@ def latest_production(release: str = DEFAULT_RELEASE) -> MetadataVersion:
     return kafka_release(release).latest_production
 
 
-def latest_testing() -> MetadataVersion:
-    """MetadataVersion.latestTesting(): the last member (here 4.1-IV1; Kafka 3.9's own list ended at 4.0-IV1)."""
-    return LATEST
+def latest_testing(release: str | None = None) -> MetadataVersion:
+    """MetadataVersion.latestTesting(): the last member (here 4.1-IV1; Kafka 3.9's own list ended at 4.0-IV1).
+    With a release, that release's last member: 4.1-IV0 for 4.0; release 3.9 keeps the catalog's last."""
+    return LATEST if release is None else kafka_release(release).latest_testing
+
+
+def versions(release: str | None = None) -> tuple[MetadataVersion, ...]:
+    """MetadataVersion.VERSIONS: every member, in ordinal order; with a release, the members that release's
+    enum has (Kafka 4.0: 3.3-IV3 .. 4.1-IV0)."""
+    if release is None:
+        return VERSIONS
+    r = kafka_release(release)
+    return VERSIONS[r.first.ordinal:r.latest_testing.ordinal + 1]
 
 
 def _ibp_versions(release: str) -> dict[str, MetadataVersion]:
@@ -369,6 +392,8 @@ class Catalog:
     # release not listed uses the catalog's first and last level.
     release_minimums: tuple[tuple[str, int], ...] = ()
     release_latest_production: tuple[tuple[str, int], ...] = ()
+    # Per Kafka release: its latestTesting() level (4.0: 4.1-IV0); a release not listed uses the last level.
+    release_latest_testing: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         levels = [level for level, _, _ in self.entries]
@@ -403,6 +428,9 @@ class Catalog:
 
     def latest_production_for(self, release: str) -> int:
         return dict(self.release_latest_production).get(release, self.latest)
+
+    def latest_testing_for(self, release: str) -> int:
+        return dict(self.release_latest_testing).get(release, self.latest)
 
     def is_production(self, level: int, release: str) -> bool:
         return level <= self.latest_production_for(release)
@@ -446,6 +474,7 @@ KAFKA_CATALOG = KafkaCatalog(
     controller_registration_level=MetadataVersion.IBP_3_7_IV0.feature_level,
     release_minimums=tuple((r.name, r.minimum.feature_level) for r in KAFKA_RELEASES.values()),
     release_latest_production=tuple((r.name, r.latest_production.feature_level) for r in KAFKA_RELEASES.values()),
+    release_latest_testing=tuple((r.name, r.latest_testing.feature_level) for r in KAFKA_RELEASES.values()),
 )
 
 # KIP-778 "Downgrades": V1..V5 with isBackwardsCompatible = true except V4 ("New metadata record type

@@ -22,6 +22,8 @@ registration), ``testRegisterWithDuplicateDirectoryId``, ``testHasOnlineDir``, `
 ``testReRegistrationAndBrokerEpoch``.
 
 Not expressible yet: none of the transcribed cases.
+
+The class as Kafka's 4.0 release has it, run under release 4.0: ``test_cluster_control_manager_test_4_0.py``.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ Kafka does instead).
 Not expressible yet: none of the enabled cases. (``Features.validateVersion``, the KIP-1022 dependency check
 that runs after the range checks for a feature other than metadata.version, is not modelled; no case here
 reaches it with a failing dependency.)
+
+The class as Kafka's 4.0 release has it, run under release 4.0: ``test_feature_control_manager_test_4_0.py``.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ inter-broker protocol's RPC and record versions; adding those tables would serve
   ``testOffsetCommitValueVersionWithExpiredTimestamp``: group-coordinator record versions are not modelled.
 * ``testListOffsetsValueVersion``, ``testProductionMetadataDontUseUnstableApiVersion``: the ListOffsets, Fetch,
   OffsetForLeaderEpoch and WriteTxnMarkers request versions, and ``ApiKeys``' stable versions, are not modelled.
+
+The class as Kafka's 4.0 release has it, run under release 4.0: ``test_metadata_version_test_4_0.py``.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ Not expressible yet:
 
 Not transcribed (neither bootstrap nor metadata.version; ``testActivationRecordsPartial*`` are metadata
 transactions, the zk_migration model's): every other method of the class.
+
+The class as Kafka's 4.0 release has it, run under release 4.0: ``test_quorum_controller_test_4_0.py``.
 """
 
 from __future__ import annotations

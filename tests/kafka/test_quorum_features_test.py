@@ -21,6 +21,8 @@ Not expressible yet:
   only their metadata.version entry. The KIP-1022 features (``Features.PRODUCTION_FEATURES``: kraft.version,
   transaction.version, group.version) and their ``defaultValue(MetadataVersion)`` mapping are not modelled;
   adding them is a features catalog of its own, not a change to this one.
+
+The class as Kafka's 4.0 release has it, run under release 4.0: ``test_quorum_features_test_4_0.py``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 
 Read first-hand: ``metadata/src/test/java/org/apache/kafka/metadata/VersionRangeTest.java`` at Apache Kafka trunk
 commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25), with ``VersionRange.java`` of the same commit.
-Each case id is the Kafka test method's name; a method's several assertions are its sub-cases.
+Each case id is the Kafka test method's name; a method's several assertions are its sub-cases. The file is
+byte-identical on Kafka's 4.0 branch at 4ae681446f18f9a6d7a59f317013ef82379a4ba4 (its last change, 4e846038a6 of
+2024-06-16, precedes both), and ``VersionRange`` has no release-dependent behaviour: these cases are Kafka 4.0's too.
 
 Kafka's test builds every range with ``VersionRange.of((short) a, (short) b)``, which checks nothing (it builds
 ``2-1``); ours is ``VersionRange.of``. The dataclass constructor ``VersionRange(min, max)`` keeps its own check
