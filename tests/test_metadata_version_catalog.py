@@ -51,7 +51,8 @@ def test_from_feature_level_like_kafka() -> None:
     assert c.from_feature_level(-1) is MV.IBP_0_8_0
     # Kafka 4.0 has no version below MINIMUM_VERSION (3.3-IV3).
     assert c.from_feature_level(7, "4.0") is MV.IBP_3_3_IV3
-    with pytest.raises(ValueError, match=r"^No MetadataVersion with feature level 6$"):
+    with pytest.raises(ValueError, match=r"^No MetadataVersion with feature level 6\. Valid feature levels are from 7 "
+                       r"to 26\.$"):
         c.from_feature_level(6, "4.0")
 
 

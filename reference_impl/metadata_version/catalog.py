@@ -326,6 +326,9 @@ def from_feature_level(level: int, release: str = DEFAULT_RELEASE) -> MetadataVe
     for mv in VERSIONS:
         if mv.feature_level == level and (level < 0 or mv.is_at_least(floor)):
             return mv
+    if release == "4.0":  # Kafka 4.0 names the valid range (MetadataVersion.fromFeatureLevel, 4.0 branch 4ae6814)
+        raise ValueError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
+                         f"{floor.feature_level} to {latest_testing(release).feature_level}.")
     raise ValueError(f"No MetadataVersion with feature level {level}")
 
 

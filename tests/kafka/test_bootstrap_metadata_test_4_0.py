@@ -13,9 +13,8 @@ the first active controller writes from it; a bootstrap ``FeatureLevelRecord`` a
 ``MetadataVersion.fromFeatureLevel`` (Kafka's ``BootstrapMetadata.recordToMetadataVersion``), as ``format_storage``
 reads a level.
 
-Finding (strict xfail): ``testFromRecordsListWithOldMetadataVersion``. Kafka 4.0's ``fromFeatureLevel`` says "No
-MetadataVersion with feature level 1. Valid feature levels are from 7 to 26."; our ``from_feature_level(1, "4.0")``
-stops after "level 1" (the text release 3.9 and trunk 1eb7644 print). The decision (refused) is the same.
+``testFromRecordsListWithOldMetadataVersion`` checks 4.0's text for a level below 3.3-IV3 ("... Valid feature
+levels are from 7 to 26."), which ``from_feature_level(level, "4.0")`` prints since this transcription found it.
 
 Not expressible yet (``BootstrapMetadata``'s record list is not modelled: the bootstrap carries the metadata.version
 level only, no other feature's record, no ``NoOpRecord``, no source name): ``testFromRecordsList``,
@@ -58,15 +57,8 @@ def test_from_version(source: str) -> None:
     assert bootstrap_metadata_version(meta, KAFKA_CATALOG, log_is_empty=True) == FeatureLevelRecord(FEATURE_NAME, 7)
 
 
-_FINDING_FROM_FEATURE_LEVEL = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "finding: Kafka 4.0's MetadataVersion.fromFeatureLevel appends 'Valid feature levels are from 7 to 26.' to "
-    "'No MetadataVersion with feature level 1'; our from_feature_level(level, '4.0') keeps release 3.9's text "
-    "(which tests/test_metadata_version_catalog.py asserts for release 4.0)"))
-
-
 @pytest.mark.parametrize("level", [
-    pytest.param(IBP_3_0_IV1_FEATURE_LEVEL, id="testFromRecordsListWithOldMetadataVersion",
-                 marks=_FINDING_FROM_FEATURE_LEVEL),
+    pytest.param(IBP_3_0_IV1_FEATURE_LEVEL, id="testFromRecordsListWithOldMetadataVersion"),
 ])
 def test_from_records_list_with_old_metadata_version(level: int) -> None:
     """A bootstrap record at level 1 is refused with fromFeatureLevel's message."""
