@@ -78,6 +78,9 @@ class GateConfig:
     parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
     # ``--export-tests DIR``: a pytest regression test per counterexample trace (rollcheck.regression)
     export_tests: Path | None = None
+    # Configs of stories the gate config does not tell (ProtocolEntry.story_configs): the explorer checks
+    # them in the ci tier, every checker that runs on the gate configs in the nightly tier.
+    story_configs: dict[str, list[str]] = field(default_factory=dict)
 
 
 def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
@@ -97,14 +100,15 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     gate_configs = {p: [get_protocol(p).gate_config] for p in protocols}  # each protocol's registration says
     return GateConfig(protocols, gate_configs, list(PROFILES),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
-                      ci_configs={p: ["small"] for p in protocols})
+                      ci_configs={p: ["small"] for p in protocols},
+                      story_configs={p: list(get_protocol(p).story_configs) for p in protocols})
 
 
 GATE_KEYS = frozenset({"protocols", "configs", "profiles", "checkers", "out", "spark_master", "spark_partitions",
                        "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds", "options",
-                       "mutants", "mutant_checkers", "tier", "ci_configs", "parallel"})
+                       "mutants", "mutant_checkers", "tier", "ci_configs", "parallel", "story_configs"})
 _STRUCTURAL = frozenset({"protocols", "configs", "profiles", "checkers", "out", "mutants", "mutant_checkers",
-                         "tier", "ci_configs", "parallel"})
+                         "tier", "ci_configs", "parallel", "story_configs"})
 
 
 def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None = None) -> GateConfig:
@@ -136,6 +140,8 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
         get_protocol(p)  # a clear error for an unknown protocol
     configs = _config_table(gate, "configs", {p: base.configs.get(p, ["default"]) for p in protocols}, path)
     ci_configs = _config_table(gate, "ci_configs", {p: ["small"] for p in protocols}, path)
+    story_configs = _config_table(gate, "story_configs", {p: base.story_configs.get(p, []) for p in protocols},
+                                  path)
     profiles = _str_list(gate, "profiles", base.profiles, path)
     for pr in profiles:
         if pr not in PROFILES:
@@ -174,7 +180,7 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
         except UserError as exc:
             raise UserError(f"{path}: spark_master: {exc}") from None
     return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers, base.tier,
-                      ci_configs, parallel)
+                      ci_configs, parallel, story_configs=story_configs)
 
 
 # The numeric [gate] keys and options: (least whole value, or None for a finite number above 0). A bound
@@ -299,14 +305,18 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
         entry = lookup(proto)
         full = cfg.configs.get(proto, ["default"])
         small = cfg.ci_configs.get(proto, ["small"]) if sized else []
+        stories = cfg.story_configs.get(proto, [])
 
-        def runs_on(checker: str, spec: str, full: list[str] = full, small: list[str] = small) -> bool:
+        def runs_on(checker: str, spec: str, full: list[str] = full, small: list[str] = small,
+                    stories: list[str] = stories) -> bool:
             if checker in sized:
                 return spec in small
+            if spec in stories and spec not in full and cfg.tier == "ci":
+                return checker == "explore"  # exhaustive: what a story config is for
             # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared.
-            return spec in full or (checker == "explore" and spec in small)
+            return spec in full or spec in stories or (checker == "explore" and spec in small)
 
-        for spec in dict.fromkeys([*full, *small]):
+        for spec in dict.fromkeys([*full, *small, *stories]):
             label, base_config = resolve_config(entry, spec)
             for profile in cfg.profiles:
                 config = replace_config(base_config, profile=profile)

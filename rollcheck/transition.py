@@ -230,6 +230,9 @@ class ProtocolEntry:
     spec: str | None = None
     z3: str | None = None
     gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
+    # More configs the gate checks by default, each telling a story the gate config does not (a fault, a
+    # misconfiguration, another upgrade path), so that a bug only they reach still fails the gate.
+    story_configs: tuple[str, ...] = ()
     # Every action name the reference can emit (for action coverage); empty: the spec binding's list.
     actions: tuple[str, ...] = ()
     order: int = 1000  # position in listings and reports (the built-ins: the KIPs' story, 10-40)

@@ -42,9 +42,13 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
             assert {c.checker for c in mine} == kinds, (proto, profile)
             # TLC, conformance and Spark on the small config, where the explorer also runs (counts compared);
             # the explorer, Hypothesis and Z3 on the gate config.
+            # The story configs (ProtocolEntry.story_configs) through the explorer only.
             for c in mine:
                 assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker == "explore"
-            assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0]}
+            stories = set(get_protocol(proto).story_configs)
+            assert stories == set(cfg.story_configs[proto])
+            assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0], *stories}
+            assert {c.checker for c in mine if c.label in stories} <= {"explore"}
     # Every broken variant through the explorer.
     variants = {(c.entry.name, c.variant) for c in cells if c.variant}
     assert variants == {(p, v.id) for p in protocol_names() for v in get_protocol(p).variants}
@@ -71,7 +75,11 @@ def test_nightly_tier_is_the_full_matrix_with_a_fuzzing_round(tmp_path: Path) ->
     cfg = default_gate_config(tmp_path, "nightly")
     cells, _ = plan_cells(cfg)
     reference = [c for c in cells if c.variant is None]
-    assert all(c.label == cfg.configs[c.entry.name][0] for c in reference)  # every checker on the gate config
+    # every checker on the gate config and on the story configs
+    assert all(c.label in (cfg.configs[c.entry.name][0], *cfg.story_configs[c.entry.name]) for c in reference)
+    assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.story_configs[c.entry.name]} \
+        == {(c.entry.name, s, c.checker) for c in reference if c.label == cfg.configs[c.entry.name][0]
+            for s in cfg.story_configs[c.entry.name]}
     assert "fuzz" in {c.checker for c in reference} and cfg.context["options"]["fuzz_minutes"] > 0
 
 

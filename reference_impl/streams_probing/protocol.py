@@ -67,6 +67,9 @@ PROTOCOL = ProtocolEntry(
     config_type=StreamsProbingConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
              "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST},
+    # The default config is one bounce from 2.0 (version probing): the gate also checks KIP-268's two
+    # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before.
+    story_configs=("pre20", "from-0.10.0"),
     build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
