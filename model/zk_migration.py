@@ -16,7 +16,8 @@ The state is one flat record:
   ``zk.cepoch``, ``zk.ever``, ``zk.mver`` (-1 when absent), ``zk.migrated``, ``zk.ehigh`` and the metadata
   as a length ``zk.dlen`` plus slots ``zk.d0 ..`` (-1 past the length);
 * per ZK broker ``b{i}.kraft`` (the mode), ``.mig``, ``.ibp``, ``.reg``, ``.rpcs``;
-* per voter ``v{i}.run``, ``.mig``, ``.drv`` (``MigrationDriverState`` code), ``.zkv``, ``.zke``, ``.synced``;
+* per voter ``v{i}.run``, ``.mig``, ``.drv`` (``MigrationDriverState`` code), ``.zkv`` (its /migration
+  version), ``.zke`` (the epoch it claimed), ``.zev`` (the /controller_epoch version its claim got), ``.synced``;
 * ``leader``, ``repoch`` (the Raft epoch), ``mstate`` (``ZkMigrationState`` code), the KRaft log as
   ``loglen`` plus slots ``l0 ..``, ``txn``, ``zkce`` (the ZK-mode controller's epoch), ``next`` (the next
   record id) and ``shutdown`` (``Shutdown`` code).
@@ -41,17 +42,19 @@ ShutdownQuorum, DeleteControllerZNodes), both profiles, every config switch and 
 changes) per parameter value (``self.branches``): ``by_voter(name, i)`` is the relation of voter i's step,
 so that step properties can say who acted, as the reference's predicates do with ``a["voter"]``. ``trans``
 is the disjunction of all branches with one selector each and explanatory frame axioms: BMC to the
-depth-15 counterexamples of MIG-M1 / MIG-M10 runs several times faster than with a full frame per branch.
+depth-15 counterexample of MIG-M1 runs several times faster than with a full frame per branch.
 
 Invariants: MIG-03, MIG-04 (where the reference checks it: the ``kip`` profile), MIG-06, MIG-10, MIG-11.
 Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-12 (``kip`` only, as in the reference).
-Not encoded: the graph properties MIG-L1, MIG-L2 (liveness over the explored graph) and the ``kip_claims``
+Not encoded: the graph properties MIG-L1, MIG-L2, MIG-L3 (liveness over the explored graph; MIG-M10,
+KAFKA-16171 / KAFKA-16667, breaks only MIG-L3, so BMC has nothing to refute there) and the ``kip_claims``
 extras (MIG-01R), which the registry's property list does not hold.
 
 Strengthening (``strengthening_invariants``): the design's reasons why the properties hold, stated over
 drivers, versions and epochs: /controller_epoch is the highest epoch ever written; no driver's /migration
-version is ahead of ZooKeeper's; the driver holding the current version took over with the current
-/controller_epoch and, once synced, has counted exactly ZooKeeper's records; synced counts stay within the
+or /controller_epoch version is ahead of ZooKeeper's; the driver holding the current /migration version,
+or the current /controller_epoch version, took over with the current /controller_epoch, and the former,
+once synced, has counted exactly ZooKeeper's records; synced counts stay within the
 log and ZooKeeper; /controller names a KRaft controller from the first take-over on; once the migration is
 finalized the leader's driver goes no further than WAIT_FOR_CONTROLLER_QUORUM (MIG-08: an elected voter's
 driver starts INACTIVE, as the order of Kafka's KRaftLeaderEvents makes it); plus MIG-03 and MIG-06. With them
@@ -191,7 +194,7 @@ class ZkMigrationZ3(SymbolicSystem):
                     (f"b{b}.rpcs", "bool")]
         for i in range(self.nv):
             out += [(f"v{i}.run", "bool"), (f"v{i}.mig", "bool"), (f"v{i}.drv", "int"), (f"v{i}.zkv", "int"),
-                    (f"v{i}.zke", "int"), (f"v{i}.synced", "int")]
+                    (f"v{i}.zke", "int"), (f"v{i}.zev", "int"), (f"v{i}.synced", "int")]
         return [*out, ("leader", "int"), ("repoch", "int"), ("mstate", "int"), ("loglen", "int"),
                 *((f"l{k}", "int") for k in range(self.ml)), ("txn", "bool"), ("zkce", "int"), ("next", "int"),
                 ("shutdown", "int")]
@@ -232,7 +235,8 @@ class ZkMigrationZ3(SymbolicSystem):
                         f"b{b}.reg": br.registered, f"b{b}.rpcs": br.kraft_rpcs})
         for i, x in enumerate(s.voters):
             out.update({f"v{i}.run": x.running, f"v{i}.mig": x.migration, f"v{i}.drv": x.driver.value,
-                        f"v{i}.zkv": x.zk_version, f"v{i}.zke": x.zk_epoch, f"v{i}.synced": x.synced})
+                        f"v{i}.zkv": x.zk_version, f"v{i}.zke": x.zk_epoch, f"v{i}.zev": x.epoch_version,
+                        f"v{i}.synced": x.synced})
         out.update({"leader": s.leader, "repoch": s.raft_epoch, "mstate": s.migration.code, "loglen": len(s.log),
                     "txn": s.txn, "zkce": s.zk_controller_epoch, "next": s.next_id, "shutdown": s.shutdown.value})
         out.update({f"l{k}": s.log[k] if k < len(s.log) else ABSENT for k in range(self.ml)})
@@ -251,7 +255,8 @@ class ZkMigrationZ3(SymbolicSystem):
         brokers = tuple(ZkBroker(BrokerMode.KRAFT if b_(f"b{b}.kraft") else BrokerMode.ZK, b_(f"b{b}.mig"),
                                  i_(f"b{b}.ibp"), b_(f"b{b}.reg"), b_(f"b{b}.rpcs")) for b in range(self.nb))
         voters = tuple(Voter(b_(f"v{i}.run"), b_(f"v{i}.mig"), MigrationDriverState(i_(f"v{i}.drv")),
-                             i_(f"v{i}.zkv"), i_(f"v{i}.zke"), i_(f"v{i}.synced")) for i in range(self.nv))
+                             i_(f"v{i}.zkv"), i_(f"v{i}.zke"), i_(f"v{i}.zev"), i_(f"v{i}.synced"))
+                       for i in range(self.nv))
         return ZkMigrationSystemState(zk, brokers, voters, i_("leader"), i_("repoch"),
                                       ZkMigrationState.from_code(i_("mstate")),
                                       tuple(i_(f"l{k}") for k in range(i_("loglen"))), b_("txn"), i_("zkce"),
@@ -373,10 +378,13 @@ class ZkMigrationZ3(SymbolicSystem):
         return z3.Or(v["mstate"] == PRE_MIGRATION, v["mstate"] == MIGRATION)
 
     def version_ok(self, v: V, i: int) -> Any:
-        """A write conditional on /migration's version (all of them, but under ``unconditional_zk_writes``)."""
+        """A KRaft controller's metadata write to ZooKeeper (dual write, full sync): a multi-op that checks
+        /controller_epoch's version against the one voter i's claim got and /migration's against the one it
+        holds (Kafka 3.9's KafkaZkClient.retryMigrationRequestsUntilConnected); ``unconditional_zk_writes``
+        drops both checks."""
         if "unconditional_zk_writes" in self.muts:
             return z3.BoolVal(True)
-        return v[f"v{i}.zkv"] == v["zk.mver"]
+        return z3.And(v[f"v{i}.zev"] == v["zk.ever"], v[f"v{i}.zkv"] == v["zk.mver"])
 
     # ------------------------------------------------------------------ init
     def init(self, v: V) -> z3.BoolRef:
@@ -397,7 +405,7 @@ class ZkMigrationZ3(SymbolicSystem):
                     z3.Not(v[f"b{b}.reg"]), z3.Not(v[f"b{b}.rpcs"])]
         for i in range(self.nv):
             out += [v[f"v{i}.run"], v[f"v{i}.mig"], v[f"v{i}.drv"] == INACTIVE, v[f"v{i}.zkv"] == ABSENT,
-                    v[f"v{i}.zke"] == ABSENT, v[f"v{i}.synced"] == 0]
+                    v[f"v{i}.zke"] == ABSENT, v[f"v{i}.zev"] == ABSENT, v[f"v{i}.synced"] == 0]
         return z3.And(out)
 
     # ------------------------------------------------------------------ ZooKeeper mode and brokers
@@ -470,7 +478,7 @@ class ZkMigrationZ3(SymbolicSystem):
         # The elected voter's driver saw KRaftLeaderEvent(not leader) first: INACTIVE, nothing held.
         return {"leader": z3.If(resign, -1, i), "repoch": v["repoch"] + 1, "txn": False,
                 "mstate": z3.If(finalize, POST_MIGRATION, v["mstate"]), f"v{i}.drv": INACTIVE,
-                f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.synced": 0}
+                f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.zev": ABSENT, f"v{i}.synced": 0}
 
     def _elect_leader(self, v: V, i: int) -> list[Branch]:
         finalize, resign = self.activation(v, i)
@@ -495,7 +503,8 @@ class ZkMigrationZ3(SymbolicSystem):
         # The driver restarts UNINITIALIZED and goes INACTIVE after reading /migration; nothing it reads there
         # is used before it leads again, so (as the reference) it starts INACTIVE with nothing claimed.
         return {f"v{i}.run": True, f"v{i}.mig": migration, f"v{i}.drv": INACTIVE, f"v{i}.zkv": ABSENT,
-                f"v{i}.zke": ABSENT, f"v{i}.synced": 0, "leader": z3.If(v["leader"] == i, -1, v["leader"])}
+                f"v{i}.zke": ABSENT, f"v{i}.zev": ABSENT, f"v{i}.synced": 0,
+                "leader": z3.If(v["leader"] == i, -1, v["leader"])}
 
     def _recover(self, v: V, i: int) -> list[Branch]:
         return [(z3.And(self.quorum_up(v), z3.Not(v[f"v{i}.run"])), self._restarted(v, i, v[f"v{i}.mig"]))]
@@ -525,9 +534,15 @@ class ZkMigrationZ3(SymbolicSystem):
     def _deactivate(self, v: V, i: int) -> list[Branch]:
         # KRaftLeaderEvent: another voter leads; what the driver held of ZooKeeper is forgotten.
         return [(z3.And(self.driving(v, i), v["leader"] != i, v[f"v{i}.drv"] != INACTIVE),
-                 {f"v{i}.drv": INACTIVE, f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.synced": 0})]
+                 {f"v{i}.drv": INACTIVE, f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.zev": ABSENT,
+                  f"v{i}.synced": 0})]
 
     def _activate(self, v: V, i: int) -> list[Branch]:
+        if "stale_migration_version" in self.muts:
+            # KRaftLeaderEvent reads /migration (waiting for ZooKeeper); before KAFKA-16171 / KAFKA-16667 the
+            # driver kept that version past its claim.
+            return [(z3.And(self.leads(v, i, INACTIVE), v["zk.avail"]),
+                     {f"v{i}.drv": WAIT_QUORUM, f"v{i}.zkv": v["zk.mver"]})]
         return [(self.leads(v, i, INACTIVE), {f"v{i}.drv": WAIT_QUORUM})]
 
     def quorum_ready(self, v: V) -> Any:
@@ -567,8 +582,8 @@ class ZkMigrationZ3(SymbolicSystem):
     def _become_controller(self, v: V, i: int) -> list[Branch]:
         """The take-over of /controller and /controller_epoch (api.claim_controller_epoch restated: refused
         when /controller already names a KRaft controller of the same or a newer Raft epoch, or when
-        /controller_epoch is absent), then the unconditional write of /migration that learns its version
-        (KAFKA-16171 / KAFKA-16667)."""
+        /controller_epoch is absent; the driver keeps the /controller_epoch version its write got), then the
+        unconditional write of /migration that learns its version (KAFKA-16171 / KAFKA-16667)."""
         claimable = z3.And(v["zk.kepoch"] < v["repoch"], v["zk.cepoch"] >= 0)
         epoch: Any = v["zk.cepoch"] + 1
         if "kraft_epoch_not_above_zk" in self.muts:
@@ -576,12 +591,12 @@ class ZkMigrationZ3(SymbolicSystem):
         ch: dict[str, Any] = {
             "zk.ctrl": KRAFT_ID + i, "zk.kepoch": v["repoch"], "zk.cepoch": epoch, "zk.ever": v["zk.ever"] + 1,
             "zk.mver": v["zk.mver"] + 1, "zk.ehigh": z3.If(epoch > v["zk.ehigh"], epoch, v["zk.ehigh"]),
-            f"v{i}.zkv": v["zk.mver"] + 1, f"v{i}.zke": epoch,
+            f"v{i}.zkv": v["zk.mver"] + 1, f"v{i}.zke": epoch, f"v{i}.zev": v["zk.ever"] + 1,
             f"v{i}.drv": z3.If(v["zk.migrated"], SYNC, ZK_MIG)}
         if "stale_migration_version" in self.muts:
-            # /migration is neither written nor re-read: the driver keeps the version it last saw.
-            ch["zk.mver"] = v["zk.mver"]
-            ch[f"v{i}.zkv"] = z3.If(v[f"v{i}.zkv"] >= 0, v[f"v{i}.zkv"], v["zk.mver"])
+            # /migration is neither written nor re-read: the driver keeps the version it read when it
+            # became active (``_activate``).
+            del ch["zk.mver"], ch[f"v{i}.zkv"]
         return [(z3.And(self.leads(v, i, BECOME), v["zk.avail"], claimable), ch)]
 
     def _begin_migration(self, v: V, i: int) -> list[Branch]:
@@ -745,6 +760,16 @@ class ZkMigrationZ3(SymbolicSystem):
             "writer-in-sync": per_voter(lambda v, i: z3.Implies(
                 z3.And(holds_version(v, i), z3.Or(v[f"v{i}.drv"] == TO_BROKERS, v[f"v{i}.drv"] == DUAL_WRITE)),
                 v[f"v{i}.synced"] == v["zk.dlen"])),
+            # The same for the /controller_epoch version a claim got (the other check of every KRaft write):
+            # none ahead of ZooKeeper's, one held past BECOME_CONTROLLER, and the driver holding the current
+            # one claimed the current /controller_epoch. This alone fences a deposed controller (MIG-02), also
+            # under ``stale_migration_version``, which breaks the /migration-version invariants above.
+            "ever-domain": lambda v: up(v, v["zk.ever"] >= 0),
+            "epoch-versions-not-ahead": per_voter(lambda v, i: v[f"v{i}.zev"] <= v["zk.ever"]),
+            "claimed-epoch-versions": per_voter(lambda v, i: z3.Implies(v[f"v{i}.drv"] >= ZK_MIG,
+                                                                        v[f"v{i}.zev"] >= 0)),
+            "epoch-holder-has-epoch": per_voter(lambda v, i: z3.Implies(
+                z3.And(v[f"v{i}.drv"] >= ZK_MIG, v[f"v{i}.zev"] == v["zk.ever"]), v[f"v{i}.zke"] == v["zk.cepoch"])),
             # What a driver counts as written is in the log and in ZooKeeper (MIG-04, MIG-11); a driver
             # that has not taken over counts nothing.
             "synced-le-log": per_voter(lambda v, i: v[f"v{i}.synced"] <= v["loglen"]),

@@ -16,8 +16,9 @@ from rollcheck.transition import Action
 
 KIP = "KIP-866"
 ZK_WRITERS = ("ZkMetadataChange", "SyncKRaftToZk", "DualWrite")
-# The mutations that take the /migration fence away: a deposed controller's write is then accepted.
-UNFENCED = frozenset({"unconditional_zk_writes", "stale_migration_version"})
+# The mutations that take the fence away (the /controller_epoch and /migration version checks): a deposed
+# controller's write is then accepted. (``stale_migration_version`` fences the new controller instead.)
+UNFENCED = frozenset({"unconditional_zk_writes"})
 # Kafka 3.9's controllers register (ControllerRegistrationRecord, with zkMigrationReady) from 3.7-IV0.
 CONTROLLER_REGISTRATION_LEVEL = MetadataVersion.IBP_3_7_IV0.feature_level
 
@@ -180,6 +181,28 @@ def finished(s: Any) -> bool:
 def working_zk(s: Any) -> bool:
     return bool(0 <= s.zk.controller < KRAFT_ID and all(b.mode.name == "ZK" for b in s.brokers)
                 and s.zk.available)
+
+
+def _no_config_restart(a: Action) -> bool:
+    """Any step but the operator's restart of a controller with another migration config (RestartVoter):
+    finalizing, or a misconfiguration, restarts every driver and so would hide a driver that is stuck."""
+    return a.name != "RestartVoter"
+
+
+@graph_property("MIG-L3", "while the quorum runs mid-migration, the KRaft controller can always bring ZooKeeper up "
+                "to date with the KRaft log and dual-write again (or the migration finishes), without a controller "
+                "restarted with another config",
+                source=f"{KIP} Failure modes, controller fails: the Raft layer elects a new leader that updates "
+                "/controller and /controller_epoch and assumes controller leadership as usual; Completing the "
+                "migration: the driver continues to run in migration mode, performing dual writes",
+                start=_migrating, allowed=_no_config_restart)
+def dual_write_resumes(s: Any) -> bool:
+    if s.migration.name == "POST_MIGRATION":
+        return True
+    if not _migrating(s) or s.leader < 0:
+        return False
+    driver = s.voters[s.leader]
+    return bool(driver.running and driver.driver.name == "DUAL_WRITE" and s.zk.data == s.log)
 
 
 # ---------------------------------------------------------------- profile-dependent safety and the KIP's claims

@@ -11,7 +11,8 @@
 (* ZooKeeper's metadata in one transaction, syncs KRaft to ZooKeeper,      *)
 (* sends UpdateMetadata / LeaderAndIsr to the ZK brokers and then writes   *)
 (* every committed record to ZooKeeper with multi-ops conditional on the   *)
-(* /migration version ("dual writes").  Brokers restart as KRaft brokers;  *)
+(* /controller_epoch version its claim got and the /migration version     *)
+(* ("dual writes").  Brokers restart as KRaft brokers;                     *)
 (* finalization turns migration off on the quorum; rollback brings the     *)
 (* brokers back to ZooKeeper mode, shuts the quorum down and deletes the   *)
 (* controller znodes.  Faults: voter crash and recovery, leadership moving *)
@@ -77,7 +78,7 @@ VARIABLES
     zk,                   \* ZooKeeper: the znodes, the metadata it holds, the highest epoch ever written
     \* @type: Seq({mode: Str, migration: Bool, ibp: Int, registered: Bool, kraft_rpcs: Bool});
     brokers,              \* the ZK brokers ("ZK" or "KRAFT" mode)
-    \* @type: Seq({running: Bool, migration: Bool, driver: Str, zk_version: Int, zk_epoch: Int, synced: Int});
+    \* @type: Seq({running: Bool, migration: Bool, driver: Str, zk_version: Int, zk_epoch: Int, epoch_version: Int, synced: Int});
     voters,               \* the KRaft controllers, each with its KRaftMigrationDriver state
     \* @type: Int;
     leader,               \* the active controller (0-based id), -1 when none
@@ -148,7 +149,7 @@ Init ==
     /\ brokers = [b \in BrokerIdx |-> [mode |-> "ZK", migration |-> FALSE, ibp |-> BrokerIbp,
                                        registered |-> FALSE, kraft_rpcs |-> FALSE]]
     /\ voters = [v \in VoterIdx |-> [running |-> TRUE, migration |-> TRUE, driver |-> "INACTIVE",
-                                     zk_version |-> -1, zk_epoch |-> -1, synced |-> 0]]
+                                     zk_version |-> -1, zk_epoch |-> -1, epoch_version |-> -1, synced |-> 0]]
     /\ leader = 0
     /\ raft_epoch = 1
     /\ migration = "PRE_MIGRATION"
@@ -255,7 +256,7 @@ BecomeLeader(v) ==
     /\ txn' = FALSE
     /\ migration' = IF act.write = "" THEN migration ELSE act.write
     /\ voters' = [voters EXCEPT ![v].driver = "INACTIVE", ![v].zk_version = -1, ![v].zk_epoch = -1,
-                                 ![v].synced = 0]
+                                 ![v].epoch_version = -1, ![v].synced = 0]
     /\ UNCHANGED <<zk, brokers, log, zk_controller_epoch, next_id, shutdown>>
 
 (* Electing a voter that will resign (misconfigured) is a fault: bounded by the epoch. *)
@@ -286,7 +287,7 @@ CrashVoter(v) ==
 (* is used before it claims leadership again, so it starts INACTIVE here (as in the reference).          *)
 Restarted(v, mig) ==
     /\ voters' = [voters EXCEPT ![v] = [running |-> TRUE, migration |-> mig, driver |-> "INACTIVE",
-                                        zk_version |-> -1, zk_epoch |-> -1, synced |-> 0]]
+                                        zk_version |-> -1, zk_epoch |-> -1, epoch_version |-> -1, synced |-> 0]]
     /\ leader' = IF IsLeader(v) THEN -1 ELSE leader
     /\ UNCHANGED <<zk, brokers, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
@@ -331,21 +332,34 @@ GetsRpcs(b) ==
     THEN brokers[b].mode = "ZK"
     ELSE brokers[b].mode = "ZK" /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
 
-(* Dual writes are conditional on the /migration version the driver holds (BADVERSION otherwise). *)
-VersionOk(v) == "unconditional_zk_writes" \in Mutations \/ voters[v].zk_version = zk.migration_version
+(* A KRaft controller's metadata writes to ZooKeeper (the dual writes, the full sync) are multi-ops that *)
+(* check /controller_epoch's version against the one its claim got and /migration's against the one it *)
+(* holds (BADVERSION otherwise): Kafka 3.9's KafkaZkClient.retryMigrationRequestsUntilConnected, branch *)
+(* 3.9 at c821449fb7c1e2c0f398eeb5cfc4a8abc210c0a4.  "unconditional_zk_writes" drops both checks.       *)
+ZkWriteOk(v) ==
+    \/ "unconditional_zk_writes" \in Mutations
+    \/ voters[v].epoch_version = zk.epoch_version /\ voters[v].zk_version = zk.migration_version
 
 (* KRaftLeaderEvent: another voter leads.  What the driver held of ZooKeeper is stale from now on; it  *)
 (* claims afresh when it leads again.  Until this step it still acts as before.                       *)
 DriverDeactivate(v) ==
     /\ DriverUp(v) /\ ~IsLeader(v)
     /\ voters[v].driver # "INACTIVE"
-    /\ SetVoter(v, [voters[v] EXCEPT !.driver = "INACTIVE", !.zk_version = -1, !.zk_epoch = -1, !.synced = 0])
+    /\ SetVoter(v, [voters[v] EXCEPT !.driver = "INACTIVE", !.zk_version = -1, !.zk_epoch = -1,
+                                     !.epoch_version = -1, !.synced = 0])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
+(* KRaftLeaderEvent (active).  Kafka reads /migration here (getOrCreateMigrationRecoveryState, waiting *)
+(* for ZooKeeper); only before KAFKA-16171 / KAFKA-16667 ("stale_migration_version") is that version   *)
+(* kept past the claim, so only then is it recorded.                                                  *)
 DriverActivate(v) ==
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "INACTIVE"
-    /\ SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM"])
+    /\ IF "stale_migration_version" \in Mutations
+       THEN /\ zk.available
+            /\ SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM",
+                                             !.zk_version = zk.migration_version])
+       ELSE SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM"])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
 (* Trigger 5, checked before a migration starts.  kip: the whole quorum ready, every voter running     *)
@@ -385,16 +399,16 @@ DriverWaitForBrokers(v) ==
 (* KafkaZkClient.tryRegisterKRaftControllerAsActiveController: /controller names this voter with its   *)
 (* Raft epoch and /controller_epoch becomes ZooKeeper's epoch + 1 (refused when /controller already    *)
 (* names a KRaft controller with the same or a newer Raft epoch, or when /controller_epoch is absent); *)
-(* then /migration is written unconditionally to learn its latest version (KAFKA-16171 / KAFKA-16667). *)
+(* the driver keeps the znode version its SetData on /controller_epoch got (zkControllerEpochZkVersion) *)
+(* and then writes /migration unconditionally to learn its latest version (KAFKA-16171 / KAFKA-16667). *)
 (* Before those fixes ("stale_migration_version") /migration was not written and the driver kept the   *)
-(* version it last saw.                                                                                *)
+(* version it read when it became active, which the previous controller may have moved since.         *)
 BecomeZkController(v) ==
     LET epoch == IF "kraft_epoch_not_above_zk" \in Mutations THEN raft_epoch
                  ELSE zk.controller_epoch + 1
         stale == "stale_migration_version" \in Mutations
         znode == IF stale THEN zk.migration_version ELSE zk.migration_version + 1
-        held == IF ~stale THEN znode
-                ELSE IF voters[v].zk_version >= 0 THEN voters[v].zk_version ELSE zk.migration_version
+        held == IF stale THEN voters[v].zk_version ELSE znode
     IN
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "BECOME_CONTROLLER"
@@ -404,7 +418,8 @@ BecomeZkController(v) ==
     /\ zk' = [zk EXCEPT !.controller = KRaftId + v - 1, !.kraft_epoch = raft_epoch, !.controller_epoch = epoch,
                         !.epoch_version = @ + 1, !.migration_version = znode, !.epoch_high = Max(@, epoch)]
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = IF zk.migrated THEN "SYNC_KRAFT_TO_ZK" ELSE "ZK_MIGRATION",
-                                     !.zk_version = held, !.zk_epoch = epoch])
+                                     !.zk_version = held, !.zk_epoch = epoch,
+                                     !.epoch_version = zk.epoch_version + 1])
     /\ UNCHANGED <<brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
 (* The initial copy: ZooKeeper's metadata read inside one metadata transaction. *)
@@ -418,8 +433,8 @@ BeginMigration(v) ==
               ELSE log
     /\ UNCHANGED <<zk, brokers, voters, leader, raft_epoch, migration, zk_controller_epoch, next_id, shutdown>>
 
-(* Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration (a conditional   *)
-(* write) that the copy finished.                                                                       *)
+(* Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration that the copy     *)
+(* finished: KafkaZkClient.updateMigrationState, a SetData conditional on /migration's version alone.    *)
 CompleteMigration(v) ==
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "ZK_MIGRATION"
@@ -439,7 +454,7 @@ CompleteMigration(v) ==
 SyncKRaftToZk(v) ==
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "SYNC_KRAFT_TO_ZK"
-    /\ zk.available /\ VersionOk(v)
+    /\ zk.available /\ ZkWriteOk(v)
     /\ IF "no_sync_after_failover" \in Mutations
        THEN /\ SetVoter(v, [voters[v] EXCEPT !.driver = "KRAFT_CONTROLLER_TO_BROKER_COMM", !.synced = Len(log)])
             /\ UNCHANGED zk
@@ -457,7 +472,7 @@ SendRpcsToBrokers(v) ==
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = "DUAL_WRITE"])
     /\ UNCHANGED <<zk, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
-(* The next committed record written to ZooKeeper in a multi-op conditional on /migration's version.   *)
+(* The next committed record written to ZooKeeper in a multi-op conditional on ZkWriteOk's versions.    *)
 (* A driver whose state allows dual writes (KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE:                *)
 (* MigrationDriverState.allowDualWrite) tries it whether or not it still leads (a stale driver has not *)
 (* yet noticed).                                                                                       *)
@@ -472,7 +487,7 @@ DualWrite(v) ==
             /\ "dual_write_ignores_zk_failure" \in Mutations
             /\ voters' = [voters EXCEPT ![v].synced = x.synced + 1]
             /\ UNCHANGED zk
-       ELSE /\ VersionOk(v)
+       ELSE /\ ZkWriteOk(v)
             /\ zk' = [zk EXCEPT !.data = Append(@, log[x.synced + 1]), !.migration_version = @ + 1]
             /\ voters' = [voters EXCEPT ![v] = [x EXCEPT !.synced = x.synced + 1,
                                                          !.zk_version = zk.migration_version + 1]]
@@ -638,12 +653,19 @@ MIG_01R_Step == zk'.controller_epoch = zk.controller_epoch \/ zk'.controller_epo
                 \/ zk'.controller_epoch > zk.epoch_high
 MIG_01R == [][MIG_01R_Step]_vars
 
-(* MIG-L1 and MIG-L2 are graph properties (AG EF target): TLC checks LTL only, so these are the target  *)
-(* predicates; rollcheck's explorer checks that the target stays reachable.                            *)
+(* MIG-L1, MIG-L2 and MIG-L3 are graph properties (AG EF target): TLC checks LTL only, so these are the *)
+(* target predicates; rollcheck's explorer checks that the target stays reachable.                     *)
 (* MIG-L1: while the quorum runs (shutdown = "NONE"), the migration can always still finish. *)
 MIG_L1 == migration = "POST_MIGRATION"
 (* MIG-L2: after the quorum is shut down for a rollback, a working ZooKeeper cluster is always reachable. *)
 MIG_L2 == 0 <= zk.controller /\ zk.controller < KRaftId /\ AllBrokersZk /\ zk.available
+(* MIG-L3: while the quorum runs mid-migration (Migrating), the KRaft controller can always bring       *)
+(* ZooKeeper up to date with the KRaft log and dual-write again (or the migration finishes), through    *)
+(* steps other than RestartVoter (a controller restarted with another config).                          *)
+MIG_L3 == \/ migration = "POST_MIGRATION"
+          \/ /\ Migrating /\ leader >= 0
+             /\ voters[leader + 1].running /\ voters[leader + 1].driver = "DUAL_WRITE"
+             /\ zk.data = log
 
 (* Witnesses ("sometimes": a state the config must reach, else the run is vacuous).  TLC checks each as *)
 (* the negated invariant ~MIG_Wn: a "violation" is the witness reached, with its trace.  Each applies   *)

@@ -9,7 +9,7 @@ from reference_impl.metadata_version.catalog import KAFKA_CATALOG, MetadataVersi
 KRAFT_ID = 100  # /controller names a KRaft voter v as 100 + v (Kafka: the voter's node id, e.g. 3000)
 
 MUTATIONS = frozenset({
-    "unconditional_zk_writes",  # dual writes without the /migration version check
+    "unconditional_zk_writes",  # KRaft writes to ZooKeeper without the /controller_epoch and /migration checks
     "kraft_epoch_not_above_zk",  # the KRaft controller claims /controller_epoch with its Raft epoch
     "non_transactional_copy",  # the initial copy is committed record by record, not as one transaction
     "finalize_without_every_voter",  # the KIP profile finalizes when the first voter turns migration off
@@ -18,7 +18,7 @@ MUTATIONS = frozenset({
     "rpcs_to_incompatible_broker",  # UpdateMetadata / LeaderAndIsr sent to a broker that did not register
     "start_without_all_brokers",  # the migration starts before every ZK broker registered
     "no_sync_after_failover",  # KAFKA-15010: a new active controller skips the full KRaft -> ZK sync
-    "stale_migration_version",  # KAFKA-16171 / KAFKA-16667: the take-over keeps a stale /migration version
+    "stale_migration_version",  # KAFKA-16171 / KAFKA-16667: the take-over keeps the /migration version read before it
     "no_controller_quorum_check",  # KAFKA-14909: the driver starts without checking the controller quorum
     "registration_without_zk_migration_ready",  # KAFKA-15704: controller registrations lack ZkMigrationReady
 })

@@ -28,8 +28,9 @@ _mutant = partial(config_mutation, ZkMigrationSystem)  # a variant: the referenc
 
 
 VARIANTS = (
-    Variant("MIG-M1", "dual writes to ZooKeeper without the /migration version check (a stale controller "
-            "keeps writing after a failover)", _mutant("unconditional_zk_writes", rollback=False, zk_outage=False),
+    Variant("MIG-M1", "dual writes to ZooKeeper without the version checks on /controller_epoch and /migration "
+            "(a stale controller keeps writing after a failover)",
+            _mutant("unconditional_zk_writes", rollback=False, zk_outage=False),
             expect=("MIG-02", "MIG-03"),
             source="KIP-866 Dual metadata writes", config="faults"),
     Variant("MIG-M2", "the KRaft controller claims /controller_epoch with its Raft epoch, not above ZooKeeper's",
@@ -62,10 +63,16 @@ VARIANTS = (
             _mutant("no_sync_after_failover", zk_outage=False, misconfigured_controller=False),
             expect=("MIG-11", "MIG-03"), source="KAFKA-15010 (apache/kafka #13758, SYNC_KRAFT_TO_ZK)",
             config="faults"),
-    Variant("MIG-M10", "KAFKA-16171 / KAFKA-16667: the take-over does not write /migration, so a deposed "
-            "controller's dual write still passes the version check", _mutant(
+    # A liveness bug: the deposed controller stays fenced by /controller_epoch, but the new one keeps the
+    # /migration version it read when it became active, which the deposed one's last dual write (after that
+    # read, before the claim) moved: every ZooKeeper write of the new controller fails (BADVERSION) for as
+    # long as it leads. With no fault left (the Raft epoch at max_epoch) only restarting the controllers
+    # (RestartVoter, e.g. to finalize) frees it, so MIG-L1 holds and MIG-L3 fails.
+    Variant("MIG-M10", "KAFKA-16171 / KAFKA-16667: the take-over does not write /migration, so the new controller "
+            "keeps the version it read before its claim, which the deposed controller's last dual write moved: "
+            "its writes to ZooKeeper fail forever and dual writes never resume", _mutant(
                 "stale_migration_version", zk_outage=False, misconfigured_controller=False, rollback=False),
-            expect=("MIG-02",), source="KAFKA-16171 (apache/kafka #15238), KAFKA-16667 (#15918)",
+            expect=("MIG-L3",), source="KAFKA-16171 (apache/kafka #15238), KAFKA-16667 (#15918)",
             config="faults"),
     # Kafka 3.4's driver left WAIT_FOR_CONTROLLER_QUORUM for WAIT_FOR_BROKERS as soon as the migration was
     # PRE_MIGRATION (apache/kafka d796480, #13631 added the check in 3.5): a voter down or without the

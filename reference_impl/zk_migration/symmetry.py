@@ -79,8 +79,8 @@ class ZkMigrationSymmetry:
 
             def voter_sig(i: int) -> tuple[object, ...]:
                 v = voters[i]
-                return (v.running, v.migration, v.driver.value, v.zk_version, v.zk_epoch, v.synced, i == leader,
-                        controller == KRAFT_ID + i)
+                return (v.running, v.migration, v.driver.value, v.zk_version, v.zk_epoch, v.epoch_version, v.synced,
+                        i == leader, controller == KRAFT_ID + i)
 
             pv = canonical_perm(self.voters, self.voter_groups, voter_sig)
         if self.broker_groups:

@@ -3,8 +3,10 @@
 The model, and why it is shaped so:
 
 * ZooKeeper holds ``/controller`` (a ZK broker, or a KRaft voter with its Raft epoch), ``/controller_epoch``
-  with its znode version (ZK-mode controller writes are conditional on it), ``/migration`` with its
-  version (KRaft writes are conditional on it) and the cluster metadata as a sequence of record ids.
+  with its znode version, ``/migration`` with its version and the cluster metadata as a sequence of record
+  ids. A ZK-mode controller's writes are conditional on ``/controller_epoch``'s version; a KRaft
+  controller's on both versions, the ``/controller_epoch`` one its claim got and the ``/migration`` one it
+  last wrote (``KafkaZkClient.retryMigrationRequestsUntilConnected``).
 * Metadata records are ids 0, 1, 2...: id 0 exists before the migration; each metadata change, in ZK
   mode or in KRaft, creates the next id (``max_updates`` bounds them). The KRaft log holds the ids it
   committed, so "ZooKeeper's copy is a prefix of the KRaft log" is a plain sequence comparison.
@@ -83,6 +85,7 @@ class Voter:
     driver: MigrationDriverState
     zk_version: int  # the /migration version its driver holds (-1 unknown)
     zk_epoch: int  # the ZK controller epoch its driver claimed (-1 none)
+    epoch_version: int  # the /controller_epoch znode version its claim got (zkControllerEpochZkVersion, -1 none)
     synced: int  # how many KRaft records its driver believes ZooKeeper holds
 
 
@@ -134,7 +137,7 @@ class ZkMigrationSystem(DataclassSystem):
             raise ValueError(str(exc)) from None
         zk = ZooKeeper(True, 0, -1, c.zk_epoch, 0, -1, False, (0,), c.zk_epoch)
         brokers = tuple(ZkBroker(BrokerMode.ZK, False, c.broker_ibp, False, False) for _ in range(c.zk_brokers))
-        voters = tuple(Voter(True, True, D.INACTIVE, -1, -1, 0) for _ in range(c.voters))
+        voters = tuple(Voter(True, True, D.INACTIVE, -1, -1, -1, 0) for _ in range(c.voters))
         return [ZkMigrationSystemState(zk, brokers, voters, 0, 1, state, (), False, c.zk_epoch, 1, Shutdown.NONE)]
 
     def properties(self) -> Sequence[AnyProperty]:
@@ -150,7 +153,8 @@ class ZkMigrationSystem(DataclassSystem):
             "brokers": tuple({"mode": b.mode.name, "migration": b.migration, "ibp": b.ibp,
                               "registered": b.registered, "kraft_rpcs": b.kraft_rpcs} for b in s.brokers),
             "voters": tuple({"running": v.running, "migration": v.migration, "driver": v.driver.name,
-                             "zk_version": v.zk_version, "zk_epoch": v.zk_epoch, "synced": v.synced}
+                             "zk_version": v.zk_version, "zk_epoch": v.zk_epoch, "epoch_version": v.epoch_version,
+                             "synced": v.synced}
                             for v in s.voters),
             "leader": s.leader, "raft_epoch": s.raft_epoch, "migration": s.migration.name, "log": s.log,
             "txn": s.txn, "zk_controller_epoch": s.zk_controller_epoch, "next_id": s.next_id,
@@ -317,7 +321,7 @@ class ZkMigrationSystem(DataclassSystem):
         # reaches INACTIVE, forgetting what it held of ZooKeeper, before it can act as the new leader
         # (KRaftMigrationDriver.KRaftLeaderEvent; INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM is the only way in).
         # Its stale steps before that are modelled before this election, where they have the same effect.
-        fresh = _with(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)
+        fresh = _with(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, epoch_version=-1, synced=0)
         # The transaction is closed also when the controller resigns, though it then writes nothing (Kafka's
         # generator throws before the abort record is appended, and the fatal fault handler stops the
         # process). Unreachable here: an open transaction means PRE_MIGRATION, where only a voter without
@@ -339,7 +343,7 @@ class ZkMigrationSystem(DataclassSystem):
         # The driver starts UNINITIALIZED and reads /migration (RecoverMigrationStateFromZK) before it goes
         # INACTIVE; nothing it learns there is used before it claims leadership again, so the model starts
         # it INACTIVE.
-        voter = Voter(True, migration, D.INACTIVE, -1, -1, 0)
+        voter = Voter(True, migration, D.INACTIVE, -1, -1, -1, 0)
         return _with(s, voters=_put(s.voters, v, voter), leader=-1 if s.leader == v else s.leader)
 
     # ------------------------------------------------------------------ KRaftMigrationDriver
@@ -360,12 +364,20 @@ class ZkMigrationSystem(DataclassSystem):
             if d is not D.INACTIVE:
                 # KRaftLeaderEvent: another voter leads; until this step the driver still acts as before.
                 # What it held of ZooKeeper is stale from now on; it claims afresh when it leads again.
-                steps.append(("DriverDeactivate", to(D.INACTIVE, zk_version=-1, zk_epoch=-1, synced=0)))
+                steps.append(("DriverDeactivate", to(D.INACTIVE, zk_version=-1, zk_epoch=-1, epoch_version=-1,
+                                                     synced=0)))
             if d.allow_dual_write:
                 steps.extend(self._dual_write(s, v))  # a stale driver may still try
             return steps
         if d is D.INACTIVE:
-            steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM)))
+            if "stale_migration_version" not in self.muts:
+                steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM)))
+            elif z.available:
+                # KRaftLeaderEvent (active) reads /migration (getOrCreateMigrationRecoveryState, which waits
+                # for ZooKeeper). Before KAFKA-16171 / KAFKA-16667 the driver kept this version past its claim,
+                # and until that claim fences the previous controller, the latter's dual writes may still move
+                # /migration. (Kafka reads here in every version; with the fix the claim's write supersedes it.)
+                steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM, zk_version=z.migration_version)))
         elif d is D.WAIT_FOR_CONTROLLER_QUORUM:
             m = s.migration
             if m in (ZkMigrationState.NONE, ZkMigrationState.POST_MIGRATION):
@@ -388,18 +400,20 @@ class ZkMigrationSystem(DataclassSystem):
             if not s.txn:
                 steps.append(("BeginMigration", self.begin_migration(s)))
             elif z.available and (voter.zk_version == z.migration_version):
-                # Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration (a
-                # conditional write) that the copy finished.
+                # Commit the transaction with ZkMigrationRecord(MIGRATION), then record on /migration that the
+                # copy finished: MigrateMetadataEvent's setMigrationRecoveryState, KafkaZkClient's
+                # updateMigrationState, a SetData conditional on /migration's version alone (no
+                # /controller_epoch check; only the leader's driver copies, and its claim is the latest).
                 zk = _with(z, migrated=True, migration_version=z.migration_version + 1)
                 done = _with(s, zk=zk, log=z.data, txn=False, migration=ZkMigrationState.MIGRATION)
                 steps.append(("CompleteMigration", to(D.SYNC_KRAFT_TO_ZK, done, zk_version=zk.migration_version,
                                                       synced=len(z.data))))
         elif d is D.SYNC_KRAFT_TO_ZK:
-            if z.available and self._version_ok(voter, z) and "no_sync_after_failover" in self.muts:
+            if z.available and self._zk_write_ok(voter, z) and "no_sync_after_failover" in self.muts:
                 # Before KAFKA-15010 there was no reconciliation: the new controller resumes dual writes
                 # after the log's end, as if ZooKeeper held every record the previous one committed.
                 steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, synced=len(s.log))))
-            elif z.available and self._version_ok(voter, z):
+            elif z.available and self._zk_write_ok(voter, z):
                 # KAFKA-15010: a full KRaft -> ZooKeeper sync after every take-over.
                 zk = _with(z, data=s.log, migration_version=z.migration_version + 1)
                 steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, _with(s, zk=zk),
@@ -458,8 +472,15 @@ class ZkMigrationSystem(DataclassSystem):
         return b.mode is BrokerMode.ZK and b.registered and b.ibp == self.config.quorum_level
 
     def claim(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState | None:
-        """Take over /controller and /controller_epoch, then write /migration unconditionally to learn its
-        latest version (KAFKA-16171 / KAFKA-16667)."""
+        """Take over /controller and /controller_epoch (the driver keeps the new /controller_epoch version:
+        ZkMigrationLeadershipState.zkControllerEpochZkVersion, which every later write checks), then write
+        /migration unconditionally to learn its latest version (KAFKA-16171 / KAFKA-16667).
+
+        Apache Kafka 3.9 (branch 3.9 at c821449fb7c1e2c0f398eeb5cfc4a8abc210c0a4): ZkMigrationClient's
+        claimControllerLeadership keeps the version KafkaZkClient.tryRegisterKRaftControllerAsActiveController
+        got from its SetData on /controller_epoch (``state.withZkController(epoch, epochZkVersion)``);
+        KRaftMigrationDriver's BecomeZkControllerEvent then calls setMigrationRecoveryState with
+        ``withMigrationZkVersion(-1)``, an unconditional SetData on /migration that returns its version."""
         z = s.zk
         # No /controller_epoch: Kafka throws IllegalStateException and the driver retries (unreachable here:
         # only the KIP's rollback deletes it, after the quorum is shut down).
@@ -475,10 +496,12 @@ class ZkMigrationSystem(DataclassSystem):
                      epoch_high=max(z.epoch_high, epoch))
         if "stale_migration_version" in self.muts:
             # Before KAFKA-16171 / KAFKA-16667: /migration is not written (nor re-read linearizably) at the
-            # take-over; the driver keeps the version it last saw, which another controller may have moved.
+            # take-over; the driver keeps the version it read when it became active (DriverActivate), which
+            # the previous controller may have moved since, until this claim fenced it. Then every write of
+            # this driver fails with BADVERSION on /migration, for as long as it leads.
             zk = _with(zk, migration_version=z.migration_version)
-            version = s.voters[v].zk_version if s.voters[v].zk_version >= 0 else z.migration_version
-        voter = _with(s.voters[v], zk_version=version, zk_epoch=epoch)
+            version = s.voters[v].zk_version
+        voter = _with(s.voters[v], zk_version=version, zk_epoch=epoch, epoch_version=zk.epoch_version)
         return _with(s, zk=zk, voters=_put(s.voters, v, voter))
 
     def begin_migration(self, s: ZkMigrationSystemState) -> ZkMigrationSystemState:
@@ -487,11 +510,25 @@ class ZkMigrationSystem(DataclassSystem):
             return _with(s, log=s.zk.data[:1], txn=True)
         return _with(s, txn=True)
 
-    def _version_ok(self, voter: Voter, z: ZooKeeper) -> bool:
-        return "unconditional_zk_writes" in self.muts or voter.zk_version == z.migration_version
+    def _zk_write_ok(self, voter: Voter, z: ZooKeeper) -> bool:
+        """A KRaft controller's metadata write to ZooKeeper passes its multi-op's checks.
+
+        Apache Kafka 3.9 (branch 3.9 at c821449fb7c1e2c0f398eeb5cfc4a8abc210c0a4),
+        KafkaZkClient.retryMigrationRequestsUntilConnected: every write (create, delete, set data) is wrapped
+        in a multi-op with ``CheckOp(ControllerEpochZNode.path, migrationState.zkControllerEpochZkVersion())``
+        and, on /migration, ``SetDataOp`` (the batch's last request) or ``CheckOp`` conditional on
+        ``migrationState.migrationZkVersion()``; a BADVERSION on /migration throws ("another KRaft controller
+        is making writes to ZooKeeper"). The dual writes of ``MetadataChangeEvent`` and the full sync of
+        ``SyncKRaftMetadataEvent`` go through it (KRaftMigrationZkWriter). So both versions must still be the
+        ones the driver holds: the /controller_epoch version it got at its claim and the /migration version it
+        last wrote. ``unconditional_zk_writes`` drops both checks."""
+        if "unconditional_zk_writes" in self.muts:
+            return True
+        return voter.epoch_version == z.epoch_version and voter.zk_version == z.migration_version
 
     def _dual_write(self, s: ZkMigrationSystemState, v: int) -> list[tuple[str, ZkMigrationSystemState]]:
-        """Write the next committed record to ZooKeeper in a multi-op conditional on /migration's version."""
+        """Write the next committed record to ZooKeeper in a multi-op conditional on /controller_epoch's and
+        /migration's versions."""
         voter = s.voters[v]
         z = s.zk
         if voter.synced >= len(s.log):
@@ -501,8 +538,8 @@ class ZkMigrationSystem(DataclassSystem):
                 skipped = _with(voter, synced=voter.synced + 1)
                 return [("DualWrite", _with(s, voters=_put(s.voters, v, skipped)))]
             return []
-        if not self._version_ok(voter, z):
-            return []  # BADVERSION: another controller wrote since; this driver's writes are fenced
+        if not self._zk_write_ok(voter, z):
+            return []  # BADVERSION: another controller claimed or wrote since; this driver's writes are fenced
         zk = _with(z, data=(*z.data, s.log[voter.synced]), migration_version=z.migration_version + 1)
         nv = _with(voter, synced=voter.synced + 1, zk_version=zk.migration_version)
         return [("DualWrite", _with(s, zk=zk, voters=_put(s.voters, v, nv)))]
