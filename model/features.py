@@ -11,7 +11,7 @@ Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, 
 DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp) for configs whose
 requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
 ``large`` configs are not encoded: the constructor refuses them), and every mutation but
-``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09. Step
+``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
 properties: FEAT-03 ... FEAT-07, all of them. UpdateFeatures is split into one relation per operator request
 (``update_reqs``, ``parameter_relations``: the action's ``updates`` and ``dry_run``); its ``result`` is the
 decision of :func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property
@@ -60,7 +60,7 @@ class FeaturesZ3(SymbolicSystem):
         }
         self.update_reqs = [(req, self._update_req(req)) for req in self.ts.requests]
         self.invariants = {"FEAT-01": self.feat01, "FEAT-02": self.feat02, "FEAT-08": self.feat08,
-                           "FEAT-09": self.feat09}
+                           "FEAT-09": self.feat09, "FEAT-11": self.feat11}
         self.step_properties = {"FEAT-03": self.feat03, "FEAT-04": self.feat04, "FEAT-05": self.feat05,
                                 "FEAT-06": self.feat06, "FEAT-07": self.feat07}
         # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
@@ -323,8 +323,12 @@ class FeaturesZ3(SymbolicSystem):
             ok = self.compatible(v, i, node)
             if "ignore_incompatible_notification" in self.muts:
                 ok = z3.BoolVal(True)
+            # An exiting controller gives up the controllership, as on a restart.
+            ctl = z3.If(v["controller"] == i, -1, v["controller"])
+            removed = self.queue_without(v, i)
+            q = {k: z3.If(ctl < 0, val, removed[k]) for k, val in self.empty_queue().items()}
             exited = frame(v, v2, {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True,
-                                   **self.queue_without(v, i)})
+                                   "controller": ctl, **q})
             cache = frame(v, v2, {**self.cached(v, node, f"b{i}"), f"b{i}.notified": True})
             opts.append(z3.And(v[f"b{i}.status"] == RUNNING, z3.Not(v[f"b{i}.notified"]), z3.If(ok, cache, exited)))
         return z3.Or(opts)
@@ -412,6 +416,18 @@ class FeaturesZ3(SymbolicSystem):
     def feat09(self, v: V) -> z3.BoolRef:
         return z3.Or(z3.Not(v["node"]), v["enabled"], *(z3.Not(z3.Or([v[f"n.{f}.has"] for f in self.feats]
                                                                       or [z3.BoolVal(False)])),))
+
+    def feat11(self, v: V) -> z3.BoolRef:
+        ctl = v["controller"]
+        live_ctl = z3.Or(ctl < 0, *(z3.And(ctl == i, v[f"b{i}.status"] == RUNNING) for i in range(self.n)))
+        entries = []
+        for k in range(self.n):
+            q = v[f"q{k}"]
+            waiting = z3.Or([z3.And(q == i, v[f"b{i}.status"] == RUNNING, z3.Not(v[f"b{i}.registered"]))
+                             for i in range(self.n)])
+            distinct = [q != v[f"q{j}"] for j in range(k)]
+            entries.append(z3.Implies(k < v["qlen"], z3.And(waiting, *distinct)))
+        return z3.And(live_ctl, z3.Implies(ctl < 0, v["qlen"] == 0), *entries)
 
     # ---- step properties (properties/features.py): the request (the action's parameters) is recovered by
     # one sub-relation of UpdateFeatures per request; a property fails on a step if some request that

@@ -169,6 +169,21 @@ def disabled_is_empty(s: Any) -> bool:
     return s.node is None or s.node.status.name == "ENABLED" or not s.node.features
 
 
+@invariant("FEAT-11", "the active controller is a running broker, and its event queue holds only registrations of "
+           "running brokers not yet in its live set, each once (none without a controller)",
+           source="Apache Kafka 2.8 KafkaController (the controller is a live broker: /controller is an ephemeral "
+           "znode of its session; onBrokerStartup queues a starting broker's registration); "
+           f"{KIP} Incompatible broker lifetime race condition")
+def controller_is_live(s: Any) -> bool:
+    if s.controller >= 0 and s.brokers[s.controller].status.name != "RUNNING":
+        return False
+    q = s.registration_queue
+    if q and s.controller < 0:
+        return False
+    return len(set(q)) == len(q) and all(s.brokers[i].status.name == "RUNNING" and not s.brokers[i].registered
+                                         for i in q)
+
+
 # ---------------------------------------------------------------- liveness
 
 @graph_property("FEAT-10", "every running broker can always catch up with /features",

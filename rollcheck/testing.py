@@ -4,7 +4,7 @@ A protocol's test module declares its contract and one test function takes the c
 
     from rollcheck.testing import ProtocolContract
 
-    ROLLCHECK_CONTRACT = ProtocolContract("features", counts={"small": (26877, 15), "default/kafka": 45321})
+    ROLLCHECK_CONTRACT = ProtocolContract("features", counts={"small": (25073, 14), "default/kafka": 45321})
 
     def test_protocol_contract(contract_case, tmp_path):
         contract_case.run(tmp_path)

@@ -314,12 +314,14 @@ DeliverFeaturesNotification(i) ==
     /\ IF ~Compatible(B(i).release, node) /\ "ignore_incompatible_notification" \notin Mutations
        THEN /\ brokers' = [brokers EXCEPT ![i + 1] =
                                [@ EXCEPT !.status = "EXITED", !.registered = FALSE, !.notified = TRUE]]
-            /\ registration_queue' = Remove(registration_queue, i)
+            \* An exiting controller gives up the controllership (its ZooKeeper session ends).
+            /\ controller' = IF controller = i THEN -1 ELSE controller
+            /\ registration_queue' = IF controller' < 0 THEN <<>> ELSE Remove(registration_queue, i)
        ELSE LET c == Cached(node) IN
             /\ brokers' = [brokers EXCEPT ![i + 1] =
                                [@ EXCEPT !.cache = c.cache, !.cache_epoch = c.epoch, !.notified = TRUE]]
-            /\ UNCHANGED registration_queue
-    /\ UNCHANGED <<node, ibp_enabled, controller, client, restarts, ibp_changes>>
+            /\ UNCHANGED <<registration_queue, controller>>
+    /\ UNCHANGED <<node, ibp_enabled, client, restarts, ibp_changes>>
 
 (* Client discovery: a client reads ApiVersions from a broker and keeps the highest epoch ("the epoch  *)
 (* can be used to ignore older features metadata"; mutation: it adopts whatever it is served).       *)
@@ -480,6 +482,14 @@ FEAT_08 == Versioned => \A i \in BrokerIds : (Running(i) /\ B(i).notified) => Fi
 
 (* FEAT-09: a disabled /features node holds no finalized features. *)
 FEAT_09 == node.status # "DISABLED" \/ DOMAIN node.features = {}
+
+(* FEAT-11: the active controller is a running broker; its queue holds registrations of running      *)
+(* brokers not yet live, each once, and is empty without a controller.                               *)
+FEAT_11 == /\ controller >= 0 => Running(controller)
+           /\ controller < 0 => registration_queue = <<>>
+           /\ \A k \in 1..Len(registration_queue) :
+                 /\ Running(registration_queue[k]) /\ ~B(registration_queue[k]).registered
+                 /\ \A j \in 1..Len(registration_queue) : j # k => registration_queue[j] # registration_queue[k]
 
 (* FEAT-10 is a graph property (AG EF): from every reachable state a state where every running broker *)
 (* has caught up with /features is reachable.  TLC checks LTL only, so this is the target predicate;   *)

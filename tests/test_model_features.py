@@ -53,7 +53,7 @@ def test_bmc_refutes_broken_variant(variant: str, prop: str, profile: str) -> No
 @pytest.mark.parametrize("profile", PROFILES)
 def test_invariants_proved_by_induction(profile: str) -> None:
     sym = FeaturesZ3(system("small", profile))
-    for prop in ("FEAT-01", "FEAT-02", "FEAT-08", "FEAT-09"):
+    for prop in ("FEAT-01", "FEAT-02", "FEAT-08", "FEAT-09", "FEAT-11"):
         res = k_induction(sym, prop, 1, timeout=60)
         assert res.status == "proved", (prop, res.message)
 
@@ -71,7 +71,7 @@ STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07")
 def test_every_step_property_is_encoded() -> None:
     sym = FeaturesZ3(system("small", "kip"))
     assert set(sym.step_properties) == {p.id for p in sym.ts.properties() if p.kind == "step"} == set(STEP)
-    assert sym.encoded() == ["FEAT-01", "FEAT-02", "FEAT-08", "FEAT-09", *STEP]
+    assert sym.encoded() == ["FEAT-01", "FEAT-02", "FEAT-08", "FEAT-09", "FEAT-11", *STEP]
 
 
 @pytest.mark.parametrize("profile", PROFILES)

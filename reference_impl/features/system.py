@@ -314,8 +314,12 @@ class FeaturesSystem(DataclassSystem):
         b = s.brokers[i]
         if not self.compatible(s, b, s.node) and not self._ignore_incompatible_notification:
             nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
-            queue = tuple(q for q in s.registration_queue if q != i)
-            return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client,
+            # A controller that exits gives up the controllership (its ZooKeeper session, and with it the
+            # ephemeral /controller znode, ends with the process: Kafka's FinalizedFeatureChangeListener
+            # calls Exit.exit); the next controller rebuilds its live set from ZooKeeper, as after a restart.
+            ctl = -1 if s.controller == i else s.controller
+            queue = () if ctl < 0 else tuple(q for q in s.registration_queue if q != i)
+            return FeaturesState(s.node, s.ibp_enabled, ctl, _put(s.brokers, i, nb), queue, s.client,
                                  s.restarts, s.ibp_changes)
         cache, epoch = _cached(s.node, s.ibp_enabled)
         nb = Broker(b.release, b.status, epoch, cache, b.registered, True)
