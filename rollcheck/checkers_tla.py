@@ -97,14 +97,16 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
 
 def _tlc_witnesses(report: CheckerReport, binding: Any, ts: Any, witnesses: tuple[str, ...], ctx: CheckContext,
                    directory: Path) -> None:
-    """Each witness decided by TLC as a negated invariant (:mod:`rollcheck.tla.witness`); a mutation run
-    (a broken variant) skips them, as does ``options.tlc_witnesses = false``."""
+    """Each witness decided by TLC as a negated invariant (:mod:`rollcheck.tla.witness`); a broken variant's
+    run checks them only when no property failed (a liveness bug shows as a story no longer reached: that is
+    how TLC kills it), and ``options.tlc_witnesses = false`` skips them."""
     from rollcheck.tla.witness import check_witnesses
 
     if not witnesses:
         return
-    if ctx.variant is not None or not ctx.options.get("tlc_witnesses", True):
-        why = "a broken variant's run" if ctx.variant is not None else "tlc_witnesses = false"
+    killed = ctx.variant is not None and report.status == VIOLATED
+    if killed or not ctx.options.get("tlc_witnesses", True):
+        why = "a broken variant a property already caught" if killed else "tlc_witnesses = false"
         for pid in witnesses:
             report.properties[pid] = PropertyVerdict(pid, NOT_CHECKED, f"witness: not checked ({why})")
         return
