@@ -34,34 +34,14 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.metadata_version.api import (
-    BrokerRegistrationRequest,
-    Errors,
-    QuorumController,
-    VersionRange,
-)
-from reference_impl.metadata_version.catalog import FEATURE_NAME, KAFKA_CATALOG, MINIMUM_VERSION_4_X, MetadataVersion
+from reference_impl.metadata_version.catalog import MINIMUM_VERSION_4_X
+from tests.kafka import _cluster_control_manager as shared
+from tests.kafka._cluster_control_manager import KRAFT_VERSION_REGISTRATIONS
+from tests.kafka._cluster_control_manager import unsupported as _unsupported
+from tests.kafka._names import KRAFT_VERSION, MV, TEST_VERSION, M
 
-M = MetadataVersion
-MV = FEATURE_NAME
+RELEASE = "4.0"
 MINIMUM_VERSION = MINIMUM_VERSION_4_X
-TEST_VERSION = "test.feature.version"  # TestFeatureVersion.FEATURE_NAME
-KRAFT_VERSION = "kraft.version"  # KRaftVersion.FEATURE_NAME
-
-Ranges = tuple[tuple[str, int, int], ...]
-
-
-def _unsupported(finalized: int, feature: str, low: int, high: int) -> str:
-    return (f"Unable to register because the broker does not support finalized version {finalized} of {feature}. "
-            f"The broker wants a version between {low} and {high}, inclusive.")
-
-
-def controller(supported: Ranges, finalized: tuple[tuple[str, int], ...]) -> QuorumController:
-    return QuorumController(
-        catalog=KAFKA_CATALOG, node_id=0,
-        local_supported=tuple(sorted((name, VersionRange.of(lo, hi)) for name, lo, hi in supported)),
-        voters=((0, None),), finalized=tuple(sorted(finalized)), profile="kafka", kafka_release="4.0")
-
 
 # (the broker's features as sent, the error message; None: registered)
 CASES = [
@@ -77,13 +57,7 @@ CASES = [
     pytest.param(
         ((MV, MINIMUM_VERSION.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1, 1)),
         ((MV, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1)),  # the controller adds the latest kraft.version
-        (
-            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level),),
-             _unsupported(1, KRAFT_VERSION, 0, 0)),
-            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 0, 0)),
-             _unsupported(1, KRAFT_VERSION, 0, 0)),
-            (((MV, M.IBP_3_9_IV0.feature_level, M.IBP_3_9_IV0.feature_level), (KRAFT_VERSION, 1, 1)), None),
-        ), id="testRegistrationWithUnsupportedKraftVersion"),
+        KRAFT_VERSION_REGISTRATIONS, id="testRegistrationWithUnsupportedKraftVersion"),
     pytest.param(
         ((MV, M.IBP_3_5_IV0.feature_level, M.IBP_3_6_IV0.feature_level),),
         ((MV, M.IBP_3_5_IV0.feature_level),),
@@ -95,15 +69,6 @@ CASES = [
 
 
 @pytest.mark.parametrize(("supported", "finalized", "registrations"), CASES)
-def test_registration_feature_checks(supported: Ranges, finalized: tuple[tuple[str, int], ...],
-                                     registrations: tuple[tuple[Ranges, str | None], ...]) -> None:
-    c = controller(supported, finalized)
-    for sent, message in registrations:
-        request = BrokerRegistrationRequest(0, tuple((name, VersionRange.of(lo, hi)) for name, lo, hi in sent))
-        reply, after = c.register_broker(request)
-        if message is None:
-            assert reply.ok and reply.message is None
-            assert [b.broker_id for b in after.brokers] == [0]
-        else:
-            assert (reply.error, reply.message) == (Errors.UNSUPPORTED_VERSION, message)
-            assert after == c  # a refused registration changes nothing
+def test_registration_feature_checks(supported: shared.Ranges, finalized: tuple[tuple[str, int], ...],
+                                     registrations: shared.Registrations) -> None:
+    shared.check_registrations(shared.controller(supported, finalized, RELEASE), registrations)

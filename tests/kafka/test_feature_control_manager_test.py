@@ -41,106 +41,30 @@ The class as Kafka's 4.0 release has it, run under release 4.0: ``test_feature_c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
 import pytest
 
 from reference_impl.metadata_version.api import (
     ALL_FAILED_PREFIX,
-    BrokerRegistration,
     ControllerResult,
     Errors,
     FeatureLevelRecord,
-    FeatureUpdate,
-    QuorumController,
-    UpdateFeaturesRequest,
-    UpgradeType,
     VersionRange,
 )
-from reference_impl.metadata_version.catalog import (
-    FEATURE_NAME,
-    KAFKA_CATALOG,
-    MINIMUM_KRAFT_VERSION,
-    MetadataVersion,
-    latest_testing,
-)
+from reference_impl.metadata_version.catalog import MINIMUM_KRAFT_VERSION, latest_testing
 from reference_impl.zk_migration.api import ZkMigrationState
+from tests.kafka import _feature_control_manager as shared
+from tests.kafka._feature_control_manager import Finalized, Level, Manager, Replay, ReplayMigration, Update, Version
+from tests.kafka._names import INVALID, MV, SAFE, TEST_VERSION, TRANSACTION_VERSION, UNSAFE, UPGRADE, M
 
-M = MetadataVersion
-MV = FEATURE_NAME
-TEST_VERSION = "test.feature.version"  # TestFeatureVersion.FEATURE_NAME
-TRANSACTION_VERSION = "transaction.version"  # TransactionVersion.FEATURE_NAME
-UPGRADE, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
 BOTH, R39, R40 = ("3.9", "4.0"), ("3.9",), ("4.0",)
-INVALID = Errors.INVALID_UPDATE_VERSION
 LATEST_PRODUCTION_AT_COMMIT = M.IBP_4_0_IV0  # MetadataVersion.LATEST_PRODUCTION at the commit read
 
 
 def features(**overrides: tuple[int, int]) -> dict[str, VersionRange]:
     """Kafka's ``features(...)``: ``defaultFeatureMap(true)`` (its metadata.version entry) plus the test's ranges."""
-    local = {MV: VersionRange.of(MINIMUM_KRAFT_VERSION.feature_level, latest_testing().feature_level)}
-    local.update({name.replace("__", "."): VersionRange.of(lo, hi) for name, (lo, hi) in overrides.items()})
-    return local
+    default = {MV: VersionRange.of(MINIMUM_KRAFT_VERSION.feature_level, latest_testing().feature_level)}
+    return shared.with_ranges(default, overrides)
 
-
-@dataclass(frozen=True)
-class Manager:
-    """A ``FeatureControlManager.Builder``'s settings."""
-
-    local: dict[str, VersionRange]
-    metadata_version: MetadataVersion = LATEST_PRODUCTION_AT_COMMIT
-    brokers: dict[int, dict[str, VersionRange]] = field(default_factory=dict)
-    minimum_bootstrap_version: MetadataVersion | None = None
-
-
-@dataclass(frozen=True)
-class Update:
-    """``updateFeatures``: the ``ApiError`` it answers and, unless None, the records it returns."""
-
-    updates: tuple[tuple[str, int], ...]
-    upgrade_types: tuple[tuple[str, UpgradeType], ...] = ()
-    validate_only: bool = False
-    error: Errors = Errors.NONE
-    message: str | None = None
-    records: tuple[FeatureLevelRecord, ...] | None = ()
-    replay: bool = False  # then replay the records (manager.replay / RecordTestUtils.replayAll)
-
-
-@dataclass(frozen=True)
-class Replay:
-    record: FeatureLevelRecord
-
-
-@dataclass(frozen=True)
-class ReplayMigration:
-    """``replay(ZkMigrationStateRecord)``."""
-
-    state: ZkMigrationState
-
-
-@dataclass(frozen=True)
-class Finalized:
-    """``finalizedFeatures(epoch)``: every finalized feature with its level (metadata.version included)."""
-
-    features: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class Level:
-    """``finalizedFeatures(...).get(feature)``: the level, or None for ``Optional.empty()``."""
-
-    feature: str
-    level: int | None
-
-
-@dataclass(frozen=True)
-class Version:
-    """``manager.metadataVersion()``."""
-
-    metadata_version: MetadataVersion
-
-
-Step = Update | Replay | ReplayMigration | Finalized | Level | Version
 
 BUILDER1 = Manager(features(metadata__version=(M.IBP_3_3_IV0.feature_level, M.IBP_3_3_IV3.feature_level)),
                    M.IBP_3_3_IV2)  # TEST_MANAGER_BUILDER1
@@ -148,13 +72,7 @@ BUILDER1 = Manager(features(metadata__version=(M.IBP_3_3_IV0.feature_level, M.IB
 CASES = [
     pytest.param(Manager(features(test__feature__version=(0, 2)), M.IBP_3_3_IV0), R40, (
         Finalized(((MV, 4),)),
-        Update(((TEST_VERSION, 3),), ((TEST_VERSION, SAFE),), error=INVALID,
-               message="Invalid update version 3 for feature test.feature.version. Local controller 0 only supports "
-                       "versions 0-2"),
-        # Two features, one refused: nothing is written (release 3.9 would write test.feature.version's record).
-        Update(((TEST_VERSION, 1), ("bar", 1)), error=INVALID,
-               message="Invalid update version 1 for feature bar. Local controller 0 does not support this feature."),
-        Update(((TEST_VERSION, 1),), records=(FeatureLevelRecord(TEST_VERSION, 1),)),
+        *shared.UPDATE_FEATURES,
     ), id="testUpdateFeatures"),
     pytest.param(Manager(features(foo=(1, 2)), M.IBP_3_3_IV0), BOTH, (
         Replay(FeatureLevelRecord("foo", 2)),
@@ -162,14 +80,7 @@ CASES = [
     ), id="testReplay"),
     pytest.param(Manager(features(foo=(1, 5), transaction__version=(0, 3)),
                          brokers={5: {TRANSACTION_VERSION: VersionRange.of(0, 2)}}), BOTH, (
-        Update((("foo", 3),), (("foo", SAFE),), error=INVALID,
-               message="Invalid update version 3 for feature foo. Broker 5 does not support this feature."),
-        Update(((TRANSACTION_VERSION, 2),), records=(FeatureLevelRecord(TRANSACTION_VERSION, 2),), replay=True),
-        Update(((TRANSACTION_VERSION, 1),), error=INVALID,
-               message="Invalid update version 1 for feature transaction.version. Can't downgrade the version of "
-                       "this feature without setting the upgrade type to either safe or unsafe downgrade."),
-        Update(((TRANSACTION_VERSION, 1),), ((TRANSACTION_VERSION, SAFE),),
-               records=(FeatureLevelRecord(TRANSACTION_VERSION, 1),)),
+        *shared.UPDATE_FEATURES_ERROR_CASES,
     ), id="testUpdateFeaturesErrorCases"),
     pytest.param(Manager(features(test__feature__version=(0, 5), transaction__version=(0, 2)), M.IBP_3_3_IV0), BOTH, (
         Update(((TEST_VERSION, 1), (TRANSACTION_VERSION, 2)), records=None, replay=True),
@@ -224,12 +135,7 @@ CASES = [
     pytest.param(Manager({MV: VersionRange.of(M.IBP_3_0_IV1.feature_level, latest_testing().feature_level),
                           TEST_VERSION: VersionRange.of(0, 2)},
                          brokers={1: {TEST_VERSION: VersionRange.of(0, 3)}}), BOTH, (
-        Update(((TEST_VERSION, 1),), ((TEST_VERSION, UPGRADE),), records=(FeatureLevelRecord(TEST_VERSION, 1),),
-               replay=True),
-        Level(TEST_VERSION, 1),
-        Update(((TEST_VERSION, 0),), ((TEST_VERSION, UNSAFE),), records=(FeatureLevelRecord(TEST_VERSION, 0),),
-               replay=True),
-        Level(TEST_VERSION, None),
+        *shared.CREATE_FEATURE_LEVEL_RECORDS,
     ), id="testCreateFeatureLevelRecords"),
     pytest.param(Manager(features(metadata__version=(M.IBP_3_0_IV0.feature_level, M.IBP_3_5_IV1.feature_level)),
                          M.IBP_3_4_IV0), R39, (
@@ -248,16 +154,6 @@ CASES = [
 ]
 
 
-def build(manager: Manager, release: str) -> QuorumController:
-    floor = manager.minimum_bootstrap_version
-    return QuorumController(
-        catalog=KAFKA_CATALOG, node_id=0, local_supported=tuple(sorted(manager.local.items())), voters=(),
-        brokers=tuple(BrokerRegistration(b, tuple(sorted(r.items())), fenced=False)
-                      for b, r in sorted(manager.brokers.items())),
-        finalized=((MV, manager.metadata_version.feature_level),), profile="kafka", kafka_release=release,
-        minimum_bootstrap_version=None if floor is None else floor.feature_level)
-
-
 def api_error(result: ControllerResult) -> tuple[Errors, str | None]:
     """The manager's ``ApiError``: our response's first error, without 4.0's whole-request prefix."""
     error, message = result.response.first_error()
@@ -266,33 +162,7 @@ def api_error(result: ControllerResult) -> tuple[Errors, str | None]:
     return error, message
 
 
-def run(c: QuorumController, step: Step) -> QuorumController:
-    if isinstance(step, Update):
-        types = dict(step.upgrade_types)
-        request = UpdateFeaturesRequest(tuple(
-            FeatureUpdate.with_upgrade_type(name, level, types.get(name, UPGRADE).value)
-            for name, level in step.updates), dry_run=step.validate_only)
-        result = c.update_features(request)
-        assert api_error(result) == (step.error, step.message)
-        if step.records is not None:
-            assert result.records == step.records
-        return c.apply(result) if step.replay else c
-    if isinstance(step, Replay):
-        return c.replay(step.record)
-    if isinstance(step, ReplayMigration):
-        return replace(c, zk_migration_in_progress=step.state.in_progress())
-    if isinstance(step, Finalized):
-        assert dict(c.finalized) == dict(step.features)
-    elif isinstance(step, Level):
-        assert dict(c.finalized).get(step.feature) == step.level
-    else:
-        assert c.metadata_version == step.metadata_version.feature_level
-    return c
-
-
 @pytest.mark.parametrize(("manager", "releases", "steps"), CASES)
-def test_feature_control_manager(manager: Manager, releases: tuple[str, ...], steps: tuple[Step, ...]) -> None:
+def test_feature_control_manager(manager: Manager, releases: tuple[str, ...], steps: tuple[shared.Step, ...]) -> None:
     for release in releases:
-        c = build(manager, release)
-        for step in steps:
-            c = run(c, step)
+        shared.run_steps(shared.build(manager, release, LATEST_PRODUCTION_AT_COMMIT), steps, api_error)

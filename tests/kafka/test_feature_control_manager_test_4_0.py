@@ -40,41 +40,23 @@ metadata.version 4.0-IV1, holds in ``testUpgradeElrFeatureLevel``.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from reference_impl.metadata_version.api import (
     ALL_FAILED_PREFIX,
-    BrokerRegistration,
     ControllerResult,
     Errors,
     FeatureLevelRecord,
-    FeatureUpdate,
-    QuorumController,
-    UpdateFeaturesRequest,
-    UpgradeType,
     VersionRange,
 )
-from reference_impl.metadata_version.catalog import (
-    FEATURE_NAME,
-    KAFKA_CATALOG,
-    MINIMUM_VERSION_4_X,
-    MetadataVersion,
-    latest_production,
-    latest_testing,
-)
+from reference_impl.metadata_version.catalog import MINIMUM_VERSION_4_X, latest_production, latest_testing
+from tests.kafka import _feature_control_manager as shared
+from tests.kafka._feature_control_manager import Finalized, Level, Manager, Replay, Update, Version
+from tests.kafka._names import INVALID, KRAFT_VERSION, MV, SAFE, TEST_VERSION, TRANSACTION_VERSION, UNSAFE, UPGRADE, M
 
-M = MetadataVersion
-MV = FEATURE_NAME
 RELEASE = "4.0"
 MINIMUM_VERSION = MINIMUM_VERSION_4_X
-TEST_VERSION = "test.feature.version"  # TestFeatureVersion.FEATURE_NAME
-TRANSACTION_VERSION = "transaction.version"  # TransactionVersion.FEATURE_NAME
-KRAFT_VERSION = "kraft.version"  # KRaftVersion.FEATURE_NAME
 ELR_VERSION = "eligible.leader.replicas.version"  # Feature.ELIGIBLE_LEADER_REPLICAS_VERSION.featureName()
-UPGRADE, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
-INVALID = Errors.INVALID_UPDATE_VERSION
 LATEST_PRODUCTION = latest_production(RELEASE)  # 4.0-IV3, the Builder's default metadata.version
 IBP_3_3_IV2_FEATURE_LEVEL = 6  # MetadataVersionTestUtils.IBP_3_3_IV2_FEATURE_LEVEL: a level Kafka 4.0 no longer has
 
@@ -90,61 +72,8 @@ DEFAULT_SUPPORTED_UNSTABLE = {
 
 def features(**overrides: tuple[int, int]) -> dict[str, VersionRange]:
     """Kafka's ``features(...)``: ``defaultSupportedFeatureMap(true)`` plus the test's ranges ("__" is ".")."""
-    local = dict(DEFAULT_SUPPORTED_UNSTABLE)
-    local.update({name.replace("__", "."): VersionRange.of(lo, hi) for name, (lo, hi) in overrides.items()})
-    return local
+    return shared.with_ranges(DEFAULT_SUPPORTED_UNSTABLE, overrides)
 
-
-@dataclass(frozen=True)
-class Manager:
-    """A ``FeatureControlManager.Builder``'s settings."""
-
-    local: dict[str, VersionRange]
-    metadata_version: MetadataVersion = LATEST_PRODUCTION
-    brokers: dict[int, dict[str, VersionRange]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Update:
-    """``updateFeatures``: the ``ApiError`` it answers and, unless None, the records it returns."""
-
-    updates: tuple[tuple[str, int], ...]
-    upgrade_types: tuple[tuple[str, UpgradeType], ...] = ()
-    validate_only: bool = False
-    error: Errors = Errors.NONE
-    message: str | None = None
-    records: tuple[FeatureLevelRecord, ...] | None = ()
-    replay: bool = False  # then replay the records (manager.replay / RecordTestUtils.replayAll)
-
-
-@dataclass(frozen=True)
-class Replay:
-    record: FeatureLevelRecord
-
-
-@dataclass(frozen=True)
-class Finalized:
-    """``finalizedFeatures(epoch)``: every finalized feature with its level (metadata.version included)."""
-
-    features: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class Level:
-    """``finalizedFeatures(...).get(feature)``: the level, or None for ``Optional.empty()``."""
-
-    feature: str
-    level: int | None
-
-
-@dataclass(frozen=True)
-class Version:
-    """``manager.metadataVersion()``."""
-
-    metadata_version: MetadataVersion
-
-
-Step = Update | Replay | Finalized | Level | Version
 
 BUILDER1 = Manager(features(metadata__version=(MINIMUM_VERSION.feature_level, M.IBP_3_6_IV0.feature_level)),
                    M.IBP_3_4_IV0)  # TEST_MANAGER_BUILDER1
@@ -152,13 +81,7 @@ BUILDER1 = Manager(features(metadata__version=(MINIMUM_VERSION.feature_level, M.
 CASES = [
     pytest.param(Manager(features(test__feature__version=(0, 2)), MINIMUM_VERSION), (
         Finalized(((MV, MINIMUM_VERSION.feature_level),)),
-        Update(((TEST_VERSION, 3),), ((TEST_VERSION, SAFE),), error=INVALID,
-               message="Invalid update version 3 for feature test.feature.version. Local controller 0 only supports "
-                       "versions 0-2"),
-        # Two features, one refused: nothing is written.
-        Update(((TEST_VERSION, 1), ("bar", 1)), error=INVALID,
-               message="Invalid update version 1 for feature bar. Local controller 0 does not support this feature."),
-        Update(((TEST_VERSION, 1),), records=(FeatureLevelRecord(TEST_VERSION, 1),)),
+        *shared.UPDATE_FEATURES,
     ), id="testUpdateFeatures"),
     pytest.param(Manager(features(foo=(1, 2)), MINIMUM_VERSION), (
         Replay(FeatureLevelRecord("foo", 2)),
@@ -171,14 +94,7 @@ CASES = [
     ), id="testReplayKraftVersionFeatureLevel"),
     pytest.param(Manager(features(foo=(1, 5), transaction__version=(0, 3)),
                          brokers={5: {TRANSACTION_VERSION: VersionRange.of(0, 2)}}), (
-        Update((("foo", 3),), (("foo", SAFE),), error=INVALID,
-               message="Invalid update version 3 for feature foo. Broker 5 does not support this feature."),
-        Update(((TRANSACTION_VERSION, 2),), records=(FeatureLevelRecord(TRANSACTION_VERSION, 2),), replay=True),
-        Update(((TRANSACTION_VERSION, 1),), error=INVALID,
-               message="Invalid update version 1 for feature transaction.version. Can't downgrade the version of "
-                       "this feature without setting the upgrade type to either safe or unsafe downgrade."),
-        Update(((TRANSACTION_VERSION, 1),), ((TRANSACTION_VERSION, SAFE),),
-               records=(FeatureLevelRecord(TRANSACTION_VERSION, 1),)),
+        *shared.UPDATE_FEATURES_ERROR_CASES,
     ), id="testUpdateFeaturesErrorCases"),
     pytest.param(Manager(features(test__feature__version=(0, 5), transaction__version=(0, 2)), MINIMUM_VERSION), (
         Update(((TEST_VERSION, 1), (TRANSACTION_VERSION, 2)), records=None, replay=True),
@@ -230,12 +146,7 @@ CASES = [
     pytest.param(Manager({MV: VersionRange.of(MINIMUM_VERSION.feature_level, latest_testing(RELEASE).feature_level),
                           TEST_VERSION: VersionRange.of(0, 2)},
                          brokers={1: {TEST_VERSION: VersionRange.of(0, 3)}}), (
-        Update(((TEST_VERSION, 1),), ((TEST_VERSION, UPGRADE),), records=(FeatureLevelRecord(TEST_VERSION, 1),),
-               replay=True),
-        Level(TEST_VERSION, 1),
-        Update(((TEST_VERSION, 0),), ((TEST_VERSION, UNSAFE),), records=(FeatureLevelRecord(TEST_VERSION, 0),),
-               replay=True),
-        Level(TEST_VERSION, None),
+        *shared.CREATE_FEATURE_LEVEL_RECORDS,
     ), id="testCreateFeatureLevelRecords"),
     pytest.param(Manager({MV: VersionRange.of(M.IBP_4_0_IV1.feature_level, latest_testing(RELEASE).feature_level),
                           ELR_VERSION: VersionRange.of(0, 1)},
@@ -245,14 +156,6 @@ CASES = [
         Level(ELR_VERSION, 1),
     ), id="testUpgradeElrFeatureLevel"),
 ]
-
-
-def build(manager: Manager) -> QuorumController:
-    return QuorumController(
-        catalog=KAFKA_CATALOG, node_id=0, local_supported=tuple(sorted(manager.local.items())), voters=(),
-        brokers=tuple(BrokerRegistration(b, tuple(sorted(r.items())), fenced=False)
-                      for b, r in sorted(manager.brokers.items())),
-        finalized=((MV, manager.metadata_version.feature_level),), profile="kafka", kafka_release=RELEASE)
 
 
 def api_error(result: ControllerResult) -> tuple[Errors, str | None]:
@@ -266,32 +169,6 @@ def api_error(result: ControllerResult) -> tuple[Errors, str | None]:
     return response.error, response.message[len(ALL_FAILED_PREFIX):]
 
 
-def run(c: QuorumController, step: Step) -> QuorumController:
-    if isinstance(step, Update):
-        types = dict(step.upgrade_types)
-        request = UpdateFeaturesRequest(tuple(
-            FeatureUpdate.with_upgrade_type(name, level, types.get(name, UPGRADE).value)
-            for name, level in step.updates), dry_run=step.validate_only)
-        result = c.update_features(request)
-        assert api_error(result) == (step.error, step.message)
-        if step.error is not Errors.NONE or step.validate_only:
-            assert result.records == ()  # ControllerResult.of(emptyList(), ...)
-        if step.records is not None:
-            assert result.records == step.records
-        return c.apply(result) if step.replay else c
-    if isinstance(step, Replay):
-        return c.replay(step.record)
-    if isinstance(step, Finalized):
-        assert dict(c.finalized) == dict(step.features)
-    elif isinstance(step, Level):
-        assert dict(c.finalized).get(step.feature) == step.level
-    else:
-        assert c.metadata_version == step.metadata_version.feature_level
-    return c
-
-
 @pytest.mark.parametrize(("manager", "steps"), CASES)
-def test_feature_control_manager(manager: Manager, steps: tuple[Step, ...]) -> None:
-    c = build(manager)
-    for step in steps:
-        c = run(c, step)
+def test_feature_control_manager(manager: Manager, steps: tuple[shared.Step, ...]) -> None:
+    shared.run_steps(shared.build(manager, RELEASE, LATEST_PRODUCTION), steps, api_error, refused_writes_nothing=True)

@@ -32,7 +32,6 @@ The class as Kafka's 4.0 release has it, run under release 4.0: ``test_metadata_
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import pytest
@@ -42,12 +41,10 @@ from reference_impl.metadata_version.catalog import (
     KAFKA_RELEASES,
     VERSIONS,
     MetadataVersion,
-    check_if_metadata_changed,
-    from_version_string,
-    is_lossless_downgrade,
     latest_production,
     latest_testing,
 )
+from tests.kafka import _metadata_version as shared
 
 M = MetadataVersion
 RELEASES = tuple(KAFKA_RELEASES)  # the Kafka releases whose constants the catalog models ("3.9", "4.0")
@@ -81,9 +78,7 @@ def _kraft_versions() -> None:
 
 
 def _previous() -> None:
-    # Kafka's loop stops two short of the end.
-    for i in range(1, len(VERSIONS) - 2):
-        assert VERSIONS[i].previous() is VERSIONS[i - 1], VERSIONS[i]
+    shared.check_previous(VERSIONS)
 
 
 def _latest_production_is_less_than_latest() -> None:
@@ -163,17 +158,7 @@ FROM_VERSION_STRING: tuple[tuple[str, MetadataVersion | None], ...] = (
 
 @pytest.mark.parametrize("facts", [pytest.param(FROM_VERSION_STRING, id="testFromVersionString")])
 def test_from_version_string(facts: tuple[tuple[str, MetadataVersion | None], ...]) -> None:
-    for text, expected in facts:
-        if expected is None:
-            message = f"^{re.escape(f'Version {text} is not a valid version')}$"
-            with pytest.raises(ValueError, match=message):
-                from_version_string(text)
-            with pytest.raises(ValueError, match=message):
-                KAFKA_CATALOG.parse(text)
-        else:
-            assert from_version_string(text) is expected, text
-            # the catalog's parse gives the feature level (-1 for a ZooKeeper-era member, which callers refuse)
-            assert KAFKA_CATALOG.parse(text) == expected.feature_level, text
+    shared.check_from_version_string(facts)
 
 
 # ---------------------------------------------------------------- version() and shortVersion()
@@ -217,14 +202,7 @@ VERSION: tuple[tuple[MetadataVersion, str], ...] = (
 ])
 def test_version_strings(accessor: Callable[[MetadataVersion], str],
                          facts: tuple[tuple[MetadataVersion, str], ...]) -> None:
-    for mv, expected in facts:
-        assert accessor(mv) == expected, mv.name
-    if accessor is MetadataVersion.version:
-        # toString() is version(); for a KRaft member it is also the kafka catalog's label.
-        for mv, expected in facts:
-            assert str(mv) == expected
-            if mv.is_kraft_supported():
-                assert KAFKA_CATALOG.label(mv.feature_level) == expected
+    shared.check_version_strings(accessor, facts)
 
 
 # ---------------------------------------------------------------- checkIfMetadataChanged
@@ -244,32 +222,10 @@ METADATA_CHANGED: tuple[tuple[MetadataVersion, MetadataVersion, bool], ...] = (
 
 @pytest.mark.parametrize("facts", [pytest.param(METADATA_CHANGED, id="testMetadataChanged")])
 def test_metadata_changed(facts: tuple[tuple[MetadataVersion, MetadataVersion, bool], ...]) -> None:
-    for source, target, changed in facts:
-        assert check_if_metadata_changed(source, target) is changed, (source, target)
-        assert is_lossless_downgrade(source, target) is (not changed), (source, target)
-        if source.is_kraft_supported() and target.is_kraft_supported():
-            # the int-level form the API's downgrade check uses
-            assert KAFKA_CATALOG.is_lossless(source.feature_level, target.feature_level) is (not changed)
+    shared.check_metadata_changed(facts)
 
 
 # ---------------------------------------------------------------- @EnumSource: one run per MetadataVersion
-def _record_version(thresholds: tuple[tuple[MetadataVersion, int], ...]) -> Callable[[MetadataVersion], int]:
-    """The version Kafka's test expects: that of the first threshold reached, else 0."""
-    def expected(mv: MetadataVersion) -> int:
-        for floor, version in thresholds:
-            if mv.is_at_least(floor):
-                return version
-        return 0
-    return expected
-
-
-def _elr_then_directories(mv: MetadataVersion) -> int:
-    # Kafka's test: 2 if isElrSupported(), else 1 if isDirectoryAssignmentSupported(), else 0.
-    if mv.is_elr_supported():
-        return 2
-    return 1 if mv.is_directory_assignment_supported() else 0
-
-
 @pytest.mark.parametrize(("predicate", "floor"), [
     pytest.param(MetadataVersion.is_in_controlled_shutdown_state_supported, M.IBP_3_3_IV3,
                  id="testIsInControlledShutdownStateSupported"),
@@ -279,21 +235,12 @@ def _elr_then_directories(mv: MetadataVersion) -> int:
     pytest.param(MetadataVersion.is_elr_supported, M.IBP_4_0_IV1, id="testIsElrSupported"),
 ])
 def test_predicate_per_version(predicate: Callable[[MetadataVersion], bool], floor: MetadataVersion) -> None:
-    for mv in VERSIONS:
-        assert predicate(mv) is mv.is_at_least(floor), mv
-        assert mv.is_less_than(floor) is not mv.is_at_least(floor), mv
+    shared.check_predicate_per_version(predicate, floor, VERSIONS, is_less_than=True)
 
 
-@pytest.mark.parametrize(("actual", "expected"), [
-    pytest.param(MetadataVersion.partition_record_version, _elr_then_directories, id="testPartitionRecordVersion"),
-    pytest.param(MetadataVersion.partition_change_record_version, _elr_then_directories,
-                 id="testPartitionChangeRecordVersion"),
-    pytest.param(MetadataVersion.register_broker_record_version,
-                 _record_version(((M.IBP_3_7_IV2, 3), (M.IBP_3_4_IV0, 2), (M.IBP_3_3_IV3, 1))),
-                 id="testRegisterBrokerRecordVersion"),
-])
+# testPartitionRecordVersion, testPartitionChangeRecordVersion, testRegisterBrokerRecordVersion: the same at trunk
+# 1eb7644 and 4.0, stated in _metadata_version.py; run over every member.
+@pytest.mark.parametrize(("actual", "expected"), shared.RECORD_VERSION_CASES)
 def test_record_version_per_version(actual: Callable[[MetadataVersion], int],
                                     expected: Callable[[MetadataVersion], int]) -> None:
-    for mv in VERSIONS:
-        assert actual(mv) == expected(mv), mv
-
+    shared.check_record_version_per_version(actual, expected, VERSIONS)

@@ -37,53 +37,32 @@ The class as Kafka's 4.0 release has it, run under release 4.0: ``test_quorum_co
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 
-from reference_impl.metadata_version.api import (
-    BrokerRegistrationRequest,
-    Errors,
-    FeatureLevelRecord,
-    MetaProperties,
-    QuorumController,
-    VersionRange,
-    activation_metadata_version,
-    bootstrap_metadata_version,
-    default_local_supported,
-)
-from reference_impl.metadata_version.catalog import (
-    FEATURE_NAME,
-    KAFKA_CATALOG,
-    MINIMUM_KRAFT_VERSION,
-    MetadataVersion,
-    latest_testing,
-)
+from reference_impl.metadata_version.api import FeatureLevelRecord, MetaProperties, QuorumController, VersionRange
+from reference_impl.metadata_version.catalog import MINIMUM_KRAFT_VERSION, MetadataVersion, latest_testing
 from reference_impl.zk_migration.api import ZkMigrationState, generate_activation_records
+from tests.kafka import _quorum_controller as shared
+from tests.kafka._names import MV, M
 
-M = MetadataVersion
-MV = FEATURE_NAME
-KRAFT_VERSION = "kraft.version"  # KRaftVersion.FEATURE_NAME
+RELEASE = "3.9"  # whose FeatureControlManager.Builder default range starts at MINIMUM_KRAFT_VERSION, as here
 COMPLEX_BOOTSTRAP = MetaProperties("test bootstrap", M.IBP_3_3_IV1.feature_level)
-SIMPLE_BOOTSTRAP = M.IBP_3_7_IV0
 
 
 # ---------------------------------------------------------------- bootstrap
 def _upgrade_from_pre_production_version() -> None:
     # A log that already holds records but no FeatureLevelRecord: no bootstrap record is written, and the
     # controller runs at 3.0-IV1.
-    assert bootstrap_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=False) is None
-    assert activation_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=False) \
-        == M.IBP_3_0_IV1.feature_level
+    shared.check_bootstrap(COMPLEX_BOOTSTRAP, False, None, M.IBP_3_0_IV1)
     # what the newly active controller writes to that log: nothing (the bootstrap records are not applied)
     activation = generate_activation_records(False, -1, False, MINIMUM_KRAFT_VERSION)
     assert activation.records == ()
 
 
 def _insert_bootstrap_records_to_empty_log() -> None:
-    record = bootstrap_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=True)
-    assert record == FeatureLevelRecord(MV, M.IBP_3_3_IV1.feature_level)
-    assert activation_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=True) \
-        == M.IBP_3_3_IV1.feature_level
+    shared.check_bootstrap(COMPLEX_BOOTSTRAP, True, FeatureLevelRecord(MV, M.IBP_3_3_IV1.feature_level), M.IBP_3_3_IV1)
 
 
 @pytest.mark.parametrize("check", [
@@ -99,8 +78,7 @@ def activated(metadata_version: MetadataVersion, state_in_log: ZkMigrationState 
               ) -> tuple[QuorumController, ZkMigrationState]:
     """Kafka's ``getActivationRecords``: a manager at ``metadata_version``; the log counts as empty when it holds
     no migration state; the activation records are replayed."""
-    c = QuorumController(KAFKA_CATALOG, 0, ((MV, default_local_supported(KAFKA_CATALOG, "3.9")),), ((0, None),),
-                         finalized=((MV, metadata_version.feature_level),), profile="kafka")
+    c = shared.controller(RELEASE, metadata_version)
     state = ZkMigrationState.NONE
     activation = generate_activation_records(state_in_log is None, -1, False, metadata_version,
                                              state_in_log or ZkMigrationState.NONE)
@@ -133,18 +111,6 @@ KRAFT_VERSIONS = ((0, 0), (0, 1), (1, 0), (1, 1))
 
 @pytest.mark.parametrize("rows", [pytest.param(KRAFT_VERSIONS, id="testRegisterBrokerKRaftVersions")])
 def test_register_broker_kraft_versions(rows: tuple[tuple[int, int], ...]) -> None:
-    for finalized_kraft, broker_max in rows:
-        c = QuorumController(KAFKA_CATALOG, 0, ((MV, default_local_supported(KAFKA_CATALOG, "3.9")),), ((0, None),),
-                             finalized=((KRAFT_VERSION, finalized_kraft), (MV, SIMPLE_BOOTSTRAP.feature_level)),
-                             profile="kafka")
-        sent = [(MV, VersionRange.of(M.IBP_3_0_IV1.feature_level, latest_testing().feature_level))]
-        if broker_max != 0:  # a broker does not send a feature it supports only at level 0
-            sent.append((KRAFT_VERSION, VersionRange.of(0, broker_max)))  # Features.KRAFT_VERSION.minimumProduction()
-        reply, _ = c.register_broker(BrokerRegistrationRequest(0, tuple(sent)))
-        if broker_max < finalized_kraft:
-            assert (reply.error, reply.message) == (
-                Errors.UNSUPPORTED_VERSION,
-                f"Unable to register because the broker does not support finalized version {finalized_kraft} of "
-                f"kraft.version. The broker wants a version between 0 and {broker_max}, inclusive.")
-        else:
-            assert reply.ok, (finalized_kraft, broker_max)
+    shared.check_register_broker_kraft_versions(
+        rows, partial(shared.controller, RELEASE, shared.SIMPLE_BOOTSTRAP),
+        VersionRange.of(M.IBP_3_0_IV1.feature_level, latest_testing().feature_level))

@@ -41,48 +41,31 @@ from collections.abc import Callable
 import pytest
 
 from reference_impl.metadata_version.api import (
-    BrokerRegistrationRequest,
-    Errors,
     FeatureLevelRecord,
     MetaProperties,
     QuorumController,
     VersionRange,
-    activation_metadata_version,
     bootstrap_metadata_version,
-    default_local_supported,
 )
-from reference_impl.metadata_version.catalog import (
-    FEATURE_NAME,
-    KAFKA_CATALOG,
-    MINIMUM_VERSION_4_X,
-    MetadataVersion,
-    latest_testing,
-)
+from reference_impl.metadata_version.catalog import KAFKA_CATALOG, MINIMUM_VERSION_4_X, MetadataVersion, latest_testing
+from tests.kafka import _quorum_controller as shared
+from tests.kafka._names import MV, M
 
-M = MetadataVersion
-MV = FEATURE_NAME
 RELEASE = "4.0"
 MINIMUM_VERSION = MINIMUM_VERSION_4_X
-KRAFT_VERSION = "kraft.version"  # KRaftVersion.FEATURE_NAME
 COMPLEX_BOOTSTRAP = MetaProperties("test bootstrap", MINIMUM_VERSION.feature_level)
-SIMPLE_BOOTSTRAP = M.IBP_3_7_IV0
+BUILDER_DEFAULT = VersionRange.of(MINIMUM_VERSION.feature_level, M.IBP_4_0_IV3.feature_level)  # 7-25
 
 
 def controller(metadata_version: MetadataVersion, *extra: tuple[str, int]) -> QuorumController:
     """A 4.0 controller with the ``FeatureControlManager.Builder``'s default local range (7-25)."""
-    local = default_local_supported(KAFKA_CATALOG, RELEASE)
-    assert local == VersionRange.of(MINIMUM_VERSION.feature_level, M.IBP_4_0_IV3.feature_level)
-    return QuorumController(KAFKA_CATALOG, 0, ((MV, local),), ((0, None),),
-                            finalized=tuple(sorted(((MV, metadata_version.feature_level), *extra))),
-                            profile="kafka", kafka_release=RELEASE)
+    return shared.controller(RELEASE, metadata_version, *extra, local=BUILDER_DEFAULT)
 
 
 # ---------------------------------------------------------------- bootstrap
 def _insert_bootstrap_records_to_empty_log() -> None:
-    record = bootstrap_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=True)
-    assert record == FeatureLevelRecord(MV, MINIMUM_VERSION.feature_level)
-    assert activation_metadata_version(COMPLEX_BOOTSTRAP, KAFKA_CATALOG, log_is_empty=True) \
-        == MINIMUM_VERSION.feature_level
+    record = FeatureLevelRecord(MV, MINIMUM_VERSION.feature_level)
+    shared.check_bootstrap(COMPLEX_BOOTSTRAP, True, record, MINIMUM_VERSION)
     # the active controller's finalized metadata.version, once the bootstrap record is replayed
     assert controller(M.IBP_4_0_IV3).replay(record).finalized_level(MV) == MINIMUM_VERSION.feature_level
 
@@ -121,16 +104,6 @@ KRAFT_VERSIONS = ((0, 0), (0, 1), (1, 0), (1, 1))
 
 @pytest.mark.parametrize("rows", [pytest.param(KRAFT_VERSIONS, id="testRegisterBrokerKRaftVersions")])
 def test_register_broker_kraft_versions(rows: tuple[tuple[int, int], ...]) -> None:
-    for finalized_kraft, broker_max in rows:
-        c = controller(SIMPLE_BOOTSTRAP, (KRAFT_VERSION, finalized_kraft))
-        sent = [(MV, VersionRange.of(MINIMUM_VERSION.feature_level, latest_testing(RELEASE).feature_level))]
-        if broker_max != 0:  # "broker registration requests do not include initial versions of features"
-            sent.append((KRAFT_VERSION, VersionRange.of(0, broker_max)))  # Feature.KRAFT_VERSION.minimumProduction()
-        reply, _ = c.register_broker(BrokerRegistrationRequest(0, tuple(sent)))
-        if broker_max < finalized_kraft:
-            assert (reply.error, reply.message) == (
-                Errors.UNSUPPORTED_VERSION,
-                f"Unable to register because the broker does not support finalized version {finalized_kraft} of "
-                f"kraft.version. The broker wants a version between 0 and {broker_max}, inclusive.")
-        else:
-            assert reply.ok, (finalized_kraft, broker_max)
+    shared.check_register_broker_kraft_versions(
+        rows, lambda kraft: controller(shared.SIMPLE_BOOTSTRAP, kraft),
+        VersionRange.of(MINIMUM_VERSION.feature_level, latest_testing(RELEASE).feature_level))
