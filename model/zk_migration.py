@@ -429,9 +429,11 @@ class ZkMigrationZ3(SymbolicSystem):
 
     def _restart_zk_broker(self, v: V, b: int, ibp: int) -> dict[str, Any]:
         """A rolling restart with the migration configs: it registers again, and if it was the ZK controller
-        its ephemeral /controller goes (the rest of the znode stays)."""
+        its ephemeral /controller goes (the rest of the znode stays). kafka: its registration stays in the
+        image (fenced) until a new one replaces it."""
+        reg: Any = v[f"b{b}.reg"] if self.profile == "kafka" else False
         return {"zk.ctrl": z3.If(v["zk.ctrl"] == b, ABSENT, v["zk.ctrl"]), f"b{b}.mig": True, f"b{b}.ibp": ibp,
-                f"b{b}.reg": False, f"b{b}.rpcs": False}
+                f"b{b}.reg": reg, f"b{b}.rpcs": False}
 
     def _enable_migration(self, v: V, b: int) -> list[Branch]:
         return [(z3.And(z3.Not(v[f"b{b}.kraft"]), z3.Not(v[f"b{b}.mig"]), self.pre(v), self.quorum_up(v)),
@@ -568,10 +570,12 @@ class ZkMigrationZ3(SymbolicSystem):
                  {f"v{i}.drv": to})]
 
     def brokers_ready(self, v: V) -> Any:
-        """KIP-866 triggers 1-4 over the brokers still in ZK mode."""
+        """Triggers 1-4 over the brokers still in ZK mode (kafka: their registrations, fenced or not)."""
         zk = [z3.Not(v[f"b{b}.kraft"]) for b in range(self.nb)]
         if "start_without_all_brokers" in self.muts:
             return _or([z3.And(zk[b], v[f"b{b}.reg"]) for b in range(self.nb)])
+        if self.profile == "kafka":
+            return z3.And(_or(zk), _and([z3.Implies(zk[b], v[f"b{b}.reg"]) for b in range(self.nb)]))
         ready = [z3.Implies(zk[b], z3.And(v[f"b{b}.mig"], v[f"b{b}.reg"], v[f"b{b}.ibp"] == self.config.quorum_level))
                  for b in range(self.nb)]
         return z3.And(_or(zk), _and(ready))
@@ -626,8 +630,11 @@ class ZkMigrationZ3(SymbolicSystem):
 
     def gets_rpcs(self, v: V, b: int) -> Any:
         # KIP-866 "Incompatible broker": isolated, no UpdateMetadata or LeaderAndIsr.
+        # kafka: to every ZK broker's registration, fenced or not (MigrationPropagator).
         if "rpcs_to_incompatible_broker" in self.muts:
             return z3.Not(v[f"b{b}.kraft"])
+        if self.profile == "kafka":
+            return z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.reg"])
         return z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.reg"], v[f"b{b}.ibp"] == self.config.quorum_level)
 
     def _send_rpcs(self, v: V, i: int) -> list[Branch]:
@@ -714,7 +721,10 @@ class ZkMigrationZ3(SymbolicSystem):
         return z3.Implies(v["mstate"] == PRE_MIGRATION, v["loglen"] == 0)
 
     def mig10(self, v: V) -> z3.BoolRef:
-        """Only brokers registered at the quorum's metadata.version got UpdateMetadata / LeaderAndIsr."""
+        """Only brokers registered at the quorum's metadata.version got UpdateMetadata / LeaderAndIsr (kafka:
+        judged by the registration, which a restart at another IBP leaves)."""
+        if self.profile == "kafka":
+            return _and([z3.Implies(v[f"b{b}.rpcs"], v[f"b{b}.reg"]) for b in range(self.nb)])
         return _and([z3.Implies(v[f"b{b}.rpcs"], z3.And(v[f"b{b}.reg"], v[f"b{b}.ibp"] == self.config.quorum_level))
                      for b in range(self.nb)])
 
@@ -814,8 +824,8 @@ class ZkMigrationZ3(SymbolicSystem):
     def mig07(self, v: V, v2: V) -> z3.BoolRef:
         """Trigger 5 when a driver leaves WAIT_FOR_CONTROLLER_QUORUM for the brokers (kip: every voter
         running and ready; kafka: from 3.7-IV0 every voter's registration ready, a down voter's included);
-        triggers 1-4 (every broker in ZK mode, configured, registered, at the quorum's version) when it
-        stops waiting for them before the copy."""
+        triggers 1-4 (kip: every broker in ZK mode, configured, registered, at the quorum's version; kafka:
+        every broker in ZK mode with a registration) when it stops waiting for them before the copy."""
         if self.profile == "kip":
             quorum_ready = _and([z3.And(v[f"v{j}.run"], v[f"v{j}.mig"]) for j in range(self.nv)])
         else:
@@ -823,8 +833,11 @@ class ZkMigrationZ3(SymbolicSystem):
                                  _and([v[f"v{j}.mig"] for j in range(self.nv)]))
         ok = [z3.Implies(z3.And(self.by_voter("DriverWaitForQuorum", i)(v, v2), v2[f"v{i}.drv"] == WAIT_BROKERS),
                          quorum_ready) for i in range(self.nv)]
-        brokers = _and([z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.mig"], v[f"b{b}.reg"],
-                               v[f"b{b}.ibp"] == self.config.quorum_level) for b in range(self.nb)])
+        if self.profile == "kip":
+            brokers = _and([z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.mig"], v[f"b{b}.reg"],
+                                   v[f"b{b}.ibp"] == self.config.quorum_level) for b in range(self.nb)])
+        else:  # the registrations, a restarted broker's old one included
+            brokers = _and([z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.reg"]) for b in range(self.nb)])
         ok.append(z3.Implies(z3.And(self.actions["DriverWaitForBrokers"](v, v2), v["mstate"] == PRE_MIGRATION),
                              brokers))
         return z3.And(ok)

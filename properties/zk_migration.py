@@ -124,6 +124,11 @@ def start_when_triggered(ctx: ZkMigrationContext, s: Any, a: Action, t: Any) -> 
         return ctx.quorum_level < CONTROLLER_REGISTRATION_LEVEL or all(v.migration for v in s.voters)
     if a.name != "DriverWaitForBrokers" or s.migration.name != "PRE_MIGRATION":
         return True
+    if ctx.profile == "kafka" and not ctx.kip_claims:
+        # Kafka 3.9 (KRaftMigrationDriver.areZkBrokersReadyForMigration): every ZK broker has a registration
+        # in the image, fenced or not; a restarted broker's stays (with the IBP it registered) until it
+        # registers again, so the live broker's IBP is not what Kafka checks.
+        return all(b.mode.name == "ZK" and b.registered for b in s.brokers)
     quorum_level = ctx.quorum_level
     return all(b.mode.name == "ZK" and b.migration and b.registered and b.ibp == quorum_level for b in s.brokers)
 
@@ -149,6 +154,10 @@ def soft_start(s: Any, a: Action, t: Any) -> bool:
 @invariant("MIG-10", "no UpdateMetadata or LeaderAndIsr reaches a broker that did not register with the "
            "quorum's metadata.version", source=f"{KIP} Incompatible broker: it is effectively isolated")
 def incompatible_isolated(ctx: ZkMigrationContext, s: Any) -> bool:
+    if ctx.profile == "kafka" and not ctx.kip_claims:
+        # Kafka 3.9 sends them to every ZK broker's registration (MigrationPropagator): one restarted at
+        # another IBP keeps the record it registered at the quorum's version (refused again, it stays).
+        return all(not b.kraft_rpcs or b.registered for b in s.brokers)
     quorum_level = ctx.quorum_level
     return all(not b.kraft_rpcs or (b.registered and b.ibp == quorum_level) for b in s.brokers)
 

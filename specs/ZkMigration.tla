@@ -187,10 +187,13 @@ ZkMetadataChange ==
 (* The ZK brokers.                                                                                   *)
 
 (* A rolling restart of a ZK broker with new configs: it registers with the quorum again, and if it was *)
-(* the ZK controller its ephemeral /controller goes away.                                               *)
+(* the ZK controller its ephemeral /controller goes away.  kip: the restarted broker is unregistered    *)
+(* until it registers with its new configs.  kafka: its RegisterBrokerRecord stays in the image (fenced) *)
+(* until a new registration replaces it; one at another IBP is refused, so the old record stays.       *)
 RestartZkBroker(b, mig, ibp) ==
     /\ zk' = IF zk.controller = b - 1 THEN [zk EXCEPT !.controller = -1] ELSE zk
-    /\ brokers' = [brokers EXCEPT ![b] = [@ EXCEPT !.migration = mig, !.ibp = ibp, !.registered = FALSE,
+    /\ brokers' = [brokers EXCEPT ![b] = [@ EXCEPT !.migration = mig, !.ibp = ibp,
+                                                   !.registered = (Profile = "kafka" /\ brokers[b].registered),
                                                    !.kraft_rpcs = FALSE]]
     /\ UNCHANGED <<voters, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
@@ -318,19 +321,26 @@ SetVoter(v, r) ==
     /\ voters' = [voters EXCEPT ![v] = r]
     /\ IsValidStateChange(voters[v].driver, r.driver)
 
-(* KIP-866 triggers 1-4: every ZK broker at the migration version, configured, registered, online. *)
+(* Triggers 1-4.  kip: every ZK broker at the migration version, configured, registered, online.       *)
+(* kafka (areZkBrokersReadyForMigration): every ZK broker has a registration in the image, fenced or   *)
+(* not; its IBP and config were checked when it registered.                                             *)
 BrokersReady ==
     LET zkBrokers == {b \in BrokerIdx : brokers[b].mode = "ZK"} IN
     IF "start_without_all_brokers" \in Mutations
     THEN \E b \in zkBrokers : brokers[b].registered
     ELSE /\ zkBrokers # {}
-         /\ \A b \in zkBrokers : brokers[b].migration /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
+         /\ \A b \in zkBrokers : IF Profile = "kafka"
+                                 THEN brokers[b].registered
+                                 ELSE brokers[b].migration /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
 
-(* KIP-866 "Incompatible broker": it is isolated, no UpdateMetadata or LeaderAndIsr is sent to it. *)
+(* KIP-866 "Incompatible broker": it is isolated, no UpdateMetadata or LeaderAndIsr is sent to it.     *)
+(* kafka (MigrationPropagator): sent to every ZK broker's registration, fenced or not.                  *)
 GetsRpcs(b) ==
     IF "rpcs_to_incompatible_broker" \in Mutations
     THEN brokers[b].mode = "ZK"
-    ELSE brokers[b].mode = "ZK" /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
+    ELSE IF Profile = "kafka"
+         THEN brokers[b].mode = "ZK" /\ brokers[b].registered
+         ELSE brokers[b].mode = "ZK" /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
 
 (* A KRaft controller's metadata writes to ZooKeeper (the dual writes, the full sync) are multi-ops that *)
 (* check /controller_epoch's version against the one its claim got and /migration's against the one it *)
@@ -611,7 +621,8 @@ MIG_06 == migration # "PRE_MIGRATION" \/ log = <<>>
 
 (* MIG-07: the migration starts only when every trigger holds: trigger 5 when the driver checks the    *)
 (* quorum (kip: the whole quorum running and ready; kafka: from 3.7-IV0 every voter's registration     *)
-(* ready, a down voter's included), triggers 1-4 (the brokers) when it stops waiting for them.         *)
+(* ready, a down voter's included), triggers 1-4 (the brokers) when it stops waiting for them (kip:    *)
+(* each broker as it runs; kafka: each broker's registration, a restarted broker's old one included).  *)
 MIG_07_Step ==
     \A v \in VoterIdx :
         /\ (DriverWaitForQuorum(v) /\ voters'[v].driver = "WAIT_FOR_BROKERS")
@@ -619,8 +630,10 @@ MIG_07_Step ==
                  THEN \A x \in VoterIdx : voters[x].running /\ voters[x].migration
                  ELSE QuorumLevel < ControllerRegistrationLevel \/ \A x \in VoterIdx : voters[x].migration
         /\ (DriverWaitForBrokers(v) /\ migration = "PRE_MIGRATION")
-              => \A b \in BrokerIdx : /\ brokers[b].mode = "ZK" /\ brokers[b].migration
-                                      /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
+              => \A b \in BrokerIdx : IF Profile = "kip"
+                                      THEN /\ brokers[b].mode = "ZK" /\ brokers[b].migration
+                                           /\ brokers[b].registered /\ brokers[b].ibp = QuorumLevel
+                                      ELSE brokers[b].mode = "ZK" /\ brokers[b].registered
 MIG_07 == [][MIG_07_Step]_vars
 
 (* MIG-08: a finished migration never restarts: no new take-over of ZooKeeper, no new copy (a driver   *)
@@ -636,8 +649,9 @@ MIG_09_Step == ~(KRaftMetadataChange /\ migration = "PRE_MIGRATION")
 MIG_09 == [][MIG_09_Step]_vars
 
 (* MIG-10: no UpdateMetadata or LeaderAndIsr reaches a broker that did not register with the quorum's  *)
-(* metadata.version.                                                                                   *)
-MIG_10 == \A b \in BrokerIdx : ~brokers[b].kraft_rpcs \/ (brokers[b].registered /\ brokers[b].ibp = QuorumLevel)
+(* metadata.version (kafka: judged by its registration, which a restart at another IBP leaves).         *)
+MIG_10 == \A b \in BrokerIdx : ~brokers[b].kraft_rpcs \/
+              (brokers[b].registered /\ (Profile = "kafka" \/ brokers[b].ibp = QuorumLevel))
 
 (* MIG-11: after a clean rollback ZooKeeper holds every committed record. *)
 MIG_11 == shutdown = "CLEAN" => Len(log) <= Len(zk.data) /\ SubSeq(zk.data, 1, Len(log)) = log

@@ -1,5 +1,6 @@
 """specs/ZkMigration.tla under TLC: the same reachable states as the reference (config "small", both
-profiles), two-way trace conformance, every broken variant caught, and the KIP finding MIG-01R.
+profiles, and under kafka with an incompatible broker, where a restarted broker keeps its registration),
+two-way trace conformance, every broken variant caught, and the KIP finding MIG-01R.
 
 A liveness bug (a variant whose expected kills are all graph properties or witnesses: MIG-M10, MIG-M12)
 breaks no safety property: TLC, which checks the invariants and step properties, must find none, and the
@@ -34,6 +35,8 @@ pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("zk_migration")
 PROFILES = ("kip", "kafka")
 SMALL_STATES = {"kip": 664, "kafka": 668}
+# small with an incompatible broker under kafka, where a restarted broker keeps its (fenced) registration
+INCOMPATIBLE_STATES = 1690
 LIVENESS = frozenset(p.id for p in PROPERTIES if p.kind.value in ("graph", "witness"))
 
 
@@ -50,8 +53,8 @@ def _worker_init(base: str) -> None:
     os.environ["JAVA_TOOL_OPTIONS"] = f"-Djava.io.tmpdir={tmp} -XX:TieredStopAtLevel=1"
 
 
-def _conform(profile: str, directory: Path) -> ConformanceReport:
-    ts = ENTRY.build(replace(ENTRY.configs["small"], profile=profile))
+def _conform(profile: str, directory: Path, incompatible_broker: bool = False) -> ConformanceReport:
+    ts = ENTRY.build(replace(ENTRY.configs["small"], profile=profile, incompatible_broker=incompatible_broker))
     return conform(BINDING, ts, ts, directory, config_name="small", traces=30, depth=30)
 
 
@@ -76,6 +79,7 @@ def _mig01r(profile: str, directory: Path) -> ModelCheckResult:
 def test_conformance_variants_and_findings(tmp_path: Path) -> None:
     with ProcessPoolExecutor(max_workers=2, initializer=_worker_init, initargs=(str(tmp_path),)) as pool:
         reports = {p: pool.submit(_conform, p, tmp_path / f"conform-{p}") for p in PROFILES}
+        incompatible = pool.submit(_conform, "kafka", tmp_path / "conform-incompatible", True)
         variants = {v.id: pool.submit(_variant, v.id, tmp_path / v.id) for v in ENTRY.variants}
         # KIP-866's rollback deletes /controller_epoch: the next ZK controller's epoch restarts at 1 (kip only).
         findings = {p: pool.submit(_mig01r, p, tmp_path / f"mig01r-{p}") for p in PROFILES}
@@ -85,6 +89,9 @@ def test_conformance_variants_and_findings(tmp_path: Path) -> None:
             assert r.ok, (profile, [str(d) for d in r.divergences], r.error)
             assert r.tlc_states == r.reference_views == r.reference_states == SMALL_STATES[profile]
             assert r.replayed_traces >= 30 and r.validated_traces == 30
+        r = incompatible.result()
+        assert r.ok, ([str(d) for d in r.divergences], r.error)
+        assert r.tlc_states == r.reference_views == r.reference_states == INCOMPATIBLE_STATES
 
         for vid, vfut in variants.items():
             res, runs = vfut.result()

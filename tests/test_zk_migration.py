@@ -544,10 +544,35 @@ def test_findings() -> None:
     # Kafka starts the migration with a controller down: trigger 5 as the KIP states it (every controller
     # running and ready) is not what Kafka checks (the registrations, from 3.7-IV0 only).
     assert "MIG-07" in faults_kafka
+    # Kafka keeps a restarted ZK broker's registration (fenced) until it registers again: one restarted at a
+    # lower IBP after registering is refused and keeps its old record, so the driver's broker check passes
+    # and the migration starts with it, and the KRaft controller sends it RPCs. The KIP's triggers 1-4 (and
+    # "Incompatible broker") judge the broker as it runs. Kafka's own rule holds.
+    incompatible = replace(ENTRY.configs["small"], incompatible_broker=True)
+    assert {"MIG-07", "MIG-10"} <= _violated(replace(incompatible, profile="kafka"))
+    assert not {"MIG-07", "MIG-10"} & _violated(incompatible)
+    kafka_rule = explore(ENTRY.build(replace(incompatible, profile="kafka")), stop_at_first=False)
+    assert not {"MIG-07", "MIG-10"} & {v.property_id for v in kafka_rule.violations}
     # The KIP's rollback deletes /controller_epoch: the next ZK controller starts again at epoch 1.
     kip_small = _violated(ENTRY.configs["small"])
     assert "MIG-01R" in kip_small
     assert "MIG-01R" not in _violated(replace(ENTRY.configs["small"], profile="kafka"))
+
+
+def test_restarted_broker_keeps_its_registration_under_kafka() -> None:
+    """kafka: a restart leaves the broker's RegisterBrokerRecord (fenced) until it registers again, and the
+    driver's broker check reads the registration; kip: the restarted broker must register again."""
+    steps = ["EnableMigrationOnBroker(broker=0)", "RegisterZkBroker(broker=0)", "IncompatibleBrokerJoins(broker=0)",
+             "DriverActivate(voter=0)", "DriverWaitForQuorum(voter=0)"]
+    for profile in ("kip", "kafka"):
+        ts = ENTRY.build(replace(ENTRY.configs["small"], profile=profile, incompatible_broker=True))
+        s = next(iter(ts.initial_states()))
+        for label in steps:
+            s = _do(ts, s, label)
+        b = s.brokers[0]
+        assert b.ibp == ts.config.quorum_level - 1 and b.registered is (profile == "kafka")
+        assert "RegisterZkBroker(broker=0)" not in _labels(ts, s)  # refused (kip) / replaced by nothing (kafka)
+        assert ("DriverWaitForBrokers(voter=0)" in _labels(ts, s)) is (profile == "kafka")
 
 
 def test_mig_m4_caught_by_a_fuzzing_campaign(tmp_path: Path) -> None:

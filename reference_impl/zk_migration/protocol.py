@@ -50,6 +50,8 @@ VARIANTS = (
             source="KIP-866 ZooKeeper unavailable"),
     Variant("MIG-M6", "the KRaft controller serves metadata changes before the copy",
             _mutant("serve_before_copy"), expect=("MIG-09", "MIG-06"), source="KIP-866 KRaft controller soft start"),
+    # Under the kip profile (the config's): under kafka a restart leaves the broker's registration, so every
+    # ZK broker keeps one once the migration begins, and Kafka sends to every registration (no difference).
     Variant("MIG-M7", "UpdateMetadata and LeaderAndIsr go to a broker that did not register",
             _mutant("rpcs_to_incompatible_broker", incompatible_broker=True, rollback=False), expect=("MIG-10",),
             source="KIP-866 Incompatible broker"),

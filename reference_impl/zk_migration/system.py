@@ -234,11 +234,22 @@ class ZkMigrationSystem(DataclassSystem):
     def restart_zk_broker(self, s: ZkMigrationSystemState, b: int, migration: bool, ibp: int
                           ) -> ZkMigrationSystemState:
         """A rolling restart of a ZK broker with new configs: it registers with the quorum again, and if it
-        was the ZK controller its ephemeral /controller goes away."""
+        was the ZK controller its ephemeral /controller goes away.
+
+        kip: the registration is the live broker's (KIP-866 triggers 1-4 judge the brokers as they run), so
+        the restarted broker is unregistered until it registers with its new configs. kafka: the registration
+        is a RegisterBrokerRecord in the metadata image, which a restart does not remove (only an
+        UnregisterBrokerRecord does); the old incarnation is fenced, and the record is replaced only when the
+        broker registers again (ClusterControlManager.registerBroker / replay(RegisterBrokerRecord), branch 3.9
+        at c821449fb7c1e2c0f398eeb5cfc4a8abc210c0a4). A registration is accepted only at the quorum's
+        metadata.version with the migration config, so ``registered`` stands for that record; a broker
+        restarted at another IBP is refused (UNSUPPORTED_VERSION, BrokerLifecycleManager retries) and keeps
+        its old record. The restart itself is one step: no state has the broker down."""
         z = s.zk
         if z.controller == b:
             z = _with(z, controller=-1)
-        br = _with(s.brokers[b], migration=migration, ibp=ibp, registered=False, kraft_rpcs=False)
+        registered = self.config.profile == "kafka" and s.brokers[b].registered
+        br = _with(s.brokers[b], migration=migration, ibp=ibp, registered=registered, kraft_rpcs=False)
         return _with(s, zk=z, brokers=_put(s.brokers, b, br))
 
     # ------------------------------------------------------------------ the KRaft quorum
@@ -458,17 +469,31 @@ class ZkMigrationSystem(DataclassSystem):
         return hit
 
     def brokers_ready(self, s: ZkMigrationSystemState) -> bool:
-        """KIP-866 triggers 1-4: every broker at the migration version, configured, registered, online."""
+        """Triggers 1-4, as the driver checks them in WAIT_FOR_BROKERS.
+
+        kip: KIP-866 as written, every broker at the migration version, configured, registered, online.
+
+        kafka: ``KRaftMigrationDriver.areZkBrokersReadyForMigration`` (3.9): every broker in ZooKeeper's
+        /brokers/ids (and every broker with a replica assigned) has a registration in the metadata image with
+        isMigratingZkBroker, fenced or not (``imageDoesNotContainAllBrokers``); the IBP and the migration
+        config were checked when the broker registered, not again here. Every broker of the model runs, so
+        /brokers/ids lists every ZK broker."""
         zk_brokers = [b for b in s.brokers if b.mode is BrokerMode.ZK]
         if "start_without_all_brokers" in self.muts:
             return any(b.registered for b in zk_brokers)
+        if self.config.profile == "kafka":
+            return bool(zk_brokers) and all(b.registered for b in zk_brokers)
         return bool(zk_brokers) and all(b.migration and b.registered and b.ibp == self.config.quorum_level
                                         for b in zk_brokers)
 
     def _gets_rpcs(self, b: ZkBroker) -> bool:
         # KIP-866 "Incompatible broker": it is isolated, no UpdateMetadata or LeaderAndIsr is sent to it.
+        # kafka: MigrationPropagator.sendRPCsToBrokersFromMetadataImage sends to every registration with
+        # isMigratingZkBroker, fenced or not (MigrationControllerChannelContext counts each as live).
         if "rpcs_to_incompatible_broker" in self.muts:
             return b.mode is BrokerMode.ZK
+        if self.config.profile == "kafka":
+            return b.mode is BrokerMode.ZK and b.registered
         return b.mode is BrokerMode.ZK and b.registered and b.ibp == self.config.quorum_level
 
     def claim(self, s: ZkMigrationSystemState, v: int) -> ZkMigrationSystemState | None:
