@@ -61,7 +61,7 @@ class MetadataVersionZ3(SymbolicSystem):
         self.restart_reqs = [((role, p, i, k), self._restart_req(role, p, i, k)) for role, p, i in self._nodes()
                              for k in range(len(self.sws))]
         self.recover_reqs = [((role, p, i), self._recover_req(role, p, i)) for role, p, i in self._nodes()]
-        self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05}
+        self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05, "MV-13": self.mv13}
         self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
                                 "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10}
         self.strengthening = {}
@@ -380,6 +380,10 @@ class MetadataVersionZ3(SymbolicSystem):
     def mv11(self, v: V) -> z3.BoolRef:
         return z3.And([z3.Implies(v[f"b{i}.reg"] >= 0, self.supports(v[f"b{i}.reg"], self.level(v)))
                        for i in range(self.nb)] or [z3.BoolVal(True)])
+
+    def mv13(self, v: V) -> z3.BoolRef:
+        """The active controller is a running voter."""
+        return z3.Or(v["leader"] < 0, *(z3.And(v["leader"] == i, v[f"v{i}.status"] == RUNNING) for i in range(self.nv)))
 
     def mv05(self, v: V) -> z3.BoolRef:
         breaking = [t for t in self.recs if t > self.cat.minimum and self.cat.did_metadata_change(t)]

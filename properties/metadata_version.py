@@ -140,6 +140,14 @@ def loss_only_unsafe(s: MetadataVersionState, a: Action, t: MetadataVersionState
     return _is_update(a) and a["downgrade"] == "UNSAFE"
 
 
+@invariant("MV-13", "the active controller is a running voter (a voter that stops, crashes or terminates is no "
+           "longer the Raft leader)",
+           source=f"{KIP} Compatibility: an active controller that cannot support the version terminates; KIP-595 "
+           "(KRaft): a leader that stops loses its leadership to a newly elected voter")
+def leader_running(s: MetadataVersionState) -> bool:
+    return s.leader < 0 or s.voters[s.leader].status.name == "RUNNING"
+
+
 @step_property("MV-12", "under Kafka's rules a metadata.version update never drops metadata: every downgrade it "
                "commits is lossless, UNSAFE included",
                source="Apache Kafka FeatureControlManager.updateMetadataVersion: \"Unsafe metadata downgrade is not "

@@ -373,6 +373,9 @@ MV_04 == [][MV_04_Step]_vars
 
 (* MV-12 (kafka profile): a metadata.version update never drops metadata; every downgrade it commits is   *)
 (* lossless, UNSAFE included (Kafka refuses a lossy one).                                              *)
+(* MV-13: the active controller is a running voter. *)
+MV_13 == leader >= 0 => Running(voters[leader + 1])
+
 MV_12_Step == (Profile = "kafka" /\ UpdateStep) =>
                   /\ records \subseteq records'
                   /\ (Level' >= Level \/ Lossless(Level, Level'))

@@ -48,7 +48,7 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
 @pytest.mark.parametrize("profile", PROFILES)
 def test_reference_invariants_hold_to_depth(profile: str) -> None:
     sym = MetadataVersionZ3(system("small", profile))
-    for prop in ("MV-01", "MV-05", "MV-11"):
+    for prop in ("MV-01", "MV-05", "MV-11", "MV-13"):
         assert bmc(sym, prop, 2, timeout=60).status == "checked"
 
 
