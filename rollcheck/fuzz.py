@@ -53,9 +53,12 @@ Walker = Callable[[int], Trace | None]
 
 def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float, seed: int,
                     config_name: str = "", examples_per_round: int = 200, steps: int = 50,
-                    progress: Callable[[FuzzResult], None] | None = None, walker: Walker | None = None) -> FuzzResult:
+                    progress: Callable[[FuzzResult], None] | None = None, walker: Walker | None = None,
+                    max_rounds: int | None = None) -> FuzzResult:
     """Run the protocol's Hypothesis machine (and, side by side, ``walker``'s random walks, e.g. on Spark)
-    until a violation, ``minutes`` elapse, or Ctrl-C."""
+    until a violation, ``minutes`` elapse, ``max_rounds`` rounds ran, or Ctrl-C. Each round's seed follows
+    from ``seed`` and its number, so a run bounded by rounds rather than time gives the same result on any
+    machine."""
     import hypothesis.core as hcore
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis.database import DirectoryBasedExampleDatabase
@@ -74,7 +77,7 @@ def fuzz_hypothesis(ts: TransitionSystem[Any], *, out_dir: Path, minutes: float,
     # SIGKILL, leaves one that says how far it got.
     write_json_atomic(out_dir / "fuzz-summary.json", result.to_json())
     try:
-        while time.perf_counter() < deadline:
+        while time.perf_counter() < deadline and (max_rounds is None or result.rounds < max_rounds):
             round_seed = seed * 1_000_003 + result.rounds
             s = settings(max_examples=examples_per_round, stateful_step_count=steps, deadline=None,
                          database=db, derandomize=False, print_blob=False,

@@ -580,8 +580,11 @@ def test_mig_m4_caught_by_a_fuzzing_campaign(tmp_path: Path) -> None:
 
     v = ENTRY.variant("MIG-M4")
     ts = v.build(ENTRY.configs[v.config])
-    # Rounds of 500 examples find it with probability ~0.16 each: two minutes of rounds fail ~0.3% of the time.
-    res = fuzz_hypothesis(ts, out_dir=tmp_path, minutes=2.0, seed=0, examples_per_round=500, steps=40)
+    # Rounds of 500 examples find it with probability ~0.16 each (alone in a process, seed 0 finds it in its
+    # second round): bounded by rounds, not by time, so a loaded machine gets as many tries as an idle one
+    # (two minutes once gave only three rounds); 40 rounds fail ~0.1% of the time.
+    res = fuzz_hypothesis(ts, out_dir=tmp_path, minutes=15.0, seed=0, examples_per_round=500, steps=40,
+                          max_rounds=40)
     assert res.violation is not None and res.violation["property"] in v.expect, res.to_json()
 
 
