@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,24 +105,40 @@ def _differences(spec: dict[str, Any], ref_view: dict[str, object]) -> dict[str,
 
 
 def replay_spec_trace(ts: TransitionSystem[Any], steps: Sequence[TraceStep], name: str,
-                      actions: Iterable[str] = ()) -> tuple[Trace | None, Divergence | None]:
+                      actions: Iterable[str] = (), *, views: MutableMapping[Any, str] | None = None,
+                      targets: Sequence[str] | None = None) -> tuple[Trace | None, Divergence | None]:
     """Replay one spec trace on the reference: the matching reference trace, or the first divergence.
 
     Views need not determine a reference state, so every reference state consistent with the trace so far
     is followed (a set of candidates); the trace matches when the set never becomes empty.
+
+    ``views``: a cache of reference states' canonical views, kept across the calls of one replayer (the
+    Spark replay keeps one per task: traces share their early states, and canonicalizing every
+    successor's view is most of a replay's time). ``targets``: the steps' :func:`canonical_state`, when the
+    caller has them (the Spark replay computes each distinct state of its traces once). The result depends
+    on neither.
     """
     known = set(actions)
+
+    def view_key(s: Any) -> str:
+        if views is None:
+            return canonical_view_tla(ts.view(s))
+        key = views.get(s)
+        if key is None:
+            key = views[s] = canonical_view_tla(ts.view(s))
+        return key
+
     if not steps:
         return Trace([]), None
-    target = canonical_state(steps[0].values)
+    target = targets[0] if targets is not None else canonical_state(steps[0].values)
     inits = list(ts.initial_states())
-    cands: dict[Any, list[Step]] = {s: [Step(None, s)] for s in inits if canonical_view_tla(ts.view(s)) == target}
+    cands: dict[Any, list[Step]] = {s: [Step(None, s)] for s in inits if view_key(s) == target}
     if not cands:
         closest = min(inits, key=lambda s: len(_differences(steps[0].values, dict(ts.view(s)))))
         return None, Divergence("replay", name, 0, None, "no initial state of the reference has this view",
                                 _differences(steps[0].values, dict(ts.view(closest))))
     for k, step in enumerate(steps[1:], start=1):
-        target = canonical_state(step.values)
+        target = targets[k] if targets is not None else canonical_state(step.values)
         nxt: dict[Any, list[Step]] = {}
         every: list[tuple[Any, Any]] = []
         for s, path in cands.items():
@@ -130,7 +146,7 @@ def replay_spec_trace(ts: TransitionSystem[Any], steps: Sequence[TraceStep], nam
                 every.append((a, t))
                 if step.action in known and a.name != step.action:
                     continue
-                if t not in nxt and canonical_view_tla(ts.view(t)) == target:
+                if t not in nxt and view_key(t) == target:
                     nxt[t] = [*path, Step(a, t)]
         if not nxt:
             if every:
@@ -148,15 +164,30 @@ def replay_spec_trace(ts: TransitionSystem[Any], steps: Sequence[TraceStep], nam
 def tlc_simulation_traces(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path, *, traces: int,
                           depth: int, seed: int, timeout: float) -> tuple[list[list[TraceStep]], ModelCheckResult]:
     """``traces`` random behaviours of the spec (TLC ``-simulate``), each up to ``depth`` states."""
+    files, res = tlc_simulation_files(binding, ts, directory, traces=traces, depth=depth, seed=seed,
+                                      timeout=timeout)
+    return [parse_simulation_trace(f) for f in files], res
+
+
+def tlc_simulation_files(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path, *, traces: int,
+                         depth: int, seed: int, timeout: float, workers: int = 1
+                         ) -> tuple[list[Path], ModelCheckResult]:
+    """TLC ``-simulate`` writing ``traces`` behaviours of the spec, one file each (``sim/tr_W_I``: TLC 2.15
+    names them by worker and number), unread: the files in order, and TLC's result.
+
+    TLC's ``num`` counts each worker's traces, so with ``workers`` > 1 each writes ``ceil(traces / workers)``
+    and the extra files of the last ones are removed."""
     model = write_model(binding, ts, directory, check_properties=False)
     out = directory / "sim"
     out.mkdir(exist_ok=True)
     for old in out.glob("tr_*"):
         old.unlink()
-    res = run_tlc(model.directory, model.module, model.cfg, simulate=("sim/tr", traces), depth=depth, seed=seed,
-                  workers=1, timeout=timeout)
+    res = run_tlc(model.directory, model.module, model.cfg, simulate=("sim/tr", -(-traces // workers)),
+                  depth=depth, seed=seed, workers=workers, timeout=timeout)
     files = sorted(out.glob("tr_*"), key=lambda p: [int(x) for x in p.name.split("_")[1:] if x.isdigit()])
-    return [parse_simulation_trace(f) for f in files], res
+    for extra in files[traces:]:
+        extra.unlink()
+    return files[:traces], res
 
 
 # --------------------------------------------------------------------------- (b) reference traces in TLC

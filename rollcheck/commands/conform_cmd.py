@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
 from rollcheck.commands.common import add_output_args, non_negative_int, positive_int
 from rollcheck.configs import resolve_config
 from rollcheck.conformance import ConformanceReport, conform
-from rollcheck.console import err_console, on_interrupt, out_console, print_json
-from rollcheck.errors import ExitCode
+from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
+from rollcheck.errors import ExitCode, UserError
 from rollcheck.registry import get_protocol
 from rollcheck.rundir import StagedRun, run_name, staged_run
+from rollcheck.spark.conform import PARTIAL_VERDICTS, SUMMARY, SparkConformResult, check_local_master
 from rollcheck.tla.binding import binding_for
 from rollcheck.traces import write_json_atomic
 from rollcheck.transition import PROFILES, replace_config
@@ -26,15 +32,43 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "reachable state, so larger configs take minutes)")
     p.add_argument("--profile", action="append", choices=PROFILES, default=None,
                    help="profile(s) (repeatable; default: both)")
-    p.add_argument("--traces", type=positive_int, default=50, help="TLC simulation traces and reference walks")
+    p.add_argument("--traces", type=positive_int, default=None,
+                   help="TLC simulation traces and reference walks (default 50; --engine spark: TLC simulation "
+                   f"traces replayed, default {SPARK_TRACES:,})")
     p.add_argument("--depth", type=positive_int, default=30, help="length of each trace")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the simulations and walks")
     p.add_argument("--timeout", type=positive_int, default=1800, help="seconds per TLC run")
+    p.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="local (default): checks (a), (b) and (c); spark: check (a) at scale, --traces TLC "
+                   "simulation traces replayed on the reference by Spark executors, verdicts as Parquet")
+    p.add_argument("--master", default=None,
+                   help="--engine spark: Spark master on this machine (default local[*]; the executors read "
+                   "TLC's trace files from its disk)")
+    p.add_argument("--partitions", type=positive_int, default=None,
+                   help="--engine spark: tasks each wave of traces is cut into (default: one per executor core)")
+    p.add_argument("--tlc-workers", type=positive_int, default=None,
+                   help="--engine spark: TLC workers writing the traces (default: the machine's cores)")
+    p.add_argument("--keep-traces", action="store_true",
+                   help="--engine spark: keep TLC's trace files (tlc/sim/ in the run's directory; "
+                   "about 17 KB each on features:default)")
     add_output_args(p, "rollcheck-out/conform")
     p.set_defaults(run=run)
 
 
+SPARK_TRACES = 10_000
+SPARK_ONLY = ("master", "partitions", "tlc_workers")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        return run_spark(args)
+    given = [f"--{name.replace('_', '-')}" for name in SPARK_ONLY if getattr(args, name) is not None]
+    if args.keep_traces:
+        given.append("--keep-traces")
+    if given:
+        raise UserError(f"{', '.join(given)}: only with --engine spark")
+    if args.traces is None:
+        args.traces = 50
     entry = get_protocol(args.protocol)
     binding = binding_for(entry.name)
     console = err_console()
@@ -91,3 +125,106 @@ def show(reports: list[ConformanceReport]) -> None:
             console.print(f"{r.config}/{r.profile}: {r.error}", markup=False)
         for d in r.divergences[:5]:
             console.print(f"{r.config}/{r.profile}: {d}", markup=False)
+
+
+# --------------------------------------------------------------------------- --engine spark
+
+
+def run_spark(args: argparse.Namespace) -> int:
+    """Check (a) at scale: N TLC simulation traces per config and profile, replayed on Spark."""
+    entry = get_protocol(args.protocol)
+    binding_for(entry.name)  # a protocol without a spec: one line before Spark starts
+    master = args.master or "local[*]"
+    check_local_master(master)
+    traces = args.traces or SPARK_TRACES
+    pairs = []
+    for cfg_name in args.config or ["small"]:
+        label, base = resolve_config(entry, cfg_name)
+        for profile in args.profile or list(PROFILES):
+            config = replace_config(base, profile=profile)
+            try:
+                entry.build(config)
+            except ValueError as exc:  # e.g. a kafka-only release under kip
+                err_console().print(f"skipped {label}/{profile}: {exc}", markup=False)
+                continue
+            pairs.append((label, config))
+    from rollcheck.spark.session import get_session  # imported late: PySpark is heavy
+
+    spark = get_session(master)
+    results: list[SparkConformResult] = []
+    for label, config in pairs:
+        name = run_name(entry.name, label, config.profile, engine="spark")
+        with staged_run(args.out, name) as run_dir, on_interrupt(_kept_partial(run_dir)), \
+                status_progress(f"{entry.name}/{label}/{config.profile}", enabled=not args.quiet) as say:
+            res = _conform_spark(entry.name, config, spark, run_dir.staging, config_name=label, traces=traces,
+                                 depth=args.depth, seed=args.seed, timeout=args.timeout, partitions=args.partitions,
+                                 tlc_workers=args.tlc_workers, keep_traces=args.keep_traces, progress=say)
+            # the engine's paths are relative to the run's directory: where it will be once published
+            if res.parquet:
+                res.parquet = str(run_dir.final / res.parquet)
+            res.divergent_itf = [str(run_dir.final / p) for p in res.divergent_itf]
+            if res.tlc.get("output"):
+                res.tlc["output"] = str(run_dir.final / res.tlc["output"])
+            write_json_atomic(run_dir.staging / SUMMARY, res.to_json())
+        results.append(res)
+    doc = {"protocol": entry.name, "engine": "spark", "ok": all(r.ok for r in results),
+           "reports": [r.to_json() for r in results]}
+    write_json_atomic(args.out / f"{entry.name}-conformance-spark.json", doc)
+    if args.json:
+        print_json(doc)
+    elif not args.quiet:
+        show_spark(results, args.out)
+    if any(r.error for r in results):
+        return int(ExitCode.RUN_FAILED)
+    return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
+
+
+def _conform_spark(protocol: str, config: Any, spark: Any, out: Path, **kwargs: Any) -> SparkConformResult:
+    """The engine's entry (a test wraps it to replay on a reference that differs from the spec)."""
+    from rollcheck.spark.conform import conform_spark
+
+    return conform_spark(protocol, config, spark, out, **kwargs)
+
+
+def _kept_partial(run_dir: StagedRun) -> Callable[[], str]:
+    """An interrupted Spark conformance keeps what it replayed: the staging directory, whose summary is marked
+    partial, becomes ``NAME.partial`` (the last completed run, ``NAME``, stays)."""
+    def note() -> str:
+        kept = run_dir.final.with_name(run_dir.final.name + ".partial")
+        if not (run_dir.staging / SUMMARY).is_file():
+            return run_dir.kept()
+        shutil.rmtree(kept, ignore_errors=True)
+        os.replace(run_dir.staging, kept)
+        return (f"the verdicts of the traces replayed so far and a summary marked partial are in {kept} "
+                f"({SUMMARY}, {PARTIAL_VERDICTS})")
+    return note
+
+
+def show_spark(results: list[SparkConformResult], out: Path) -> None:
+    console = out_console()
+    table = Table(title="conformance at scale: TLC simulation traces replayed on the reference (Spark)")
+    for col in ("config", "profile", "traces", "divergent", "generation", "replay", "traces/s", "verdict"):
+        table.add_column(col)
+    for r in results:
+        doc = r.to_json()
+        verdict = ("[red]error[/red]" if r.error else "[green]conform[/green]" if r.ok
+                   else "[yellow]partial[/yellow]" if r.partial and not r.divergent else "[red]diverge[/red]")
+        rate = doc["traces_per_second"]["replay"]
+        table.add_row(r.config, r.profile, f"{r.replayed:,} ({r.steps:,} states)", f"{r.divergent:,}",
+                      f"{r.generation_seconds:.1f} s", f"{r.replay_seconds:.1f} s",
+                      f"{rate:,.0f}" if rate else "-", verdict)
+    console.print(table)
+    if results:
+        r = results[0]
+        console.print(f"Spark master {r.master} ({r.default_parallelism} cores for tasks, {r.tasks_per_wave} tasks "
+                      f"a wave), machine cores {os.cpu_count()}, TLC workers {r.tlc_workers}", markup=False)
+        console.print(r.apalache, markup=False)
+    for r in results:
+        if r.error:
+            console.print(f"{r.config}/{r.profile}: {r.error}", markup=False)
+        for d in r.divergences[:5]:
+            console.print(f"{r.config}/{r.profile}: trace {d['trace']} ({d['file']}) diverges at step {d['step']}"
+                          f" in {', '.join(d['variables']) or 'no variable'}: {d['message']}", markup=False)
+        if r.parquet:
+            console.print(f"{r.config}/{r.profile}: verdicts in {r.parquet}", markup=False)
+    console.print(f"summary in {out}", markup=False)
