@@ -65,7 +65,8 @@ class StagedRun:
         return self.final / Path(path).relative_to(self.staging)
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Is a process with this id running (one of another user's counts as running)?"""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -82,7 +83,7 @@ def _remove_stale_partials(parent: Path, name: str) -> None:
             pid = int(p.name[len(name) + len(".") + len(".partial-"):].split("-", 1)[0])
         except ValueError:
             continue
-        if not _alive(pid):
+        if not process_alive(pid):
             shutil.rmtree(p, ignore_errors=True)
 
 

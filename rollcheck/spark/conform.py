@@ -39,6 +39,7 @@ from typing import Any
 from rollcheck.conformance import replay_spec_trace, tlc_simulation_files
 from rollcheck.errors import ToolUnavailable, UserError, interruption
 from rollcheck.registry import build_system
+from rollcheck.rundir import process_alive
 from rollcheck.tla.binding import binding_for
 from rollcheck.tla.tlc import TraceStep, parse_simulation_trace, spec_trace_to_itf
 from rollcheck.tla.value import canonical_state, parse_state
@@ -378,23 +379,13 @@ def memory_scratch(needed: int) -> Path | None:
             return None
         for old in shm.glob(f"{SCRATCH}*"):
             pid = old.name[len(SCRATCH):].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not process_alive(int(pid)):
                 shutil.rmtree(old, ignore_errors=True)
         if shutil.disk_usage(shm).free < 2 * needed:
             return None
         return Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-", dir=shm))
     except OSError:
         return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _replay_waves(result: SparkConformResult, rows: list[Row], spark: Any, replay: Any, files: Sequence[Path],
