@@ -25,7 +25,7 @@ from rollcheck.userinput import check_output_dir
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
     "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "fuzz",
-    "replay", "export_test",
+    "replay", "export_test", "runbook",
 )
 
 

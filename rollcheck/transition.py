@@ -235,6 +235,11 @@ class ProtocolEntry:
     story_configs: tuple[str, ...] = ()
     # Every action name the reference can emit (for action coverage); empty: the spec binding's list.
     actions: tuple[str, ...] = ()
+    # Runbooks (rollcheck.runbook): the actions only an operator takes (a runbook's steps; every other
+    # action the cluster takes by itself), and the named state conditions runbooks may wait for or reach,
+    # as "module:attribute" (a Mapping[str, rollcheck.runbook.RunbookCondition]).
+    operator_actions: tuple[str, ...] = ()
+    runbook_conditions: str | None = None
     order: int = 1000  # position in listings and reports (the built-ins: the KIPs' story, 10-40)
 
     def config(self, name: str) -> Any:

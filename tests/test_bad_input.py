@@ -22,6 +22,8 @@ COMMANDS = {
     "conform": ["conform", "streams_probing"],
     "fuzz": ["fuzz", "streams_probing", "--minutes", "0.01"],
     "apalache": ["apalache", "streams_probing"],
+    "runbook": ["runbook", str(Path(__file__).resolve().parent.parent / "runbooks" / "metadata_version"
+                               / "kraft-upgrade.toml")],
 }
 
 

@@ -12,7 +12,7 @@ from rollcheck.registry import GROUP, get_protocol, protocol_names
 from rollcheck.transition import ProtocolEntry
 
 ENGINE = Path(__file__).resolve().parent.parent / "rollcheck"
-CONTENT = ("reference_impl", "properties", "model", "specs")
+CONTENT = ("reference_impl", "properties", "model", "specs", "runbooks")
 
 
 def _modules() -> list[Path]:

@@ -92,5 +92,14 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka 2.8 core/src/main/scala/kafka/controller/KafkaController.scala"),
     spec="specs.features:BINDING",
     z3="model.features:FeaturesZ3",
+    # What only an operator does (runbooks, docs/runbooks.md): bounce a broker onto a release (the rolling
+    # upgrade or rollback), send UpdateFeatures with the kafka-features tool, roll the IBP across
+    # migration_ibp_version. Everything else the cluster does: controller elections, broker startup and its
+    # validation, registrations, ZooKeeper watch notifications, client ApiVersions reads, and
+    # DeprecateMinLevel, which KIP-584 "Feature version deprecation" has "activated through the controller"
+    # when it sees a higher supported minimum (the operator's part is deploying the release). The model has
+    # no crash apart from RestartBroker, so under a runbook a broker bounces only where a step says.
+    operator_actions=("RestartBroker", "UpdateFeatures", "SetIbp"),
+    runbook_conditions="runbooks.features:CONDITIONS",
     order=10,
 )

@@ -91,5 +91,9 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka 3.9 server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java"),
     spec="specs.metadata_version:BINDING",
     z3="model.metadata_version:MetadataVersionZ3",
+    # What only an operator does (runbooks, docs/runbooks.md): restart a node onto a software, run
+    # kafka-features. Elections, replication, registration, record writes, crashes: the cluster.
+    operator_actions=("RestartNode", "UpdateFeatures"),
+    runbook_conditions="runbooks.metadata_version:CONDITIONS",
     order=20,
 )

@@ -112,5 +112,13 @@ PROTOCOL = ProtocolEntry(
     # profiles) would not fit the nightly tier; ``faults`` (3 voters, failover at every phase, 313K) keeps
     # every fault but the second broker. ``rollcheck explore zk_migration`` still runs ``default``.
     gate_config="faults",
+    # What only an operator does (runbooks, docs/runbooks.md): restart a ZK broker with the migration config
+    # (or, as a misconfiguration, at another IBP), restart a broker as KRaft or back to ZK, restart a
+    # controller with the migration config changed (finalizing), shut the quorum down, delete the controller
+    # znodes with zookeeper-shell. Registration, elections, failover, crashes and recoveries, the migration
+    # driver, ZooKeeper outages, metadata changes by clients: the cluster.
+    operator_actions=("EnableMigrationOnBroker", "IncompatibleBrokerJoins", "RestartBrokerAsKRaft",
+                      "RollbackBrokerToZk", "RestartVoter", "ShutdownQuorum", "DeleteControllerZNodes"),
+    runbook_conditions="runbooks.zk_migration:CONDITIONS",
     order=30,
 )
