@@ -517,8 +517,11 @@ class ZkMigrationZ3(SymbolicSystem):
         c = self.config
         all_kraft = _and([v[f"b{b}.kraft"] for b in range(self.nb)])
         up = z3.And(self.quorum_up(v), v[f"v{i}.run"])
-        off = z3.And(up, v[f"v{i}.mig"], v["mstate"] == MIGRATION,
-                     z3.Or(z3.And(c.finalize, all_kraft), z3.And(c.misconfigured_controller, self.faults_left(v))))
+        # in POST_MIGRATION: the rest of the finalizing roll (controllers still configured for the migration)
+        off = z3.And(up, v[f"v{i}.mig"], z3.Or(
+            z3.And(v["mstate"] == MIGRATION,
+                   z3.Or(z3.And(c.finalize, all_kraft), z3.And(c.misconfigured_controller, self.faults_left(v)))),
+            z3.And(v["mstate"] == POST_MIGRATION, c.finalize)))
         out: list[Branch] = [(off, self._restarted(v, i, False))]
         if c.misconfigured_controller:
             on = z3.And(up, z3.Not(v[f"v{i}.mig"]), v["mstate"] == POST_MIGRATION, self.faults_left(v))

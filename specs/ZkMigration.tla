@@ -306,8 +306,10 @@ RestartVoter(v, mig) ==
     /\ voters[v].running
     /\ IF mig
        THEN ~voters[v].migration /\ migration = "POST_MIGRATION" /\ MisconfiguredController /\ FaultsLeft
-       ELSE /\ voters[v].migration /\ migration = "MIGRATION"
-            /\ ((Finalize /\ AllBrokersKRaft) \/ (MisconfiguredController /\ FaultsLeft))
+       ELSE /\ voters[v].migration
+            /\ \/ /\ migration = "MIGRATION"
+                  /\ ((Finalize /\ AllBrokersKRaft) \/ (MisconfiguredController /\ FaultsLeft))
+               \/ (migration = "POST_MIGRATION" /\ Finalize)   \* the rest of the finalizing roll
     /\ Restarted(v, mig)
 
 (* ================================================================================================ *)

@@ -283,13 +283,18 @@ class ZkMigrationSystem(DataclassSystem):
             if not voter.running:
                 out.append((_label("RecoverVoter", voter=v), self.restart_voter(s, v, voter.migration)))
         # Restarts that change the migration config: finalization (every broker already in KRaft mode), a
-        # misconfigured voter mid-migration, and migration turned back on after it finished.
+        # misconfigured voter mid-migration, and migration turned back on after it finished. Finalizing is a
+        # roll of the controllers one at a time (Kafka 3.9 docs/ops.html#kraft_zk_migration, "Finalizing the
+        # migration"): once the first one without the config is active it writes POST_MIGRATION
+        # (ActivationRecordsGenerator), and the rest of the roll restarts controllers still configured for
+        # the migration, which Kafka then ignores ("Ignoring 'zookeeper.metadata.migration.enable'").
         all_kraft = all(b.mode is BrokerMode.KRAFT for b in s.brokers)
         for v, voter in enumerate(s.voters):
             if not voter.running:
                 continue
-            if voter.migration and s.migration is ZkMigrationState.MIGRATION and (
-                    (c.finalize and all_kraft) or (c.misconfigured_controller and faults_left)):
+            if voter.migration and ((s.migration is ZkMigrationState.MIGRATION and (
+                    (c.finalize and all_kraft) or (c.misconfigured_controller and faults_left)))
+                    or (s.migration is ZkMigrationState.POST_MIGRATION and c.finalize)):
                 out.append((_label("RestartVoter", voter=v, migration=False), self.restart_voter(s, v, False)))
             if not voter.migration and s.migration is ZkMigrationState.POST_MIGRATION and c.misconfigured_controller \
                     and faults_left:
