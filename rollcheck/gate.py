@@ -189,7 +189,7 @@ _NUMBERS: dict[str, int | None] = {"z3_depth": 1, "hypothesis_examples": 1, "hyp
                                    "spark_partitions": 1, "seed": 0, "timeout_seconds": None}
 OPTIONS: dict[str, int | None] = {"conform_max_states": 0, "conform_traces": 1, "conform_depth": 1,
                                   "spark_max_states": 0, "spark_min": 0, "fuzz_minutes": None,
-                                  "z3_differential_states": 0}
+                                  "z3_differential_states": 0, "z3_differential_all_below": 0}
 SWITCHES = ("tlc_witnesses",)  # boolean options (true / false)
 
 

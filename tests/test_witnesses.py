@@ -204,6 +204,26 @@ def test_z3_differential_sees_a_bug_planted_in_the_reference(tmp_path: Path) -> 
     assert "RestartBroker" in report.message and "reference only" not in report.message
 
 
+def test_the_z3_differential_covers_a_small_config_whole(tmp_path: Path) -> None:
+    """Below ``z3_differential_all_below`` states (1,000 by default) the gate's differential compares every
+    reachable state, not the first 50 (#22: any change the Z3 copy does not share is a disagreement)."""
+    from rollcheck.checkers import CheckContext
+    from rollcheck.explorer import reachable_states
+    from rollcheck.registry import get_protocol
+    from rollcheck.smt.checker import _differential
+    from rollcheck.smt.prove import symbolic
+
+    ts = get_protocol("streams_probing").build(get_protocol("streams_probing").configs["small"])
+    report = CheckerReport("z3", "streams_probing", "small", "kip")
+    _differential(report, symbolic(ts), ts, CheckContext(tmp_path), "x")
+    diff = report.stats["differential"]
+    assert diff["mismatch"] is None and diff["every_reachable_state"] is True
+    assert diff["states"] == len(reachable_states(ts)[0]) > 50
+    report = CheckerReport("z3", "streams_probing", "small", "kip")
+    _differential(report, symbolic(ts), ts, CheckContext(tmp_path, options={"z3_differential_all_below": 0}), "x")
+    assert report.stats["differential"]["states"] == 50
+
+
 def test_itf_carries_quints_mbt_keys_with_each_actions_picks(tmp_path: Path) -> None:
     from rollcheck.registry import get_protocol
     from rollcheck.replay import replay_itf

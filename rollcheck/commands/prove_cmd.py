@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="output directory (default: rollcheck-out/prove)")
     p.add_argument("--differential", type=non_negative_int, default=50, metavar="N",
                    help="also compare the Z3 relation with the reference on the first N states, breadth-first "
-                        "(0: every reachable state; a mismatch exits 3; default: 50)")
+                        "(0, or a config of at most 1,000 states: every reachable state; a mismatch exits 3; "
+                        "default: 50)")
     p.add_argument("--no-differential", action="store_true", help="prove the Z3 model alone")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -6,8 +6,9 @@ planted in the reference that the encoding does not share; comparing the two rel
 does, whatever the properties look at: on each checked state, every action's Z3 successors must be the
 reference's (both directions), and so must the sub-relations per action parameter. A mismatch makes the
 report ``diverged``, which the gate counts as a disagreement (exit 3). ``options.z3_differential_states``
-bounds the states (breadth-first from the initial states; 0: every reachable state); the report says how
-many were compared.
+bounds the states (breadth-first from the initial states; 0: every reachable state), except that a config
+with at most ``options.z3_differential_all_below`` states (1,000) is compared whole; the report says how
+many were compared and whether that was every reachable state.
 """
 
 from __future__ import annotations
@@ -34,13 +35,20 @@ from rollcheck.z3interrupt import interruptible_z3
 # The ci tier compares the first states only: a state costs 25-30 ms on the small configs and 100-210 ms on
 # the gate configs here (measured 2026-11-24 under load, 300 states a cell); the nightly tier raises it.
 DIFFERENTIAL_STATES = 50
+# ... except on a config this small, compared whole (every reachable state: 15-20 ms a state on the small
+# configs, benchmarks/z3_differential.py; zk_migration:small, 664 states, takes about 10 s a profile).
+DIFFERENTIAL_ALL_BELOW = 1_000
 
 
-def successor_differential(sym: Any, ts: Any, limit: int) -> dict[str, Any]:
-    """The Z3 relation against the reference on the first ``limit`` states in breadth-first order (0: every
-    reachable state): every action's successors and every parameter sub-relation, both directions. The
-    result (JSON-ready) says how many states and transitions were compared and the first mismatch, if any."""
+def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIFFERENTIAL_ALL_BELOW
+                           ) -> dict[str, Any]:
+    """The Z3 relation against the reference on the first ``limit`` states in breadth-first order (0, or a
+    config of at most ``whole_below`` states: every reachable state): every action's successors and every
+    parameter sub-relation, both directions. The result (JSON-ready) says how many states and transitions
+    were compared and the first mismatch, if any."""
     t0 = time.perf_counter()
+    if 0 < limit and whole_below > 0 and len(bfs_states(ts, whole_below + 1)) <= whole_below:
+        limit = 0  # the whole config is smaller than the bound: every reachable state
     states = bfs_states(ts, limit if limit > 0 else 2**62)
     with interruptible_z3():
         res = check_successors(sym, ts, states)
@@ -55,9 +63,10 @@ def successor_differential(sym: Any, ts: Any, limit: int) -> dict[str, Any]:
 
 def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str) -> None:
     limit = int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+    whole = int(ctx.options.get("z3_differential_all_below", DIFFERENTIAL_ALL_BELOW))
     if ctx.progress:
         ctx.progress(f"z3 {where}: successor differential on {limit or 'every reachable'} state(s)")
-    diff = report.stats["differential"] = successor_differential(sym, ts, limit)
+    diff = report.stats["differential"] = successor_differential(sym, ts, limit, whole)
     if diff["mismatch"] is not None:
         first = str(diff["mismatch"]).splitlines()[0]
         report.status = "diverged"
