@@ -13,7 +13,8 @@ version and the failure as (kind, a, b): the kind of exception and the numbers i
 the reference's failure text is rebuilt exactly (``FAILURES``).
 
 Encoded: every action (RollingBounce, Rebalance, OnAssignment, ProbeDowngrade, AdoptSupportedVersion,
-LeaderFollowUpRebalance, AssignmentFailure, ErrorShutdown, Crash, Restart) and every mutation of
+LeaderFollowUpRebalance, AssignmentFailure, ErrorShutdown, Crash, Restart; RollingBounce under every procedure,
+"operator" included: any instance, upgrade.from removed or set, up to its cap) and every mutation of
 ``api.MUTATIONS``. Invariants: STR-05, STR-06, STR-07, STR-08. Step properties: STR-01 ... STR-04, all of
 them; the parameters they read come from sub-relations (``parameter_relations``): Rebalance per leader,
 each member step per instance. Not encoded: the graph property STR-L1 (liveness: the explorers only).
@@ -123,7 +124,11 @@ class StreamsProbingZ3(SymbolicSystem):
         unknown = self.muts - MUTATIONS
         if unknown:
             raise ValueError(f"mutations not encoded: {sorted(unknown)}")
-        self.rounds: int = cfg.rounds
+        # Procedure "operator": the operator chooses each bounce (any instance below max_bounces, upgrade.from
+        # removed or set to the config's value); otherwise the rounds of the procedure, in order.
+        self.operator: bool = cfg.operator
+        self.rounds: int = 0 if cfg.operator else cfg.rounds
+        self.max_bounces: int = cfg.max_bounces
         self.upgrade_from: str | None = cfg.upgrade_from
         self.max_crashes: int = cfg.max_crashes
         self.releases = [(False, self.old)] + ([(True, self.new)] if self.new.name != self.old.name else [])
@@ -165,7 +170,7 @@ class StreamsProbingZ3(SymbolicSystem):
         for i in range(self.n):
             def f(name: str, i: int = i) -> Any:
                 return self.x(v, i, name)
-            c += [f("used") >= 1, f("used") <= top, f("bounces") >= 0, f("bounces") <= self.rounds,
+            c += [f("used") >= 1, f("used") <= top, f("bounces") >= 0, f("bounces") <= self.max_bounces,
                   f("last") >= 0, f("last") <= top, f("fk") >= 0, f("fk") <= 8,
                   z3.Implies(z3.Not(f("has")), z3.And(f("iv") == 0, f("isup") == 0, f("ierr") == 0,
                                                       z3.Not(f("ipr")))),
@@ -247,7 +252,9 @@ class StreamsProbingZ3(SymbolicSystem):
 
     def _bounce(self, v: V, v2: V) -> z3.BoolRef:
         """The operator bounces one instance onto the new release once the group is stable, round by round
-        (upgrade.from set in every round but the last)."""
+        (upgrade.from set in every round but the last); under "operator" any instance, either way."""
+        if self.operator:
+            return z3.And(self.stable(v), self._operator_bounce(v, v2))
         opts = []
         for i in range(self.n):
             b = self.x(v, i, "bounces")
@@ -260,6 +267,17 @@ class StreamsProbingZ3(SymbolicSystem):
             opts.append(z3.And(b < self.rounds, *(self.x(v, j, "bounces") >= b for j in range(self.n)),
                                frame(v, v2, ch)))
         return z3.And(self.stable(v), z3.Or(opts))
+
+    def _operator_bounce(self, v: V, v2: V) -> z3.BoolRef:
+        opts = []
+        for i in range(self.n):
+            b = self.x(v, i, "bounces")
+            for uf in (False, True) if self.upgrade_from is not None else (False,):
+                ch = {f"x{i}.new": self.new.name != self.old.name, f"x{i}.uf": uf,
+                      f"x{i}.used": self.configured(self.new, uf), f"x{i}.running": True, f"x{i}.bounces": b + 1,
+                      **self._no_inbox(i), f"x{i}.fk": 0, f"x{i}.fa": 0, f"x{i}.fb": 0, "pending": True, "rebs": 0}
+                opts.append(z3.And(b < self.max_bounces, frame(v, v2, ch)))
+        return z3.Or(opts)
 
     def _crash(self, v: V, v2: V) -> z3.BoolRef:
         opts = []
@@ -449,6 +467,10 @@ class StreamsProbingZ3(SymbolicSystem):
         return z3.And([z3.And(self.x(v, i, "used") == target, self.x(v, i, "last") == target) for i in range(self.n)])
 
     def _bounces_done(self, v: V) -> z3.BoolRef:
+        if self.operator:  # the operator's intent is complete: every instance new, upgrade.from removed
+            on_new = [self.x(v, i, "new") if self.new.name != self.old.name else z3.BoolVal(True)
+                      for i in range(self.n)]
+            return z3.And([z3.And(on_new[i], z3.Not(self.x(v, i, "uf"))) for i in range(self.n)])
         return z3.And([self.x(v, i, "bounces") >= self.rounds for i in range(self.n)])
 
     def str07(self, v: V) -> z3.BoolRef:

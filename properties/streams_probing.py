@@ -172,10 +172,16 @@ def follow_up_scheduled(s: Any) -> bool:
     return bool(s.follow_up >= 0)
 
 
+def _upgrade_from_used(ctx: StreamsProbingSystem) -> bool:
+    """A bounce sets upgrade.from: the first of KIP-268's two bounces, or one an operator may choose
+    (procedure "operator", a pre-2.0 group whose new release accepts the old one's value)."""
+    return ctx.config.upgrade_from is not None
+
+
 @witness("STR-W4", "an old-release leader assigned to a new-release member subscribing with upgrade.from "
          "(first of two rolling bounces)",
          source=f"{KIP} Upgrading to 2.0, 2a: upgrade.from tells the application to send Subscription using old "
-         "encoding, to be compatible with potential version 1 or 2 leader", when=lambda ctx: ctx.config.two_bounces)
+         "encoding, to be compatible with potential version 1 or 2 leader", when=_upgrade_from_used)
 def old_leader_answered_upgrade_from(ctx: StreamsProbingSystem, s: Any) -> bool:
     if s.leader < 0 or s.instances[s.leader].release != ctx.old.name:
         return False

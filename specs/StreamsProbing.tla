@@ -4,10 +4,12 @@
 (*                                                                         *)
 (* A group of Streams instances goes through a rolling upgrade from        *)
 (* OldRelease to NewRelease: one or two rolling bounces (upgrade.from set, *)
-(* then removed), rebalances with any member elected leader, each member   *)
-(* processing its assignment (probe down, adopt the supported version,     *)
-(* fail), crashes and restarts.  The same actions, variables and property  *)
-(* ids as reference_impl/streams_probing and properties/streams_probing.py *)
+(* then removed) or, with Operator, the bounces an operator chooses (any   *)
+(* instance, upgrade.from set or removed, up to MaxBounces each);          *)
+(* rebalances with any member elected leader, each member processing its   *)
+(* assignment (probe down, adopt the supported version, fail), crashes and *)
+(* restarts.  The same actions, variables and property ids as              *)
+(* reference_impl/streams_probing and properties/streams_probing.py        *)
 (* (STR-01 is STR_01 here).  Profile "kip" is the KIP as written (Kafka    *)
 (* 2.0); "kafka" is Apache Kafka's StreamsPartitionAssignor today.         *)
 (***************************************************************************)
@@ -25,9 +27,14 @@ CONSTANTS
     \* @type: Str -> Int;
     Latest,             \* LATEST_SUPPORTED_VERSION of each release (CURRENT_VERSION before 2.0)
     \* @type: Int;
-    Rounds,             \* rolling bounces: 2 when upgrade.from is set first, else 1
+    Rounds,             \* rolling bounces: 2 when upgrade.from is set first, else 1 (unused with Operator)
+    \* @type: Bool;
+    Operator,           \* procedure "operator": the operator chooses every bounce (no rounds)
+    \* @type: Int;
+    MaxBounces,         \* bounces per instance: Rounds, or the operator's cap
     \* @type: Str;
-    FirstUpgradeFrom,   \* the upgrade.from value of the first of two bounces ("" for none)
+    FirstUpgradeFrom,   \* the upgrade.from value of the first of two bounces, or the one an operator
+                        \* may set ("" for none)
     \* @type: Int;
     FirstUsedVersion,   \* the subscription version NewRelease starts with under FirstUpgradeFrom
     \* @type: Int;
@@ -69,7 +76,10 @@ InboxesEmpty == \A i \in Idx : instances[i].inbox = {}
 Stable == ~rebalance_pending /\ follow_up < 0
           /\ \A i \in Idx : instances[i].running /\ instances[i].inbox = {} /\ instances[i].failure = ""
 Target == SetMin({Latest[instances[i].release] : i \in Idx})
-BouncesDone == \A i \in Idx : instances[i].bounces >= Rounds
+(* With Operator: the operator's intent is complete, every instance on NewRelease, upgrade.from removed. *)
+BouncesDone == IF Operator
+               THEN \A i \in Idx : instances[i].release = NewRelease /\ instances[i].upgrade_from = ""
+               ELSE \A i \in Idx : instances[i].bounces >= Rounds
 Converged == \A i \in Idx : instances[i].used_version = Target /\ instances[i].last_version = Target
 
 Init ==
@@ -83,17 +93,20 @@ Init ==
     /\ crashes = 0
 
 (* The operator bounces one instance at a time, only when the group is stable; round r+1 starts once   *)
-(* every instance finished round r.                                                                      *)
+(* every instance finished round r.  With Operator: any instance below MaxBounces, in any order, with   *)
+(* upgrade.from removed or (FirstUpgradeFrom # "") set, as the operator chooses.                        *)
+UpgradeFroms(x) == IF Operator THEN {""} \cup (IF FirstUpgradeFrom = "" THEN {} ELSE {FirstUpgradeFrom})
+                   ELSE {IF x.bounces + 1 = Rounds THEN "" ELSE FirstUpgradeFrom}
 RollingBounce(i) ==
     LET x == instances[i]
-        uf == IF x.bounces + 1 = Rounds THEN "" ELSE FirstUpgradeFrom
     IN /\ Stable
-       /\ x.bounces < Rounds
-       /\ \A j \in Idx : instances[j].bounces >= x.bounces
-       /\ instances' = [instances EXCEPT ![i] =
-             [release |-> NewRelease, upgrade_from |-> uf, used_version |-> Configured(NewRelease, uf),
-              running |-> TRUE, bounces |-> x.bounces + 1, inbox |-> {}, last_version |-> x.last_version,
-              failure |-> ""]]
+       /\ x.bounces < MaxBounces
+       /\ Operator \/ \A j \in Idx : instances[j].bounces >= x.bounces
+       /\ \E uf \in UpgradeFroms(x) :
+             instances' = [instances EXCEPT ![i] =
+                [release |-> NewRelease, upgrade_from |-> uf, used_version |-> Configured(NewRelease, uf),
+                 running |-> TRUE, bounces |-> x.bounces + 1, inbox |-> {}, last_version |-> x.last_version,
+                 failure |-> ""]]
        /\ rebalance_pending' = TRUE
        /\ rebalances' = 0
        /\ UNCHANGED <<follow_up, leader, crashes>>
@@ -321,7 +334,7 @@ STR_L1 == Stable \/ \E i \in Idx : instances[i].failure # ""
 (* Witnesses (STR-W1 ..): "sometimes" properties, the stories the configs exist for.  Each is a state  *)
 (* predicate that some reachable state must satisfy (EF at the start); the Python side's when= says on  *)
 (* which configs it applies (W1 .. W3: the old release probes and the new one speaks a higher version;  *)
-(* W4: two rolling bounces; W5: the new release speaks a higher version).                              *)
+(* W4: a bounce may set upgrade.from; W5: the new release speaks a higher version).                     *)
 
 (* STR-W1: a leader answered a member whose subscription is newer than it understands with an         *)
 (* assignment (version probing) instead of failing.                                                     *)

@@ -18,7 +18,9 @@ def constants(config: StreamsProbingConfig) -> dict[str, Any]:
         "OldRelease": config.old.name,
         "NewRelease": config.new.name,
         "Latest": {r.name: r.latest_supported for r in RELEASES},
-        "Rounds": config.rounds,
+        "Rounds": 0 if config.operator else config.rounds,  # procedure "operator" has no rounds
+        "Operator": config.operator,
+        "MaxBounces": config.max_bounces,
         "FirstUpgradeFrom": first or "",
         # KAFKA-6054's variant: a pre-2.0 release without the back-port has no upgrade.from at all.
         "FirstUsedVersion": (config.new.latest_supported

@@ -140,6 +140,7 @@ def _cheap_commands() -> list[str]:
     search of every protocol's ``small`` config that the docs show."""
     wanted = ["rollcheck list", "rollcheck list --properties", "rollcheck gate --dry-run"]
     wanted += [f"rollcheck explore {p} --config small" for p in protocol_names()]
+    wanted += ["rollcheck runbook runbooks/metadata_version/kraft-upgrade.toml"]
     return [c for c in wanted if c in DOCUMENTED]
 
 

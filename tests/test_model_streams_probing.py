@@ -150,3 +150,24 @@ def test_step_properties_hold_on_the_reference(profile: str) -> None:
     for prop in ("STR-02", "STR-03"):
         res = k_induction(sym, prop, 1, timeout=60)
         assert res.status == "proved", (prop, res.message)
+
+
+# ---- procedure "operator" (the runbooks'): the operator chooses each bounce
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_operator_procedure_encoded(profile: str) -> None:
+    """Under procedure "operator" (any instance, upgrade.from removed or set, up to the cap) the Z3 relation
+    makes the reference's successors, and BMC finds the shortest STR-06 break the explorer finds: a bounce
+    without upgrade.from while a 1.1 instance can lead."""
+    cfg = dataclasses.replace(ENTRY.configs["pre20"], profile=profile, instances=2, max_crashes=0,
+                              procedure="operator")
+    ts = ENTRY.build(cfg)
+    sym = StreamsProbingZ3(ts)
+    res = check_successors(sym, ts, bfs_states(ts, 120))
+    assert res.ok, str(res.mismatch)
+    found = {x.property_id: x.depth for x in explore(ts, stop_at_first=False).violations}
+    assert set(found) == {"STR-06"}
+    refuted = bmc(sym, "STR-06", 6, timeout=60)
+    assert refuted.status == "refuted" and refuted.depth == found["STR-06"]
+    assert bmc(sym, "STR-07", 6, timeout=60).status == "checked"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from properties.streams_probing import PROPERTIES
-from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
 from rollcheck.explorer import explore, reachable_states
@@ -107,6 +107,73 @@ def test_bad_configs_are_clear() -> None:
     ]:
         with pytest.raises(ValueError, match=message):
             bad.validate()
+
+
+def _bounces(ts: StreamsProbingSystem, s: StreamsGroupState) -> list[tuple[int, str | None]]:
+    return [(a["instance"], a["upgrade_from"]) for a, _ in ts.successors(s) if a.name == "RollingBounce"]
+
+
+def _settle(ts: StreamsProbingSystem, s: StreamsGroupState, leader: int = 0) -> StreamsGroupState:
+    """Run the group until it is stable: rebalances led by ``leader`` (or the first member), members in order."""
+    while not ts.stable(s):
+        steps = [(a, t) for a, t in ts.successors(s) if a.name != "RollingBounce"]
+        pick = [(a, t) for a, t in steps if a.name != "Rebalance" or a["leader"] == leader] or steps
+        s = pick[0][1]
+    return s
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_operator_procedure_offers_every_bounce(profile: str) -> None:
+    """procedure "operator" (the runbooks'): once the group is stable, every instance below the cap may be
+    bounced, upgrade.from removed or set to the old release's value, in any order; bounces_done is the
+    operator's intent done (every instance on the new release, upgrade.from removed), not a count."""
+    cfg = StreamsProbingConfig(profile=profile, from_release="1.1", to_release="2.0", procedure="operator")
+    assert (cfg.operator, cfg.two_bounces, cfg.upgrade_from, cfg.upgrade_from_choices, cfg.max_bounces) == (
+        True, False, "1.1", (None, "1.1"), OPERATOR_MAX_BOUNCES)
+    with pytest.raises(ValueError, match="procedure 'operator' has no rounds"):
+        _ = cfg.rounds
+    ts = StreamsProbingSystem(cfg)
+    s = _settle(ts, next(iter(ts.initial_states())))
+    assert _bounces(ts, s) == [(i, uf) for i in range(3) for uf in (None, "1.1")]
+    # Instance 2 straight onto 2.0 without upgrade.from, before the others (the rounds would forbid it).
+    s = next(t for a, t in ts.successors(s) if a.name == "RollingBounce" and a["instance"] == 2
+             and a["upgrade_from"] is None)
+    assert not ts.bounces_done(s)
+    for i in (0, 1):  # the 2.0 instance leads: it reads version 3 and assigns version 2 meanwhile
+        s = next(t for a, t in ts.successors(_settle(ts, s, leader=2)) if a.name == "RollingBounce"
+                 and a["instance"] == i and a["upgrade_from"] is None)
+    s = _settle(ts, s, leader=2)
+    assert ts.bounces_done(s) and ts.converged(s)
+    # The cap: an instance bounced OPERATOR_MAX_BOUNCES times is offered no more bounce.
+    for _ in range(OPERATOR_MAX_BOUNCES - 1):
+        s = _settle(ts, next(t for a, t in ts.successors(s) if a.name == "RollingBounce" and a["instance"] == 0
+                             and a["upgrade_from"] is None), leader=2)
+    assert s.instances[0].bounces == OPERATOR_MAX_BOUNCES and {i for i, _ in _bounces(ts, s)} == {1, 2}
+
+
+@pytest.mark.parametrize(("from_release", "to_release", "choices"), [
+    ("2.0", "post-2.0", (None,)),  # a probing old release: no upgrade.from needed (version probing)
+    ("0.10.0", "1.1", (None, "0.10.0")),  # the KAFKA-6054 back-port
+    ("0.10.1", "1.1", (None,)),  # a pre-2.0 release accepts only "0.10.0"
+    ("0.10.0", "post-2.0", (None, "0.10.0")),
+])
+def test_operator_upgrade_from_choices(from_release: str, to_release: str, choices: tuple[str | None, ...]) -> None:
+    cfg = StreamsProbingConfig(from_release=from_release, to_release=to_release, procedure="operator")
+    cfg.validate()
+    assert cfg.upgrade_from_choices == choices
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_operator_procedure_free_of_a_runbook_breaks_only_str06(profile: str) -> None:
+    """With nobody to tell it the order, an operator may bounce a 1.1 group's instance onto 2.0 without
+    upgrade.from while a 1.1 instance can lead (STR-06); every other property holds and every witness the
+    config applies (STR-W4: upgrade.from is one of the operator's choices) is reached."""
+    cfg = StreamsProbingConfig(profile=profile, from_release="1.1", to_release="2.0", instances=2,
+                               procedure="operator")
+    r = explore(ENTRY.build(cfg), stop_at_first=False)
+    assert {v.property_id for v in r.violations} == {"STR-06"}
+    assert {p.id: p.status.startswith("reached") for p in r.properties if p.kind == "witness"} == {
+        "STR-W4": True, "STR-W5": True}
 
 
 # Rules that exist only in the KIP's assignor: under kafka the broken rule is never reached.

@@ -14,7 +14,12 @@ from reference_impl.streams_probing.releases import (
 )
 from rollcheck.errors import UserError
 
-PROCEDURES = ("auto", "single-bounce", "two-bounces")
+PROCEDURES = ("auto", "single-bounce", "two-bounces", "operator")
+
+# Rolling bounces per instance under procedure "operator" (the operator chooses every bounce). Three covers the
+# KIP's two bounces plus one repeated or extra bounce (a runbook deviation repeats one step), and keeps the state
+# space finite: an operator free to bounce forever would make it infinite.
+OPERATOR_MAX_BOUNCES = 3
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,9 @@ class StreamsProbingConfig:
     to_release: str = "post-2.0"
     # "auto": what KIP-268 prescribes (two rolling bounces, upgrade.from set then removed, when a pre-2.0
     # group changes its metadata version; otherwise one bounce, no config); or force one of the two.
+    # "operator": the model prescribes nothing: whenever the group is stable, any instance with fewer than
+    # OPERATOR_MAX_BOUNCES bounces may be bounced onto to_release, with upgrade.from removed or (where the
+    # new release accepts it) set to the old release's value, in any order (runbooks/ pin each bounce).
     procedure: str = "auto"
     max_crashes: int = 0  # instance crashes (each followed by a restart) in a run
     mutations: frozenset[str] = field(default_factory=frozenset)
@@ -65,7 +73,13 @@ class StreamsProbingConfig:
         return release(self.to_release)
 
     @property
+    def operator(self) -> bool:
+        """The operator chooses every bounce (procedure "operator"): no rounds, no prescribed upgrade.from."""
+        return self.procedure == "operator"
+
+    @property
     def two_bounces(self) -> bool:
+        """The model runs KIP-268's two rolling bounces (False under "operator": it prescribes no bounce)."""
         if self.procedure == "auto":
             # KIP-268 "Upgrading to 2.0": a pre-2.0 group whose metadata version changes needs upgrade.from.
             return not self.old.probing and self.new.latest_supported > self.old.latest_supported
@@ -73,9 +87,35 @@ class StreamsProbingConfig:
 
     @property
     def upgrade_from(self) -> str | None:
-        """The ``upgrade.from`` value set in the first bounce (None in a single-bounce upgrade)."""
+        """The ``upgrade.from`` value set in the first bounce (None in a single-bounce upgrade). Under
+        "operator": the value a bounce may set, the old release's, when it is pre-2.0 and the new release
+        accepts it (None: every bounce removes upgrade.from)."""
+        if self.operator:
+            if self.old.probing:
+                return None
+            value = upgrade_from_for(self.old)
+            try:
+                configured_metadata_version(self.new, value, self.profile)
+            except ConfigException:
+                return None
+            return value
         return upgrade_from_for(self.old) if self.two_bounces else None
 
     @property
+    def upgrade_from_choices(self) -> tuple[str | None, ...]:
+        """The ``upgrade.from`` values an operator's bounce may use (procedure "operator"): removed, or set."""
+        value = self.upgrade_from
+        return (None,) if value is None else (None, value)
+
+    @property
     def rounds(self) -> int:
+        """The rolling bounces every instance goes through, round after round (not under "operator")."""
+        if self.operator:
+            raise ValueError("procedure 'operator' has no rounds: the operator chooses each bounce "
+                             "(max_bounces caps them)")
         return 2 if self.two_bounces else 1
+
+    @property
+    def max_bounces(self) -> int:
+        """The most bounces an instance goes through: the rounds, or OPERATOR_MAX_BOUNCES under "operator"."""
+        return OPERATOR_MAX_BOUNCES if self.operator else self.rounds

@@ -81,5 +81,10 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka 2.0 streams/src/test/.../tests/StreamsUpgradeTest.java (simulated version 4)"),
     spec="specs.streams_probing:BINDING",
     z3="model.streams_probing:StreamsProbingZ3",
+    # What only an operator does (runbooks, docs/runbooks.md): a rolling bounce of one instance onto the new
+    # release, with upgrade.from set or removed. Rebalances, the members' onAssignment (probing down, going
+    # back up, failing), the leader's follow-up rebalance, crashes and restarts: the group.
+    operator_actions=("RollingBounce",),
+    runbook_conditions="runbooks.streams_probing:CONDITIONS",
     order=40,
 )

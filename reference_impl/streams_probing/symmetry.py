@@ -5,7 +5,8 @@ Why all instances form one group:
 * ``initial_states`` starts every instance alike (``from_release``, its latest subscription version,
   running, no bounce) with no leader and no follow-up (``-1``).
 * The coordinator may elect any member leader (``Rebalance(leader)`` for every member), the operator
-  may bounce any instance of the current round, and any member may crash and restart. The leader's
+  may bounce any instance of the current round (any instance below the cap under procedure
+  "operator", with either upgrade.from), and any member may crash and restart. The leader's
   ``assign`` decides from the subscriptions' versions (min / max over the members) and gives every
   member of the same kind the same assignment: the system passes no tasks, so the round-robin task
   split, the one place where member ids are ordered, hands out nothing.

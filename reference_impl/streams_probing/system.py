@@ -11,7 +11,9 @@ The model, and why it is shaped so:
   restart), a member that probed, or the leader's follow-up request. So "converged" and "stable" have a
   meaning, and a group that never settles (a rebalance storm) is caught by the liveness property.
 * The operator bounces one instance at a time, only when the group is stable (the rolling-bounce
-  procedure: wait until the bounced instance is running again), round after round.
+  procedure: wait until the bounced instance is running again), round after round. Under procedure
+  "operator" (the runbooks') it bounces any instance, up to ``OPERATOR_MAX_BOUNCES`` times each, with
+  ``upgrade.from`` removed or set as it chooses: the runbook, not the model, says which.
 * A failed instance (an exception in the assignor, or an error assignment) stays failed: the properties
   report it; nothing restarts it behind the checker's back.
 """
@@ -38,7 +40,7 @@ from reference_impl.streams_probing.api import (
     encode_subscription,
     on_assignment,
 )
-from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import StreamsRelease, configured_metadata_version, release
 from reference_impl.streams_probing.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
@@ -111,6 +113,10 @@ class StreamsProbingSystem(DataclassSystem):
                 and all(x.running and x.inbox is None and not x.failure for x in s.instances))
 
     def bounces_done(self, s: StreamsGroupState) -> bool:
+        """Every bounce of the procedure is done; under "operator", the operator's intent is complete: every
+        instance runs the new release with ``upgrade.from`` removed."""
+        if self.config.operator:
+            return all(x.release == self.new.name and x.upgrade_from is None for x in s.instances)
         return all(x.bounces >= self.config.rounds for x in s.instances)
 
     def converged(self, s: StreamsGroupState) -> bool:
@@ -191,6 +197,9 @@ class StreamsProbingSystem(DataclassSystem):
 
     def _bounces(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
         cfg = self.config
+        if cfg.operator:
+            yield from self._operator_bounces(s)
+            return
         for i, x in enumerate(s.instances):
             if x.bounces >= cfg.rounds or any(y.bounces < x.bounces for y in s.instances):
                 continue  # round r+1 starts once every instance finished round r
@@ -201,6 +210,20 @@ class StreamsProbingSystem(DataclassSystem):
                                       x.last_version, "")
             action = _label("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
             yield action, _with(s, instances=_set(s.instances, i, bounced), rebalance_pending=True, rebalances=0)
+
+    def _operator_bounces(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
+        """Procedure "operator": any instance below the cap, in any order, with each upgrade.from it may use."""
+        cfg = self.config
+        for i, x in enumerate(s.instances):
+            if x.bounces >= OPERATOR_MAX_BOUNCES:
+                continue
+            for upgrade_from in cfg.upgrade_from_choices:
+                used = self.configured(self.new.name, upgrade_from)
+                bounced = StreamsInstance(self.new.name, upgrade_from, used, True, x.bounces + 1, None,
+                                          x.last_version, "")
+                action = _label("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from)
+                yield action, _with(s, instances=_set(s.instances, i, bounced), rebalance_pending=True,
+                                    rebalances=0)
 
     def _rebalance(self, s: StreamsGroupState, leader: int,
                    members: list[int]) -> tuple[Action, StreamsGroupState]:

@@ -94,7 +94,8 @@ def _run_all(items: list[tuple[Runbook, str, Deviation]], jobs: int, max_states:
 def run(args: argparse.Namespace) -> int:
     if args.profile is not None:
         args.profile = list(dict.fromkeys(args.profile))
-    books = [load_runbook(f) for f in _files(args.paths)]
+    books = sorted((load_runbook(f) for f in _files(args.paths)),
+                   key=lambda b: (get_protocol(b.protocol).order, b.id))  # the KIPs' story, then the ids
     ids = [b.id for b in books]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
@@ -201,6 +202,18 @@ def _story(o: Outcome) -> list[str]:
     return lines
 
 
+def _brief(o: Outcome) -> str:
+    """The operator's steps of a trace and the step that broke the property, on one line."""
+    assert o.trace is not None
+    acts = {i: sid for i, sid, kind in o.operator_steps if kind == "action"}
+    actions = o.trace.actions
+    parts = [f"{acts[i]} ({actions[i - 1]!r})" for i in sorted(acts)]
+    last = len(actions)
+    if last and last not in acts:
+        parts.append(f"then {actions[-1]!r}")
+    return ", ".join(parts)
+
+
 def _says(book: Runbook, dev: str) -> str:
     for d in deviations(book):
         if d.id == dev:
@@ -219,11 +232,18 @@ def _markdown(book: Runbook, outcomes: list[Outcome]) -> str:
     for p, (verdict, why) in book.expect:
         lines += ["", f"As written under `{p}` the runbook is expected to give '{verdict}': {why}"]
     dangerous = [o for o in outcomes if o.verdict == "breaks"]
+    base = {o.profile: o.property_id for o in outcomes if o.deviation == "as-written" and o.verdict == "breaks"}
+    # A runbook expected to break (the failure a procedure exists to avoid): its deviations that break the
+    # same property say nothing new.
+    dangerous = [o for o in dangerous if o.deviation == "as-written" or base.get(o.profile) != o.property_id]
     if dangerous:
-        lines += ["", "Dangerous deviations (a property broken):", ""]
+        lines += ["", "Dangerous deviations (a property broken; operator steps and the failing step of the shortest "
+                  "trace, the whole trace in the run's ITF file):", ""]
+        merged: dict[tuple[str, str | None, int | None, str], list[str]] = {}
         for o in dangerous:
-            lines.append(f"- `{o.deviation}` under `{o.profile}`: {o.property_id} ({o.description}); "
-                         f"{o.length} steps: " + "; ".join(s.strip() for s in _story(o)))
+            merged.setdefault((o.deviation, o.property_id, o.length, _brief(o)), []).append(o.profile)
+        for (dev, prop, length, brief), profiles_ in merged.items():
+            lines.append(f"- `{dev}` ({', '.join(profiles_)}): {prop} in {length} steps: {brief}")
     return "\n".join(lines) + "\n"
 
 
