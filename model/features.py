@@ -12,7 +12,7 @@ DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, 
 requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
 ``large`` configs are not encoded: the constructor refuses them), and every mutation but
 ``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
-properties: FEAT-03 ... FEAT-07, all of them. UpdateFeatures is split into one relation per operator request
+properties: FEAT-03 ... FEAT-07 and FEAT-12, all of them. UpdateFeatures is split into one relation per operator request
 (``update_reqs``, ``parameter_relations``: the action's ``updates`` and ``dry_run``); its ``result`` is the
 decision of :func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property
 fails on a step when some request that makes the step breaks it, as on the explorer's labelled edges.
@@ -62,7 +62,7 @@ class FeaturesZ3(SymbolicSystem):
         self.invariants = {"FEAT-01": self.feat01, "FEAT-02": self.feat02, "FEAT-08": self.feat08,
                            "FEAT-09": self.feat09, "FEAT-11": self.feat11}
         self.step_properties = {"FEAT-03": self.feat03, "FEAT-04": self.feat04, "FEAT-05": self.feat05,
-                                "FEAT-06": self.feat06, "FEAT-07": self.feat07}
+                                "FEAT-06": self.feat06, "FEAT-07": self.feat07, "FEAT-12": self.feat12}
         # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
         self.strengthening = {"caches-behind-node": self.caches_behind_node}
 
@@ -480,6 +480,17 @@ class FeaturesZ3(SymbolicSystem):
                 applied = z3.And(v2[f"n.{f}.has"], v2[f"n.{f}.max"] == lvl)
             ok = z3.If(z3.And(versioning, r.error == 0), applied, self._node_same(v, v2))
             out.append(z3.Implies(rel(v, v2), ok))
+        return z3.And(out)
+
+    def feat12(self, v: V, v2: V) -> z3.BoolRef:
+        """A broker started (STOPPED -> RUNNING: only StartBroker does it) under an active controller is
+        appended to the registration queue, the entries before it kept."""
+        out = []
+        for i in range(self.n):
+            started = z3.And(v[f"b{i}.status"] == STOPPED, v2[f"b{i}.status"] == RUNNING, v["controller"] >= 0)
+            kept = [z3.Implies(k < v["qlen"], v2[f"q{k}"] == v[f"q{k}"]) for k in range(self.n)]
+            slot = z3.Or([z3.And(v["qlen"] == k, v2[f"q{k}"] == i) for k in range(self.n)])
+            out.append(z3.Implies(started, z3.And(v2["qlen"] == v["qlen"] + 1, slot, *kept)))
         return z3.And(out)
 
     def feat07(self, v: V, v2: V) -> z3.BoolRef:

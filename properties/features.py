@@ -184,6 +184,18 @@ def controller_is_live(s: Any) -> bool:
                                          for i in q)
 
 
+@step_property("FEAT-12", "a broker that starts while a controller is active has its registration queued on the "
+               "controller's event queue, behind those already there",
+               source="Apache Kafka 2.8 KafkaController (onBrokerStartup: a new broker's BrokerChange is an event "
+               f"on the ControllerEventThread); {KIP} Incompatible broker lifetime race condition")
+def start_queues_registration(s: Any, a: Action, t: Any) -> bool:
+    # Without it a started broker may stay out of the live set with no property noticing (the mutation
+    # campaign's survivor: a registration never queued when broker 0 is the controller).
+    if a.name != "StartBroker" or s.controller < 0 or t.brokers[a["broker"]].status.name != "RUNNING":
+        return True
+    return bool(t.registration_queue == (*s.registration_queue, a["broker"]))
+
+
 # ---------------------------------------------------------------- liveness
 
 @graph_property("FEAT-10", "every running broker can always catch up with /features",

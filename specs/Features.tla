@@ -392,7 +392,7 @@ Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Properties: the ids of properties/features.py.  FEAT_01, 02, 08, 09 are state invariants; FEAT_03  *)
-(* .. FEAT_07 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
+(* .. FEAT_07 and FEAT_12 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
 (* UpdateFeatures step's label (its updates, dry-run flag, results): here they hold for every request  *)
 (* req whose UpdateFeatures(req) step goes from this state to the next.                               *)
 
@@ -490,6 +490,12 @@ FEAT_11 == /\ controller >= 0 => Running(controller)
            /\ \A k \in 1..Len(registration_queue) :
                  /\ Running(registration_queue[k]) /\ ~B(registration_queue[k]).registered
                  /\ \A j \in 1..Len(registration_queue) : j # k => registration_queue[j] # registration_queue[k]
+
+(* FEAT-12: a broker that starts while a controller is active has its registration queued on the      *)
+(* controller's event queue, behind those already there.                                              *)
+FEAT_12_Step == \A i \in BrokerIds : (StartBroker(i) /\ controller >= 0 /\ brokers'[i + 1].status = "RUNNING")
+                                     => registration_queue' = Append(registration_queue, i)
+FEAT_12 == [][FEAT_12_Step]_vars
 
 (* FEAT-10 is a graph property (AG EF): from every reachable state a state where every running broker *)
 (* has caught up with /features is reachable.  TLC checks LTL only, so this is the target predicate;   *)

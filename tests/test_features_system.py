@@ -135,3 +135,23 @@ def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
     """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
     pinned counts, TLC's count and the spec's names."""
     contract_case.run(tmp_path)
+
+
+def test_a_registration_never_queued_breaks_feat12() -> None:
+    """The mutation campaign's survivor (a started broker's registration not queued when broker 0 is the
+    controller: the broker stays out of the live set) is caught by FEAT-12."""
+    from reference_impl.features.protocol import PROTOCOL
+    from reference_impl.features.system import FeaturesState, FeaturesSystem
+    from rollcheck.explorer import explore
+
+    class Unqueued(FeaturesSystem):
+        def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
+            t = super().start_broker(s, i)
+            if s.controller == 0 and t.registration_queue != s.registration_queue:
+                return FeaturesState(t.node, t.ibp_enabled, t.controller, t.brokers, s.registration_queue,
+                                     t.client, t.restarts, t.ibp_changes)
+            return t
+
+    ts = Unqueued(PROTOCOL.configs["small"])
+    result = explore(ts, config_name="small")
+    assert "FEAT-12" in result.violated_ids
