@@ -86,7 +86,7 @@ NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of 
 PROGRESS_EVERY = 10.0
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
-STATUSES = ("killed", "killed (crash)", "survived", "survived (count changed)", "timeout")
+STATUSES = ("killed", "killed (conform)", "killed (crash)", "survived", "survived (count changed)", "timeout")
 
 
 # ----------------------------------------------------------------------------------- enumeration
@@ -570,6 +570,48 @@ class Runner:
             raise Stopped
         return classify(cell, proc.returncode, stdout, stderr, time.perf_counter() - t0)
 
+    @staticmethod
+    def snapshot_has_spec(protocol: str) -> bool:
+        return get_protocol(protocol).spec is not None
+
+    def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+        """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
+        reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
+        | "timeout", a one-line detail). A disagreement kills a mutant the properties missed: the spec is the
+        second copy of the rules, which the mutation did not touch."""
+        if self.stop.is_set():
+            raise Stopped
+        if timeout <= 0:
+            return "timeout", "no time left for conform"
+        cmd = [sys.executable, "-m", "rollcheck", "conform", protocol, "--config", "small", "--profile", profile,
+               "--json", "--quiet", "--out", str(work / "conform")]
+        proc = subprocess.Popen(cmd, cwd=work, env=self.env(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        with self._lock:
+            self._procs[proc.pid] = proc
+        try:
+            try:
+                stdout, stderr = proc.communicate(timeout=max(timeout, 0.1))
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                proc.communicate()
+                return "timeout", f"conform over the time limit ({timeout:.0f} s)"
+        finally:
+            with self._lock:
+                self._procs.pop(proc.pid, None)
+        if self.stop.is_set():
+            raise Stopped
+        if proc.returncode == 3:
+            try:
+                reports = json.loads(stdout).get("reports", [])
+                why = next((str(r.get("message") or r.get("status")) for r in reports if not r.get("ok", True)), "")
+            except (ValueError, AttributeError):
+                why = ""
+            return "disagrees", f"small/{profile}: {why or 'exit 3'}"[:300]
+        if proc.returncode == 0:
+            return "agrees", ""
+        return "error", f"small/{profile}: exit {proc.returncode}: {stderr.strip()[-300:]}"
+
     def kill_all(self) -> None:
         self.stop.set()
         with self._lock:
@@ -642,11 +684,13 @@ def run_baseline(runner: Runner, protocol: str, timeout: float) -> Baseline:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool) -> dict[str, Any]:
+def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool,
+               conform: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     work = runner.workdir(mutant)
     cells: list[CellResult] = []
     killed_by: list[dict[str, Any]] = []
+    conformance: list[dict[str, str]] = []
     try:
         for cell in cells_of(mutant.protocol):
             res = runner.run_cell(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
@@ -657,6 +701,14 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                 killed_by.append({"config": cell.config, "profile": cell.profile, "properties": new})
             if res.outcome == "timeout" or (not all_cells and (killed_by or res.outcome == "crash")):
                 break
+        explored_ok = not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
+        if conform and explored_ok and runner.snapshot_has_spec(mutant.protocol):
+            for profile in PROFILES:
+                verdict, detail = runner.run_conform(work, mutant.protocol, profile,
+                                                     timeout - (time.perf_counter() - t0))
+                conformance.append({"profile": profile, "verdict": verdict, "detail": detail})
+                if verdict != "agrees":
+                    break
     finally:
         shutil.rmtree(work, ignore_errors=True)
     changed = []
@@ -669,6 +721,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "killed"
     elif any(c.outcome == "crash" for c in cells):
         status = "killed (crash)"
+    elif any(c["verdict"] == "disagrees" for c in conformance):
+        status = "killed (conform)"
     elif any(c.outcome in ("timeout", "incomplete") for c in cells):
         status = "timeout"
     else:
@@ -679,6 +733,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,
         "status": status, "seconds": round(time.perf_counter() - t0, 2), "killed_by": killed_by,
         "crash": crash.detail if crash else None, "count_changed": changed, "small_count_changed": small_changed,
+        "conform": conformance,
         "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in cells],
     }
 
@@ -699,8 +754,9 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
     for p in protocols:
         rows = [r for r in results if r["protocol"] == p]
         n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-        killed = n["killed"] + n["killed (crash)"]
-        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_crash": n["killed (crash)"],
+        killed = n["killed"] + n["killed (conform)"] + n["killed (crash)"]
+        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_conform": n["killed (conform)"],
+                  "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
                   "survived_count_changed": n["survived (count changed)"], "timeout": n["timeout"],
                   "kill_rate": round(killed / len(rows), 4) if rows else None}
@@ -708,11 +764,11 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
 
 
 def print_summary(doc: dict[str, Any]) -> None:
-    head = ("protocol", "mutants", "killed", "crash", "survived (count changed)", "timeout", "kill rate")
+    head = ("protocol", "mutants", "killed", "by conform", "crash", "survived (count changed)", "timeout", "kill rate")
     rows = [head]
     for p, s in doc["summary"].items():
         rate = "-" if s["kill_rate"] is None else f"{100 * s['kill_rate']:.1f}%"
-        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s["killed_crash"]),
+        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_conform", 0)), str(s["killed_crash"]),
                      f"{s['survived']} ({s['survived_count_changed']})", str(s["timeout"]), rate))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     print()
@@ -775,6 +831,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="each explorer run's memory budget (default 2 GiB): above it the run stops, timeout")
     p.add_argument("--all-cells", action="store_true",
                    help="run every config x profile on a killed mutant too (default: stop at the first kill)")
+    p.add_argument("--no-conform", action="store_true",
+                   help="do not run `rollcheck conform` (TLC against the mutated reference, small config) on the "
+                   "mutants the explorer's properties did not kill")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -905,7 +964,8 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                     if nxt is None:
                         break
                     order, m = nxt
-                    fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells)
+                    fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells,
+                                      not args.no_conform)
                     running[fut] = (order, m)
                 if not running:
                     break
@@ -936,6 +996,7 @@ def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running
     n = {s: sum(r["status"] == s for r in results) for s in STATUSES}
     now = ", ".join(m.id for m in running) or "-"
     print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
+          f"{n['killed (conform)']} by conform, "
           f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
           f"{n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
 
