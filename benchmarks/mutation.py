@@ -604,7 +604,10 @@ class Runner:
         if proc.returncode == 3:
             try:
                 reports = json.loads(stdout).get("reports", [])
-                why = next((str(r.get("message") or r.get("status")) for r in reports if not r.get("ok", True)), "")
+                bad = next((r for r in reports if not r.get("ok", True)), {})
+                parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation")
+                         if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
+                why = (parts[0] if parts else str(bad.get("error") or ""))
             except (ValueError, AttributeError):
                 why = ""
             return "disagrees", f"small/{profile}: {why or 'exit 3'}"[:300]
