@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-import signal
 import threading
 import time
 import traceback
@@ -28,6 +27,7 @@ from typing import Any
 
 from rollcheck.checkers import CHECKERS, CheckContext, CheckerReport
 from rollcheck.errors import UserError
+from rollcheck.forking import start_worker, worker_signals
 from rollcheck.transition import ProtocolEntry
 
 # Checkers that read the explorer's count of the same cell (``CheckContext.known_sizes``) to decide whether
@@ -244,7 +244,7 @@ class _Worker(_Slot):
         parent, child = multiprocessing.get_context("fork").Pipe()
         process = multiprocessing.get_context("fork").Process(target=_worker_main, args=(cells, ctx, child),
                                                                daemon=False)
-        process.start()
+        start_worker(process)
         child.close()
         return cls(process, parent)
 
@@ -257,9 +257,9 @@ class _Worker(_Slot):
 
 
 def _worker_main(cells: list[Cell], ctx: CheckContext, conn: Connection) -> None:
-    # Ctrl-C reaches the whole process group: the parent stops the workers, which must not print tracebacks.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's terminate() ends a worker at once
+    # Ctrl-C reaches the whole process group: the parent stops the workers, which must not print tracebacks;
+    # the parent's terminate() ends a worker at once.
+    worker_signals()
     try:
         while True:
             try:

@@ -120,8 +120,14 @@ class _StopSignals:
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
     def _resend(self, signum: int) -> None:
+        # A real signal to the main thread, not _thread.interrupt_main: that only sets a flag, which a main
+        # thread blocked in select() (the gate waiting for its cells) would not see until a cell ended.
+        main = threading.main_thread().ident
         while not self.done.wait(self.RESEND_SECONDS):
-            _thread.interrupt_main(signal.Signals(signum))
+            if main is None:
+                _thread.interrupt_main(signal.Signals(signum))
+            else:
+                signal.pthread_kill(main, signum)
 
 
 def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals) -> int:

@@ -18,7 +18,6 @@ import gc
 import multiprocessing
 import os
 import pickle
-import signal
 import traceback
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rollcheck.fingerprint import MASK64, FingerprintSet
+from rollcheck.forking import start_worker, worker_signals
 from rollcheck.graphcheck import MarkColumns
 from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem, Witness
 
@@ -298,7 +298,7 @@ def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> l
         mine = list(range(w, len(chunks), n))  # interleaved: the heavy and light parts of a level spread
         recv, send = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_worker, args=(expander, [chunks[i] for i in mine], mine, send), daemon=True)
-        p.start()
+        start_worker(p)
         send.close()
         procs.append(p)
         conns.append(recv)
@@ -331,8 +331,7 @@ def expand_level(expander: Expander, chunks: Sequence[Chunk], workers: int) -> l
 def _worker(expander: Expander, chunks: list[Chunk], indices: list[int], conn: Any) -> None:
     # Not the command's handlers (inherited through fork): Ctrl-C is the parent's to handle, and the
     # parent's terminate() ends a worker at once, silently.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    worker_signals()
     try:
         out = [(i, expander.expand(c.states(), c.base)) for i, c in zip(indices, chunks, strict=True)]
         payload = pickle.dumps(("ok", out), protocol=pickle.HIGHEST_PROTOCOL)
