@@ -11,7 +11,7 @@ RPC level). Entries every node has read are dropped after each step that can adv
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
-MV-05, MV-11. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, all of them. The
+MV-05, MV-11, MV-13. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14. The
 parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
 downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
 (role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
@@ -63,7 +63,8 @@ class MetadataVersionZ3(SymbolicSystem):
         self.recover_reqs = [((role, p, i), self._recover_req(role, p, i)) for role, p, i in self._nodes()]
         self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05, "MV-13": self.mv13}
         self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
-                                "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10}
+                                "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10,
+                                "MV-14": self.mv14}
         self.strengthening = {}
 
     # ---- layout
@@ -417,6 +418,18 @@ class MetadataVersionZ3(SymbolicSystem):
                  if y < x and self.cat.is_lossless(x, y)]
         lossless = z3.Or(pairs) if pairs else z3.BoolVal(False)
         return z3.Implies(z3.And(self.actions["UpdateFeatures"](v, v2), lossless), self._records_same(v, v2))
+
+    def mv14(self, v: V, v2: V) -> z3.BoolRef:
+        """A lossy downgrade (a lower level, not a lossless pair of the catalog) keeps exactly the records
+        introduced at or below the new level."""
+        levels = self.cat.levels
+        lossless = [z3.And(self.level(v) == x, self.level(v2) == y) for x in levels for y in levels
+                    if y < x and self.cat.is_lossless(x, y)]
+        lossy = z3.And(self.actions["UpdateFeatures"](v, v2), self.level(v2) < self.level(v),
+                       z3.Not(z3.Or(lossless)) if lossless else z3.BoolVal(True))
+        exact = z3.And([v2[f"r{t}"] == z3.And(v[f"r{t}"], t <= self.level(v2)) for t in self.recs]
+                       or [z3.BoolVal(True)])
+        return z3.Implies(lossy, exact)
 
     def mv04(self, v: V, v2: V) -> z3.BoolRef:
         """Records are lost only by an UNSAFE UpdateFeatures: every other action (and request) that makes the

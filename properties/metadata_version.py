@@ -164,6 +164,19 @@ def kafka_downgrades_lossless(ctx: MetadataVersionContext, s: MetadataVersionSta
     return kept and (t.level >= s.level or ctx.lossless(s.level, t.level))
 
 
+@step_property("MV-14", "a lossy downgrade's snapshot keeps exactly what the target version can represent: every "
+               "record introduced at or below it stays, every one above it goes",
+               source=f"{KIP} Downgrades: in a lossy downgrade the controller writes a snapshot at the lower "
+               "version, excluding the new record types and fields it cannot represent (and only those)")
+def lossy_keeps_representable(ctx: MetadataVersionContext, s: MetadataVersionState, a: Action,
+                              t: MetadataVersionState) -> bool:
+    # MV-04 bounds what may be lost (only by UNSAFE); this says what must be kept, so a snapshot that drops
+    # one record too many (or keeps one it cannot represent) is caught too.
+    if not _is_update(a) or t.level >= s.level or ctx.lossless(s.level, t.level):
+        return True
+    return t.records == frozenset(r for r in s.records if r <= t.level)
+
+
 @step_property("MV-06", "a dry run changes nothing",
                source=f"{KIP} Public Interfaces: DryRun / --dry-run validates the change but does not perform it")
 def dry_run_changes_nothing(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:

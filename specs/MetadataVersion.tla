@@ -371,6 +371,11 @@ NotAnUnsafeDowngrade ==
 MV_04_Step == ~(records \subseteq records') => ~NotAnUnsafeDowngrade
 MV_04 == [][MV_04_Step]_vars
 
+(* MV-14: a lossy downgrade's snapshot keeps exactly what the target version can represent: every record *)
+(* introduced at or below it stays, every one above it goes.                                            *)
+MV_14_Step == (UpdateStep /\ Level' < Level /\ ~Lossless(Level, Level')) => records' = {t \in records : t <= Level'}
+MV_14 == [][MV_14_Step]_vars
+
 (* MV-12 (kafka profile): a metadata.version update never drops metadata; every downgrade it commits is   *)
 (* lossless, UNSAFE included (Kafka refuses a lossy one).                                              *)
 (* MV-13: the active controller is a running voter. *)

@@ -174,3 +174,26 @@ def test_mv12_states_kafkas_refusal_of_every_lossy_downgrade() -> None:
     broken = ENTRY.variant("MV-M2").system(replace(ENTRY.configs["small"], profile="kafka"))
     r = explore(broken, stop_at_first=False)
     assert {"MV-04", "MV-12"} <= r.violated_ids
+
+
+class _SnapshotDropsTheTarget(MetadataVersionSystem):
+    """A planted off-by-one: the lossy downgrade snapshot keeps only records strictly below the target level."""
+
+    def update_features(self, s, level, downgrade, dry_run):  # type: ignore[no-untyped-def]
+        t = super().update_features(s, level, downgrade, dry_run)
+        if t is None or t is s or t.level >= s.level or self.catalog.is_lossless(s.level, t.level):
+            return t
+        return MetadataVersionState(t.voters, t.brokers, t.leader, t.log,
+                                    frozenset(r for r in t.records if r < t.level))
+
+
+def test_mv14_catches_a_lossy_snapshot_that_drops_one_record_too_many() -> None:
+    """MV-04 bounds what a downgrade may lose; MV-14 says what it must keep. On ``lossy`` (a record at 3, which
+    the old software's versions represent) the off-by-one snapshot breaks MV-14 and nothing else; on ``small``
+    (every record above 3) no config state tells the two apart, which is why ``lossy`` is a story config."""
+    cfg = ENTRY.configs["lossy"]
+    assert explore(ENTRY.build(cfg), stop_at_first=False).ok
+    r = explore(_SnapshotDropsTheTarget(cfg), stop_at_first=False)
+    assert r.violated_ids == {"MV-14"}
+    assert not explore(_SnapshotDropsTheTarget(ENTRY.configs["small"]), stop_at_first=False).violations
+    assert "lossy" in ENTRY.story_configs

@@ -33,6 +33,12 @@ LARGE = replace(DEFAULT, crashes=True, record_levels=(3, 4, 5))
 # it beside ``default``, which has no crash.
 CRASHES = replace(SMALL, crashes=True, failover=True)
 
+# A lossy downgrade with something to keep: a record the old software's versions represent (introduced at 3)
+# beside one they cannot (4) and a tagged field (5). In ``small`` every record is above the old software's
+# range, so a snapshot that dropped one record too many went unnoticed (MV-14 checks it here; 30,496 states
+# under kip, 10,976 under kafka, which refuses every lossy downgrade). A story config the gate also checks.
+LOSSY = replace(SMALL, record_levels=(3, 4, 5))
+
 
 _mutant = partial(config_mutation, MetadataVersionSystem)  # a variant: the reference with one mutation in its config
 
@@ -82,8 +88,9 @@ PROTOCOL = ProtocolEntry(
     name="metadata_version",
     summary="KIP-778 metadata.version in KRaft: upgrades, lossless/lossy downgrades, quorum and broker checks",
     config_type=MetadataVersionConfig,
-    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG, "crashes": CRASHES},
-    story_configs=("crashes",),
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG, "crashes": CRASHES,
+             "lossy": LOSSY},
+    story_configs=("crashes", "lossy"),
     build=MetadataVersionSystem,
     variants=VARIANTS,
     sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",
