@@ -72,11 +72,12 @@ def config_from_mapping(entry: ProtocolEntry, raw: dict[str, Any], origin: str =
         raise UserError(
             f"{origin}: unexpected top-level keys {sorted(extra)}; put config fields under [config]"
         )
-    return override(entry.configs[base_name], table, origin)
+    return override(entry.configs[base_name], table, origin, entry)
 
 
-def override(base: Any, table: dict[str, Any], origin: str = "config") -> Any:
-    """``base`` with the fields in ``table`` replaced (types checked), then validated."""
+def override(base: Any, table: dict[str, Any], origin: str = "config", entry: ProtocolEntry | None = None) -> Any:
+    """``base`` with the fields in ``table`` replaced (types checked), then validated (the profile against
+    ``entry``'s profiles when given, else the default ones)."""
     cls = type(base)
     hints = get_type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls)}
@@ -87,13 +88,17 @@ def override(base: Any, table: dict[str, Any], origin: str = "config") -> Any:
         current = getattr(base, key)
         changes[key] = _coerce(hints[key], value, f"{origin}: '{key}'", current)
     config = dataclasses.replace(base, **changes)
-    validate(config, origin)
+    validate(config, origin, entry)
     return config
 
 
-def validate(config: Any, origin: str = "config") -> None:
+def validate(config: Any, origin: str = "config", entry: ProtocolEntry | None = None) -> None:
     profile = getattr(config, "profile", None)
-    if profile not in PROFILES:
+    if entry is not None:
+        if entry.profile_problem(profile) is not None:
+            raise UserError(f"{origin}: profile must be one of {', '.join(entry.profiles)} (the profiles of "
+                            f"{entry.name}), not {profile!r}")
+    elif profile not in PROFILES:
         raise UserError(f"{origin}: profile must be one of {', '.join(PROFILES)}, not {profile!r}")
     check = getattr(config, "validate", None)
     if check is not None:

@@ -40,16 +40,16 @@ from rollcheck.configs import resolve_config
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.gatetables import rerun_command
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, scores
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.registry import check_profiles, get_protocol, known_profiles, protocol_names
 from rollcheck.regression import export_reports
 from rollcheck.rundir import clear_previous_run, record_run
 from rollcheck.spark.session import check_master
-from rollcheck.transition import PROFILES, ProtocolEntry, replace_config
+from rollcheck.transition import ProtocolEntry, replace_config
 from rollcheck.userinput import positive_number, read_text_input, whole_number
 
 DEFAULT_CHECKERS = ("explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache")
 
-# The tiers. ``ci`` (the default) is the gate a developer waits for: every protocol, both profiles, every
+# The tiers. ``ci`` (the default) is the gate a developer waits for: every protocol, each of its profiles, every
 # checker kind, every broken variant, in at most 5 minutes on 2 cores. The explorer, Hypothesis and Z3 run
 # on the gate configs; TLC, conformance and Spark, which cost the most per state, run on each protocol's
 # ``ci_configs`` (``small``: every action and every fault of the protocol, fewer nodes or versions), where
@@ -98,7 +98,7 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
         mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
         context["options"] = {"fuzz_minutes": 0.5, "z3_differential_states": 1000}  # ~150 s a cell
     gate_configs = {p: [get_protocol(p).gate_config] for p in protocols}  # each protocol's registration says
-    return GateConfig(protocols, gate_configs, list(PROFILES),
+    return GateConfig(protocols, gate_configs, known_profiles(protocols),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
                       ci_configs={p: ["small"] for p in protocols},
                       story_configs={p: list(get_protocol(p).story_configs) for p in protocols})
@@ -142,10 +142,8 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
     ci_configs = _config_table(gate, "ci_configs", {p: ["small"] for p in protocols}, path)
     story_configs = _config_table(gate, "story_configs", {p: base.story_configs.get(p, []) for p in protocols},
                                   path)
-    profiles = _str_list(gate, "profiles", base.profiles, path)
-    for pr in profiles:
-        if pr not in PROFILES:
-            raise UserError(f"{path}: unknown profile '{pr}'; use {', '.join(PROFILES)}")
+    profiles = _str_list(gate, "profiles", known_profiles(protocols), path)
+    check_profiles(profiles, protocols, str(path))
     checkers = _str_list(gate, "checkers", base.checkers, path)
     for c in checkers:
         if c not in CHECKERS:
@@ -316,9 +314,10 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared.
             return spec in full or spec in stories or (checker == "explore" and spec in small)
 
+        profiles = [p for p in cfg.profiles if p in entry.profiles]  # a profile runs where the protocol has it
         for spec in dict.fromkeys([*full, *small, *stories]):
             label, base_config = resolve_config(entry, spec)
-            for profile in cfg.profiles:
+            for profile in profiles:
                 config = replace_config(base_config, profile=profile)
                 cells.extend(Cell(entry, label, config, name) for name in checkers if runs_on(name, spec))
     if cfg.mutants:

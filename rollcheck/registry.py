@@ -9,6 +9,7 @@ exists but fails to load is an error naming it, never silently skipped.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -59,6 +60,23 @@ def all_protocols() -> list[ProtocolEntry]:
     return [get_protocol(n) for n in protocol_names()]
 
 
+def known_profiles(protocols: list[str] | None = None) -> list[str]:
+    """Every profile of the given protocols (default: every registered one), each once, in the order the
+    protocols (then their entries) list them."""
+    names = protocol_names() if protocols is None else protocols
+    return list(dict.fromkeys(p for n in names for p in get_protocol(n).profiles))
+
+
+def check_profile(entry: ProtocolEntry, profile: object, where: str = "") -> str:
+    """``profile`` if it is one of the protocol's profiles, else a one-line :class:`UserError` naming the
+    protocol and its profiles (``where`` is put in front, e.g. a file name)."""
+    problem = entry.profile_problem(profile)
+    if problem is not None:
+        raise UserError(f"{where}: {problem}" if where else problem)
+    assert isinstance(profile, str)
+    return profile
+
+
 def build_system(protocol: str, config: Any, variant: str | None = None) -> TransitionSystem[Any]:
     """Build a protocol's transition system, or one of its broken variants, from a config.
 
@@ -72,3 +90,16 @@ def build_system(protocol: str, config: Any, variant: str | None = None) -> Tran
     except KeyError:
         known = ", ".join(v.id for v in entry.variants) or "(none)"
         raise UserError(f"protocol '{protocol}' has no variant '{variant}'; known: {known}") from None
+
+
+def check_profiles(profiles: Sequence[str], protocols: Sequence[str], where: str) -> None:
+    """Each profile must be one of some given protocol's (it then applies to the protocols that have it): else
+    one :class:`UserError` line naming the protocol (or, for several, every profile they have)."""
+    known = known_profiles(list(protocols))
+    for pr in profiles:
+        if pr in known:
+            continue
+        if len(protocols) == 1:
+            raise UserError(f"{where}: {get_protocol(protocols[0]).profile_problem(pr)}")
+        raise UserError(f"{where}: unknown profile {pr!r}: none of {', '.join(protocols)} has it; their profiles: "
+                        f"{', '.join(known)}")

@@ -32,7 +32,7 @@ from typing import Any
 from rollcheck.checkers import VIOLATED, CheckerReport
 from rollcheck.configs import config_from_mapping, resolve_config
 from rollcheck.errors import UserError
-from rollcheck.registry import build_system, get_protocol
+from rollcheck.registry import build_system, check_profile, get_protocol
 from rollcheck.replay import check_trace
 from rollcheck.traces import Step, Trace, _plain_param, read_itf, write_text_atomic
 from rollcheck.transition import Action, GraphProperty, ProtocolEntry, TransitionSystem, Witness, replace_config
@@ -156,7 +156,7 @@ def _config(entry: ProtocolEntry, meta: Mapping[str, Any], where: str) -> tuple[
         label, config = resolve_config(entry, label)
     profile = meta.get("profile")
     if isinstance(profile, str):
-        config = replace_config(config, profile=profile)
+        config = replace_config(config, profile=check_profile(entry, profile, f"{where}: #meta"))
     return label, config
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from rollcheck.configs import resolve_config
 from rollcheck.errors import UserError
 from rollcheck.explorer import explore
-from rollcheck.registry import build_system, get_protocol
+from rollcheck.registry import build_system, check_profile, get_protocol
 from rollcheck.traces import Trace, read_itf, trace_from_itf
 from rollcheck.transition import (
     GraphProperty,
@@ -95,7 +95,7 @@ def system_of(meta: dict[str, Any], path: Path, config_file: Path | None = None,
     label, config = resolve_config(entry, label)
     profile = meta.get("profile")
     if profile is not None:
-        config = replace_config(config, profile=profile)
+        config = replace_config(config, profile=check_profile(entry, profile, f"{path}: #meta"))
     variant = meta.get("variant")
     if on_reference or not isinstance(variant, str):
         variant = None

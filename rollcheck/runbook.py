@@ -34,7 +34,6 @@ from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
 from rollcheck.traces import Step, Trace
 from rollcheck.transition import (
-    PROFILES,
     Action,
     AnyProperty,
     GraphProperty,
@@ -163,10 +162,11 @@ def load_runbook(path: Path) -> Runbook:
         entry = get_protocol(raw["protocol"])
     except UserError as exc:
         raise UserError(f"{origin}: {exc}") from None
-    profiles = raw.get("profiles", list(PROFILES))
+    profiles = raw.get("profiles", list(entry.profiles))
     if (not isinstance(profiles, list) or not profiles
-            or any(p not in PROFILES for p in profiles) or len(set(profiles)) != len(profiles)):
-        raise UserError(f"{origin}: 'profiles' must be a list of distinct profiles from {', '.join(PROFILES)}")
+            or any(p not in entry.profiles for p in profiles) or len(set(profiles)) != len(profiles)):
+        raise UserError(f"{origin}: 'profiles' must be a list of distinct profiles of {entry.name} from "
+                        f"{', '.join(entry.profiles)}")
     label, config = _config(entry, raw.get("config", {}), origin)
     conditions = protocol_conditions(entry)
     goal = _condition_ref(raw.get("goal"), conditions, f"{origin}: goal", entry)
@@ -223,7 +223,7 @@ def _config(entry: ProtocolEntry, table: Any, origin: str) -> tuple[str, Any]:
         raise UserError(f"{origin}: unknown base config {base!r}; use one of {', '.join(entry.configs)}")
     if "profile" in table:
         raise UserError(f"{origin}: [config] sets no profile; list them in 'profiles'")
-    config = override(entry.configs[base], table, f"{origin}: [config]")
+    config = override(entry.configs[base], table, f"{origin}: [config]", entry)
     label = base if not table else f"{base}+{len(table)} field(s)"
     return label, config
 

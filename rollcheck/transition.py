@@ -27,6 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 State = TypeVar("State")
 S = TypeVar("S")
 
+# The semantics profiles a protocol has unless its entry lists its own (ProtocolEntry.profiles): the KIP as
+# written and what Apache Kafka's code does. A protocol may add more (a release's own code, say).
 PROFILES: tuple[str, ...] = ("kip", "kafka")
 
 
@@ -165,7 +167,7 @@ def always_eventually_reachable(
 
 
 class Config(Protocol):
-    """A protocol's config: a frozen dataclass with at least a ``profile`` ("kip" or "kafka")."""
+    """A protocol's config: a frozen dataclass with at least a ``profile`` (one of its entry's ``profiles``)."""
 
     profile: str
 
@@ -241,9 +243,25 @@ class ProtocolEntry:
     operator_actions: tuple[str, ...] = ()
     runbook_conditions: str | None = None
     order: int = 1000  # position in listings and reports (the built-ins: the KIPs' story, 10-40)
+    # The semantics profiles its configs accept, in report order: what every command offers for it, what the
+    # gate runs it under. Default: the KIP as written and Apache Kafka's code (PROFILES).
+    profiles: tuple[str, ...] = PROFILES
+
+    def __post_init__(self) -> None:
+        if (not isinstance(self.profiles, tuple) or not self.profiles
+                or not all(isinstance(p, str) and p for p in self.profiles)
+                or len(set(self.profiles)) != len(self.profiles)):
+            raise ValueError(f"{self.name}: profiles must be a non-empty tuple of distinct names, "
+                             f"not {self.profiles!r}")
 
     def config(self, name: str) -> Any:
         return self.configs[name]
+
+    def profile_problem(self, profile: object) -> str | None:
+        """None if ``profile`` is one of this protocol's profiles, else the one-line reason it is not."""
+        if isinstance(profile, str) and profile in self.profiles:
+            return None
+        return f"protocol {self.name} has no profile {profile!r}; its profiles: {', '.join(self.profiles)}"
 
     def spec_binding(self) -> Any:
         """The protocol's spec binding (None: no spec), with the spec's folder defaulting to its module's."""
@@ -301,12 +319,12 @@ def witnesses_of(ts: TransitionSystem[Any]) -> list[Witness[Any]]:
 
 
 def declared_property_ids(entry: ProtocolEntry) -> list[str]:
-    """Every property id the protocol declares on any of its named configs under either profile, in first
+    """Every property id the protocol declares on any of its named configs under any of its profiles, in first
     appearance order: a property or witness whose ``when`` leaves a config out still has its spec operator.
     A config that a profile does not accept (the system refuses it) is skipped."""
     ids: dict[str, None] = {}
     for config in entry.configs.values():
-        for profile in PROFILES:
+        for profile in entry.profiles:
             try:
                 ts = entry.build(dataclasses.replace(config, profile=profile))
             except ValueError:

@@ -181,3 +181,35 @@ def test_a_config_a_profile_refuses_is_one_line(tmp_path: Path, capsys: pytest.C
                  "--out", str(tmp_path / "out")]) == 2
     line = _one_error_line(capsys)
     assert line.startswith("rollcheck: error: streams_probing/kafka-latest under profile kip: "), line
+
+
+@pytest.mark.parametrize("argv", [
+    ["explore", "features", "--config", "small", "--profile", "kafka-2.0"],
+    ["prove", "features", "--config", "small", "--profile", "kafka-2.0"],
+    ["tlc", "features", "--config", "small", "--profile", "kafka-2.0"],
+    ["conform", "features", "--profile", "kip", "--profile", "kafka-2.0"],
+    ["gate", "--protocol", "features", "--profile", "kafka-2.0", "--dry-run"],
+    ["runbook", str(Path(__file__).resolve().parent.parent / "runbooks" / "features"), "--profile", "kafka-2.0"],
+])
+def test_a_profile_the_protocol_does_not_have_is_one_line(argv: list[str], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Profiles are per protocol: kafka-2.0 is streams_probing's, not features'. The error names the protocol and
+    its profiles, before any work."""
+    out = [] if "--dry-run" in argv else ["--out", str(tmp_path / "out")]
+    assert main([*argv, *out]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("rollcheck: error: ") and line.endswith(
+        "protocol features has no profile 'kafka-2.0'; its profiles: kip, kafka"), line
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_profile_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rollcheck.registry import known_profiles
+
+    assert main(["explore", "features", "--profile", "kafka-9", "--out", str(tmp_path)]) == 2
+    assert _one_error_line(capsys) == ("rollcheck: error: protocol features has no profile 'kafka-9'; its "
+                                       "profiles: kip, kafka")
+    assert main(["gate", "--profile", "kafka-9", "--dry-run"]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith("rollcheck: error: --profile: unknown profile 'kafka-9': none of ") and line.endswith(
+        f"has it; their profiles: {', '.join(known_profiles())}"), line

@@ -118,6 +118,8 @@ def test_a_documented_command_parses(where: str, line: str, capsys: pytest.Captu
         variant = getattr(args, "variant", None)
         if variant:
             assert variant in {v.id for v in entry.variants}, f"{where}: `{line}`: no variant {variant!r}"
+        for profile in _as_list(getattr(args, "profile", None)):
+            assert entry.profile_problem(profile) is None, f"{where}: `{line}`: {entry.profile_problem(profile)}"
 
 
 # ----------------------------------------------------------------------------------- documented runs

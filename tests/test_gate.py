@@ -77,6 +77,33 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
     assert not out.exists()  # nothing ran, nothing written
 
 
+def test_a_profile_runs_only_on_the_protocols_that_have_it(tmp_path: Path) -> None:
+    """Profiles are per protocol (ProtocolEntry.profiles): the gate's profile list is their union, each cell
+    under a profile its protocol has; an unknown profile is still an error."""
+    import dataclasses
+
+    extra = dataclasses.replace(PROTOCOL, name="toy3", profiles=("kip", "kafka", "extra"))
+    entries = {"toy": PROTOCOL, "toy3": extra}
+    cfg = GateConfig(["toy", "toy3"], {"toy": ["small"], "toy3": ["small"]}, ["kip", "kafka", "extra"],
+                     ["explore"], tmp_path)
+    cells, _ = plan_cells(cfg, entries.__getitem__)
+    assert [(c.entry.name, c.config.profile) for c in cells if c.variant is None] == [
+        ("toy", "kip"), ("toy", "kafka"), ("toy3", "kip"), ("toy3", "kafka"), ("toy3", "extra")]
+    with pytest.raises(ValueError, match="profiles must be a non-empty tuple of distinct names"):
+        dataclasses.replace(PROTOCOL, profiles=("kip", "kip"))
+    assert extra.profile_problem("extra") is None
+    assert PROTOCOL.profile_problem("extra") == "protocol toy has no profile 'extra'; its profiles: kip, kafka"
+
+
+def test_the_default_gate_runs_each_protocol_under_its_own_profiles(tmp_path: Path) -> None:
+    cfg = load_gate_config(None, tmp_path)
+    cells, _ = plan_cells(cfg)
+    for name in cfg.protocols:
+        entry = get_protocol(name)
+        assert {c.config.profile for c in cells if c.entry.name == name and c.variant is None} == set(entry.profiles)
+    assert set(cfg.profiles) == {p for name in cfg.protocols for p in get_protocol(name).profiles}
+
+
 def test_gate_violation_has_trace_in_junit_and_itf(tmp_path: Path) -> None:
     result = run_gate(_cfg(tmp_path), lookup=lambda _n: _broken_entry())
     assert result.exit_code == ExitCode.VIOLATION

@@ -9,17 +9,18 @@ from typing import Any
 
 from rollcheck.configs import resolve_config
 from rollcheck.errors import UserError
-from rollcheck.registry import build_system, get_protocol
-from rollcheck.transition import PROFILES, ProtocolEntry, TransitionSystem, replace_config
+from rollcheck.registry import build_system, check_profile, get_protocol
+from rollcheck.transition import ProtocolEntry, TransitionSystem, replace_config
+
+PROFILE_HELP = ("semantics profile, one of the protocol's (`rollcheck list`): kip (the KIP as written), kafka "
+                "(Apache Kafka's code) and any the protocol adds")
 
 
 def add_protocol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("protocol", help="protocol name (see `rollcheck list`)")
     p.add_argument("--config", default=None, metavar="NAME|FILE",
                    help="named config (small, default, large) or a .toml file (default: default)")
-    p.add_argument("--profile", choices=PROFILES, default=None,
-                   help="semantics profile: the KIP as written or Apache Kafka's code "
-                   "(default: the config's)")
+    p.add_argument("--profile", default=None, metavar="PROFILE", help=f"{PROFILE_HELP} (default: the config's)")
     p.add_argument("--variant", default=None, metavar="ID",
                    help="explore a deliberately broken variant (mutant) instead of the reference")
 
@@ -34,8 +35,10 @@ def add_output_args(p: argparse.ArgumentParser, default_out: str) -> None:
 def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, TransitionSystem[Any]]:
     """(entry, config label, config, system) from the protocol / config / profile / variant flags."""
     entry = get_protocol(args.protocol)
+    if getattr(args, "profile", None) is not None:
+        check_profile(entry, args.profile)  # before the config: the first thing wrong is the one reported
     label, config = resolve_config(entry, args.config)
-    if getattr(args, "profile", None):
+    if getattr(args, "profile", None) is not None:
         config = replace_config(config, profile=args.profile)
     variant = getattr(args, "variant", None)
     try:

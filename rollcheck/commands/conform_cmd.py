@@ -16,12 +16,12 @@ from rollcheck.configs import resolve_config
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.registry import get_protocol
+from rollcheck.registry import check_profile, get_protocol
 from rollcheck.rundir import StagedRun, run_name, staged_run
 from rollcheck.spark.conform import PARTIAL_VERDICTS, SUMMARY, SparkConformResult, check_local_master
 from rollcheck.tla.binding import binding_for
 from rollcheck.traces import write_json_atomic
-from rollcheck.transition import PROFILES, replace_config
+from rollcheck.transition import ProtocolEntry, replace_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--config", action="append", default=None, metavar="NAME|FILE",
                    help="config(s) to check (repeatable; default: small: conformance compares every "
                    "reachable state, so larger configs take minutes)")
-    p.add_argument("--profile", action="append", choices=PROFILES, default=None,
-                   help="profile(s) (repeatable; default: both)")
+    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
+                   help="profile(s) (repeatable; default: every profile of the protocol, `rollcheck list`)")
     p.add_argument("--traces", type=positive_int, default=None,
                    help="TLC simulation traces and reference walks (default 50; --engine spark: TLC simulation "
                    f"traces replayed, default {SPARK_TRACES:,})")
@@ -59,6 +59,13 @@ SPARK_TRACES = 10_000
 SPARK_ONLY = ("master", "partitions", "tlc_workers")
 
 
+def _profiles(entry: ProtocolEntry, given: list[str] | None) -> list[str]:
+    """The --profile values (each checked against the protocol's profiles), or every profile it has."""
+    if given is None:
+        return list(entry.profiles)
+    return [check_profile(entry, p) for p in dict.fromkeys(given)]
+
+
 def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         return run_spark(args)
@@ -70,12 +77,13 @@ def run(args: argparse.Namespace) -> int:
     if args.traces is None:
         args.traces = 50
     entry = get_protocol(args.protocol)
+    profiles = _profiles(entry, args.profile)
     binding = binding_for(entry.name)
     console = err_console()
     reports: list[ConformanceReport] = []
     for cfg_name in args.config or ["small"]:
         label, base = resolve_config(entry, cfg_name)
-        for profile in args.profile or list(PROFILES):
+        for profile in profiles:
             config = replace_config(base, profile=profile)
             try:
                 ts = entry.build(config)
@@ -133,6 +141,7 @@ def show(reports: list[ConformanceReport]) -> None:
 def run_spark(args: argparse.Namespace) -> int:
     """Check (a) at scale: N TLC simulation traces per config and profile, replayed on Spark."""
     entry = get_protocol(args.protocol)
+    profiles = _profiles(entry, args.profile)
     binding_for(entry.name)  # a protocol without a spec: one line before Spark starts
     master = args.master or "local[*]"
     check_local_master(master)
@@ -140,7 +149,7 @@ def run_spark(args: argparse.Namespace) -> int:
     pairs = []
     for cfg_name in args.config or ["small"]:
         label, base = resolve_config(entry, cfg_name)
-        for profile in args.profile or list(PROFILES):
+        for profile in profiles:
             config = replace_config(base, profile=profile)
             try:
                 entry.build(config)

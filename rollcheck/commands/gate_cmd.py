@@ -15,23 +15,22 @@ from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, p
 from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
 from rollcheck.outlock import output_lock
 from rollcheck.reports import write_outputs
-from rollcheck.transition import PROFILES
 from rollcheck.userinput import check_output_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("gate", help="run every configured protocol and checker (the CI gate)")
     p.add_argument("--config", type=Path, default=None, metavar="FILE",
-                   help="gate config (rollcheck.toml, [gate] table); default: every protocol, both profiles, "
-                   "every available checker, default configs")
+                   help="gate config (rollcheck.toml, [gate] table); default: every protocol under each of its "
+                   "profiles, every available checker, default configs")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="output directory (default: rollcheck-out/gate)")
     p.add_argument("--protocol", action="append", default=None, metavar="NAME",
                    help="only this protocol (repeatable)")
     p.add_argument("--checker", action="append", default=None, choices=list(CHECKERS),
                    help="only this checker (repeatable)")
-    p.add_argument("--profile", action="append", default=None, choices=PROFILES,
-                   help="only this profile (repeatable)")
+    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
+                   help="only this profile (repeatable; each runs on the protocols that have it, `rollcheck list`)")
     p.add_argument("--tier", choices=TIERS, default=None,
                    help="ci (default): every protocol, profile and checker kind in about 3 minutes; nightly: the "
                    "full matrix, every variant through every checker, a fuzzing round (overrides the config's tier)")
@@ -59,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if args.checker:
         cfg.checkers = list(args.checker)
     if args.profile:
-        cfg.profiles = list(args.profile)
+        from rollcheck.registry import check_profiles
+
+        check_profiles(args.profile, cfg.protocols, "--profile")
+        cfg.profiles = list(dict.fromkeys(args.profile))
     if args.parallel is not None:
         cfg.parallel = args.parallel
     if args.export_tests is not None:

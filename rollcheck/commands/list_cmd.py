@@ -1,4 +1,4 @@
-"""``rollcheck list``: the registered protocols, their configs, properties and broken variants."""
+"""``rollcheck list``: the registered protocols, their profiles, configs, properties and broken variants."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rollcheck.registry import all_protocols
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("list", help="list protocols, configs, properties and variants")
+    p = sub.add_parser("list", help="list protocols, profiles, configs, properties and variants")
     p.add_argument("--json", action="store_true", help="print JSON on stdout")
     p.add_argument("--properties", action="store_true", help="also list every property")
     p.set_defaults(run=run)
@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
         docs.append({
             "name": e.name,
             "summary": e.summary,
+            "profiles": list(e.profiles),
             "configs": list(e.configs),
             "sources": list(e.sources),
             "properties": [{"id": p.id, "kind": p.kind, "description": p.description,
@@ -37,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     console = out_console()
     table = Table(title="rollcheck protocols")
-    for col in ("protocol", "summary", "configs", "properties", "variants"):
+    for col in ("protocol", "summary", "profiles", "configs", "properties", "variants"):
         table.add_column(col)
     for d in docs:
-        table.add_row(d["name"], d["summary"], ", ".join(d["configs"]), str(len(d["properties"])),
-                      str(len(d["variants"])))
+        table.add_row(d["name"], d["summary"], ", ".join(d["profiles"]), ", ".join(d["configs"]),
+                      str(len(d["properties"])), str(len(d["variants"])))
     console.print(table)
     if args.properties:
         for d in docs:

@@ -19,11 +19,11 @@ from rich.table import Table
 from rollcheck.commands.common import add_output_args, positive_int
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, results_line
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.registry import get_protocol
+from rollcheck.registry import check_profiles, get_protocol
 from rollcheck.runbook import Deviation, Outcome, Runbook, check, deviations, load_runbook
 from rollcheck.rundir import staged_run
 from rollcheck.traces import write_itf, write_json_atomic, write_text_atomic
-from rollcheck.transition import PROFILES, replace_config
+from rollcheck.transition import replace_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="runbook files, or directories searched for *.toml (e.g. runbooks/)")
     p.add_argument("--deviations", action="store_true",
                    help="also try every step skipped, every two adjacent steps swapped, every step repeated")
-    p.add_argument("--profile", choices=PROFILES, action="append", default=None,
-                   help="check only this profile (repeatable; default: the profiles each runbook lists)")
+    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
+                   help="check only this profile (repeatable; one of the runbooks' protocols' profiles; default: "
+                   "the profiles each runbook lists)")
     p.add_argument("--max-states", type=positive_int, default=None,
                    help="stop each exploration after this many states (its verdict: incomplete)")
     p.add_argument("--jobs", type=positive_int, default=1,
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         args.profile = list(dict.fromkeys(args.profile))
     books = sorted((load_runbook(f) for f in _files(args.paths)),
                    key=lambda b: (get_protocol(b.protocol).order, b.id))  # the KIPs' story, then the ids
+    if args.profile is not None:
+        check_profiles(args.profile, list(dict.fromkeys(b.protocol for b in books)), "--profile")
     ids = [b.id for b in books]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
