@@ -45,7 +45,8 @@ is the disjunction of all branches with one selector each and explanatory frame 
 depth-15 counterexample of MIG-M1 runs several times faster than with a full frame per branch.
 
 Invariants: MIG-03, MIG-04 (where the reference checks it: the ``kip`` profile), MIG-06, MIG-10, MIG-11.
-Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-12 (``kip`` only, as in the reference).
+Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-13, and MIG-12, MIG-14 (``kip`` only, as in
+the reference).
 Not encoded: the graph properties MIG-L1, MIG-L2, MIG-L3 (liveness over the explored graph; MIG-M10,
 KAFKA-16171 / KAFKA-16667, breaks only MIG-L3, so BMC has nothing to refute there) and the ``kip_claims``
 extras (MIG-01R), which the registry's property list does not hold.
@@ -170,13 +171,14 @@ class ZkMigrationZ3(SymbolicSystem):
         for name, f in single.items():
             self.branches[name] = [f]
         self.actions = {name: self._relation(name) for name in self.branches}
-        # The property list of the reference for this config: MIG-04 and MIG-12 only under kip.
+        # The property list of the reference for this config: MIG-04, MIG-12 and MIG-14 only under kip.
         ids = {p.id for p in ts.properties()}
         self.invariants = {k: f for k, f in (("MIG-03", self.mig03), ("MIG-04", self.mig04), ("MIG-06", self.mig06),
                                              ("MIG-10", self.mig10), ("MIG-11", self.mig11)) if k in ids}
         self.step_properties = {k: f for k, f in (
             ("MIG-01", self.mig01), ("MIG-02", self.mig02), ("MIG-05", self.mig05), ("MIG-07", self.mig07),
-            ("MIG-08", self.mig08), ("MIG-09", self.mig09), ("MIG-12", self.mig12)) if k in ids}
+            ("MIG-08", self.mig08), ("MIG-09", self.mig09), ("MIG-12", self.mig12), ("MIG-13", self.mig13),
+            ("MIG-14", self.mig14)) if k in ids}
         # The design's invariants that make the properties inductive (module docstring); together they are
         # 1-inductive on the small, faults and default configs. A mutation breaks some of them: those are not
         # offered (what remains is the maximal inductive subset Houdini finds on those configs, both profiles).
@@ -850,6 +852,18 @@ class ZkMigrationZ3(SymbolicSystem):
         restart = z3.Or(self.actions["BecomeZkController"](v, v2), self.actions["BeginMigration"](v, v2),
                         self.actions["CompleteMigration"](v, v2))
         return z3.Implies(v["mstate"] == POST_MIGRATION, z3.And(v2["mstate"] == POST_MIGRATION, z3.Not(restart)))
+
+    def mig13(self, v: V, v2: V) -> z3.BoolRef:
+        """A dual write appends to ZooKeeper exactly the log's entry at ZooKeeper's length, and nothing else."""
+        n = v["zk.dlen"]
+        entry = [z3.And(n == k, v2[f"zk.d{k}"] == v[f"l{k}"]) for k in range(min(self.md, self.ml))]
+        kept = [z3.Implies(k < n, v2[f"zk.d{k}"] == v[f"zk.d{k}"]) for k in range(self.md)]
+        exact = z3.And(n < v["loglen"], v2["zk.dlen"] == n + 1, z3.Or(entry) if entry else z3.BoolVal(False), *kept)
+        return z3.Implies(self.actions["DualWrite"](v, v2), exact)
+
+    def mig14(self, v: V, v2: V) -> z3.BoolRef:
+        """(kip) No metadata change is committed during the migration while ZooKeeper is unavailable."""
+        return z3.Implies(z3.And(self.migrating(v), self.actions["KRaftMetadataChange"](v, v2)), v["zk.avail"])
 
     def mig09(self, v: V, v2: V) -> z3.BoolRef:
         """No metadata change is served before the copy."""

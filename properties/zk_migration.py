@@ -168,6 +168,19 @@ def clean_rollback_keeps_all(s: Any) -> bool:
     return s.shutdown.name != "CLEAN" or s.zk.data[:len(s.log)] == s.log
 
 
+@step_property("MIG-13", "a dual write sends ZooKeeper exactly the next committed record it lacks: one record, the "
+               "log's entry at ZooKeeper's length",
+               source=f"{KIP} Dual metadata writes: each metadata change committed to the log is written to ZooKeeper "
+               "(in log order, MigrationDriver's ZooKeeperWriteBehindLag counts what is missing)")
+def dual_write_sends_the_next_record(s: Any, a: Action, t: Any) -> bool:
+    # MIG-03 (a prefix) and MIG-04 (a bound on the lag) allow a write that skips, repeats or sends two records
+    # while the lag stays small; this says what each write must be.
+    if a.name != "DualWrite":
+        return True
+    n = len(s.zk.data)
+    return n < len(s.log) and t.zk.data == (*s.zk.data, s.log[n])
+
+
 # ---------------------------------------------------------------- liveness
 
 def _quorum_runs(s: Any) -> bool:
@@ -240,6 +253,16 @@ def finalize_with_every_voter(s: Any, a: Action, t: Any) -> bool:
     if s.migration is t.migration or s.migration.name == "POST_MIGRATION" or t.migration.name != "POST_MIGRATION":
         return True
     return all(not v.migration for v in t.voters)
+
+
+@step_property("MIG-14", "during the migration no metadata change is committed while ZooKeeper is unavailable",
+               source=f"{KIP} Dual metadata writes, ZooKeeper unavailable: the controller stops metadata updates "
+               "until ZooKeeper is back",
+               when=lambda ctx: ctx.profile == "kip" or ctx.kip_claims)
+def no_change_while_zk_down(s: Any, a: Action, t: Any) -> bool:
+    # MIG-04 bounds the lag this causes; without this a controller that kept committing within the limit while
+    # ZooKeeper is down went unnoticed. Kafka 3.9 has no such check (a finding under kafka with the claims).
+    return not (a.name == "KRaftMetadataChange" and _migrating(s) and not s.zk.available)
 
 
 # ---------------------------------------------------------------- witnesses: the stories the configs cover

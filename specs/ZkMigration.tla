@@ -663,6 +663,16 @@ MIG_12_Step == (migration # "POST_MIGRATION" /\ migration' = "POST_MIGRATION") =
                    \A x \in VoterIdx : ~voters'[x].migration
 MIG_12 == [][MIG_12_Step]_vars
 
+(* MIG-13: a dual write sends ZooKeeper exactly the next committed record it lacks.                     *)
+MIG_13_Step == \A v \in VoterIdx : DualWrite(v) => /\ Len(zk.data) < Len(log)
+                                                  /\ zk'.data = Append(zk.data, log[Len(zk.data) + 1])
+MIG_13 == [][MIG_13_Step]_vars
+
+(* MIG-14 (kip, and the KIP's claims under kafka): during the migration no metadata change is committed  *)
+(* while ZooKeeper is unavailable.                                                                      *)
+MIG_14_Step == (KRaftMetadataChange /\ Migrating) => zk.available
+MIG_14 == [][MIG_14_Step]_vars
+
 (* MIG-01R (a KIP claim Kafka does not make): every new /controller_epoch, including after a rollback,  *)
 (* is above every earlier one.                                                                         *)
 MIG_01R_Step == zk'.controller_epoch = zk.controller_epoch \/ zk'.controller_epoch < 0

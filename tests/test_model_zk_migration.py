@@ -217,7 +217,7 @@ def test_values_reject_a_state_beyond_the_slot_bounds() -> None:
     ts = system("small", "kip")
     s0 = next(iter(ts.initial_states()))
     with pytest.raises(ValueError, match="slot bounds"):
-        ZkMigrationZ3(ts).values(replace(s0, zk=replace(s0.zk, data=(0, 1, 0))))
+        ZkMigrationZ3(ts).values(replace(s0, zk=replace(s0.zk, data=(0, 1, 2, 0))))
 
 
 # ------------------------------------------------------------------ BMC on the broken variants
@@ -332,7 +332,8 @@ def test_prove_cli_small_has_no_refutation(profile: str, tmp_path: Path, capsys:
     assert "refuted" not in statuses.values() and "unknown" not in statuses.values()
     # Every encoded property is proved by 1-induction (MIG-08 with finalized-leader-idle).
     assert set(statuses.values()) == {"proved"}
-    assert ("MIG-04" in statuses) == ("MIG-12" in statuses) == (profile == "kip")
+    assert ("MIG-04" in statuses) == ("MIG-12" in statuses) == ("MIG-14" in statuses) == (profile == "kip")
+    assert "MIG-13" in statuses
 
 
 def test_gate_adapter_checks_the_encoded_properties(tmp_path: Path) -> None:

@@ -34,9 +34,9 @@ from specs.zk_migration import BINDING
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("zk_migration")
 PROFILES = ("kip", "kafka")
-SMALL_STATES = {"kip": 664, "kafka": 668}
+SMALL_STATES = {"kip": 1336, "kafka": 1440}
 # small with an incompatible broker under kafka, where a restarted broker keeps its (fenced) registration
-INCOMPATIBLE_STATES = 1690
+INCOMPATIBLE_STATES = 3630
 LIVENESS = frozenset(p.id for p in PROPERTIES if p.kind.value in ("graph", "witness"))
 
 

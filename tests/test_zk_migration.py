@@ -358,7 +358,7 @@ def test_system_quorum_trigger_with_a_voter_down(profile: str, level: MV, regist
 
 # ---------------------------------------------------------------- properties and witnesses
 SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
-          "MIG-L1", "MIG-L2", "MIG-L3")
+          "MIG-13", "MIG-L1", "MIG-L2", "MIG-L3")
 # The witnesses each named config's switches can reach (their when=): small has one voter and no failover,
 # faults no unclean shutdown.
 WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
@@ -367,22 +367,22 @@ WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
 
 
 def test_declared_properties_in_order() -> None:
-    assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", *WITNESSES["default"])
+    assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES["default"])
     assert [d.kind.value for d in PROPERTIES] == (
-        ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant",
-         "graph", "graph", "graph", "invariant", "step", "step"] + ["witness"] * 6)
+        ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant", "step",
+         "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
 
 
 @pytest.mark.parametrize("config", sorted(WITNESSES))
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 def test_properties_per_config_and_profile(config: str, profile: str) -> None:
-    # MIG-04 (the write-behind limit) and MIG-12 only under kip; the KIP's claims (MIG-01R among them) only
+    # MIG-04 (the write-behind limit), MIG-12 and MIG-14 only under kip; the KIP's claims (MIG-01R among them) only
     # when asked for, under either profile.
     ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
-    kip_only = ("MIG-04", "MIG-12") if profile == "kip" else ()
+    kip_only = ("MIG-04", "MIG-12", "MIG-14") if profile == "kip" else ()
     assert [p.id for p in ts.properties()] == [*SAFETY, *kip_only, *WITNESSES[config]]
     claims = [p.id for p in PROPERTIES.bind(ts, kip_claims=True)]
-    assert claims == [*SAFETY, "MIG-04", "MIG-01R", "MIG-12", *WITNESSES[config]]
+    assert claims == [*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES[config]]
 
 
 # ---------------------------------------------------------------- explorations
@@ -536,8 +536,9 @@ def _violated(config: Any) -> set[str]:
 
 def test_findings() -> None:
     # Kafka 3.9 has no write-behind limit and keeps committing while ZooKeeper is down.
-    assert "MIG-04" in _violated(replace(ENTRY.configs["small"], profile="kafka", max_updates=2))
-    assert "MIG-04" not in _violated(replace(ENTRY.configs["small"], max_updates=2))
+    small_kafka = _violated(replace(ENTRY.configs["small"], profile="kafka", max_updates=2))
+    assert {"MIG-04", "MIG-14"} <= small_kafka
+    assert not {"MIG-04", "MIG-14"} & _violated(replace(ENTRY.configs["small"], max_updates=2))
     faults_kafka = _violated(replace(ENTRY.configs["faults"], profile="kafka"))
     # Kafka finalizes as soon as one controller without the migration config becomes active.
     assert "MIG-12" in faults_kafka
@@ -596,7 +597,7 @@ def test_mig_m4_caught_by_a_fuzzing_campaign(tmp_path: Path) -> None:
 # process. A fuzzing campaign, rounds with fresh seeds until it is found, is the reliable way (below).
 _LONG = "a 13- to 19-step interleaving: the explorer finds it, bounded random walks do not"
 ROLLCHECK_CONTRACT = ProtocolContract(
-    "zk_migration", counts={"small": 664, "small/kafka": 668}, hypothesis_examples=1500, hypothesis_steps=40,
+    "zk_migration", counts={"small": 1336, "small/kafka": 1440}, hypothesis_examples=1500, hypothesis_steps=40,
     hypothesis_skip={"MIG-M1": _LONG, "MIG-M9": _LONG,
                      "MIG-M10": "a liveness bug (KAFKA-16171 / KAFKA-16667): no walk violates a safety property; "
                      "the explorer's MIG-L3 kills it",
@@ -612,3 +613,39 @@ def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
     """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
     pinned counts, TLC's count and the spec's names."""
     contract_case.run(tmp_path)
+
+
+class _SendsTheLatest(ZkMigrationSystem):
+    """A planted bug: a dual write sends the log's last record instead of the next one ZooKeeper lacks."""
+
+    def _dual_write(self, s, v):  # type: ignore[no-untyped-def]
+        out = []
+        for label, t in super()._dual_write(s, v):
+            if t.zk.data != s.zk.data:
+                t = replace(t, zk=replace(t.zk, data=(*s.zk.data, s.log[-1])))
+            out.append((label, t))
+        return out
+
+
+class _CommitsWhileZkIsDown(ZkMigrationSystem):
+    """A planted bug: under kip the controller keeps committing while ZooKeeper is down (within the lag limit)."""
+
+    def _serves_metadata(self, s):  # type: ignore[no-untyped-def]
+        if s.migration.name == "MIGRATION" and self.config.profile == "kip":
+            driver = s.voters[s.leader]
+            synced = driver.synced if driver.driver.allow_dual_write else 0
+            return len(s.log) - synced < self.config.lag_limit
+        return super()._serves_metadata(s)
+
+
+def test_mig13_and_mig14_catch_what_the_lag_bound_let_through() -> None:
+    """MIG-03 (a prefix) and MIG-04 (a lag bound) let a wrong dual write or a commit while ZooKeeper is down
+    through whenever the lag stays small; MIG-13 and MIG-14 say what each step must be. small has two metadata
+    changes, so that ZooKeeper can lag by two: with one, the last record is always the next one."""
+    small = ENTRY.configs["small"]
+    assert small.max_updates == 2
+    latest = _SendsTheLatest(replace(small, profile="kafka"))
+    assert "MIG-13" in {v.property_id for v in explore(latest, stop_at_first=False).violations}
+    assert not explore(_SendsTheLatest(replace(small, profile="kafka", max_updates=1)), stop_at_first=False).violations
+    down = {v.property_id for v in explore(_CommitsWhileZkIsDown(small), stop_at_first=False).violations}
+    assert down == {"MIG-14"}
