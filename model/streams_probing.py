@@ -3,8 +3,10 @@
 An independent restatement of ``reference_impl/streams_probing/system.py`` and of the assignor rules it
 calls (``assign`` / ``on_assignment`` in ``api.py``): the leader's choice of the used version (the minimum
 received, or its own under ``assign_at_leader_version``), the supported version it encodes (its own in
-``kip`` and for pre-2.0 leaders, the group's minimum in ``kafka``), the empty "probing reply" to a future
-member, the error assignment, the follow-up rebalance, and each member's probe-down / adopt / fail.
+``kip`` and for pre-2.0 leaders, the group's minimum in ``kafka``; under ``kafka-2.0`` a 2.0 leader's own, a
+post-2.0 leader's the minimum over the members it understands, the 2.1 branch's), the empty "probing reply" to
+a future member, the error assignment, the follow-up rebalance (none under ``kafka-2.0``), and each member's
+probe-down / adopt / fail (under ``kafka-2.0`` by its own release's rules).
 
 Per instance the state holds: ``new`` (running the config's ``to_release`` rather than ``from_release``:
 no other release ever appears), ``uf`` (``upgrade.from`` set to the config's value), the used version,
@@ -29,7 +31,7 @@ from typing import Any
 import z3
 
 from reference_impl.streams_probing.api import MUTATIONS
-from reference_impl.streams_probing.releases import StreamsRelease
+from reference_impl.streams_probing.releases import KAFKA, KAFKA_20, StreamsRelease
 from reference_impl.streams_probing.system import (
     REBALANCE_CAP,
     Delivered,
@@ -142,8 +144,12 @@ class StreamsProbingZ3(SymbolicSystem):
         self.invariants = {"STR-05": self.str05, "STR-06": self.str06, "STR-07": self.str07, "STR-08": self.str08}
         self.step_properties = {"STR-01": self.str01, "STR-02": self.str02, "STR-03": self.str03,
                                 "STR-04": self.str04}
-        # STR-05 alone is inductive once versions stay in their domains (wellformed): nothing to add.
-        self.strengthening = {}
+        # Under kip and kafka STR-05 alone is inductive once versions stay in their domains (wellformed): the
+        # member caps what it adopts. Under kafka-2.0 a 2.0 member adopts the leader's supported version
+        # uncapped (Kafka 2.0's onAssignment): STR-05 then rests on the leaders, whose assignment never carries
+        # a supported version above the receiving member's own (the 2.1 branch's KAFKA-8649 fix).
+        self.strengthening = ({"inbox-supported-within-own": self.inbox_supported_within_own}
+                              if self.profile == KAFKA_20 else {})
 
     # ---- state layout
     INST = (("new", "bool"), ("uf", "bool"), ("used", "int"), ("running", "bool"), ("bounces", "int"),
@@ -328,6 +334,7 @@ class StreamsProbingZ3(SymbolicSystem):
         """The leader's assign() (release ``rel``) and the delivery of its result."""
         n, L, kip = self.n, rel.latest_supported, self.profile == "kip"
         probing = L >= PROBEABLE
+        own = self.profile == KAFKA_20 and probing  # kafka-2.0: the leader's own branch
         future = [z3.And(mem[i], used[i] > L) for i in range(n)]
         any_future = z3.Or(future)
         first_future = [z3.And(future[i], *(z3.Not(future[j]) for j in range(i))) for i in range(n)]
@@ -368,12 +375,28 @@ class StreamsProbingZ3(SymbolicSystem):
             max_future = _max(list(zip(future, used, strict=True)), 0)
             cases.append((incompatible, leader_fails(4, max_future, min_received)))
         u = L if "assign_at_leader_version" in self.muts else min_received
-        if kip or not probing:
+        if own:
+            # Kafka 2.0 (and 2.1.0 / 2.1.1, the uncapped_adopt variant) encode their latest version; the 2.1
+            # branch the minimum supported version over the members it understands. No follow-up rebalance.
+            branch21 = L >= 4 and "uncapped_adopt" not in self.muts
+            sup_value: Any = L
+            if branch21:
+                current = [z3.And(mem[i], z3.Not(future[i])) for i in range(n)]
+                pick_current = _max if "commonly_supported_is_max" in self.muts else _min
+                sup_value = pick_current(list(zip(current, sup, strict=True)), L)
+            if "leader_supported_is_used" in self.muts:
+                sup_value = u
+            own_sup = z3.If(u >= PROBEABLE, sup_value, UNKNOWN)
+            reply = (u, own_sup) if branch21 else (L, L)  # the empty reply to a future member
+            inbox = [(z3.If(future[i], reply[0], u), z3.If(future[i], reply[1], own_sup), 0, future[i])
+                     for i in range(n)]
+            cases.append((z3.BoolVal(True), deliver(inbox, -1)))
+        elif kip or not probing:
             supported: Any = z3.If(u >= PROBEABLE, L, UNKNOWN)
             if "leader_supported_is_used" in self.muts:
                 supported = z3.If(u >= PROBEABLE, u, UNKNOWN)
-            inbox = [(z3.If(future[i], L, u), z3.If(future[i], L, supported), 0, z3.And(future[i], kip))
-                     for i in range(n)]
+            inbox = [(z3.If(future[i], L, u), z3.If(future[i], L, supported), 0,
+                      z3.And(future[i], self.profile != KAFKA)) for i in range(n)]
             can_go_higher = z3.And(probing, z3.Not(any_future), L > u,
                                    *(z3.Implies(mem[i], z3.And(sup[i] != UNKNOWN, sup[i] > u)) for i in range(n)))
             if "no_leader_follow_up" in self.muts:
@@ -404,7 +427,7 @@ class StreamsProbingZ3(SymbolicSystem):
 
     def _on_assignment(self, v: V, v2: V, i: int, rel: StreamsRelease) -> list[tuple[str, Any, Any]]:
         """A member's onAssignment: (action name, exclusive condition, effect) for each outcome."""
-        kip, L = self.profile == "kip", rel.latest_supported
+        L = rel.latest_supported
         probing = L >= PROBEABLE
         received, supported, err = self.x(v, i, "iv"), self.x(v, i, "isup"), self.x(v, i, "ierr")
         used = self.x(v, i, "used")
@@ -423,29 +446,10 @@ class StreamsProbingZ3(SymbolicSystem):
                 ("OnAssignment", z3.Not(trigger), done(used, False))]
         raw: list[tuple[Any, Any]] = []  # (condition, [(name, subcondition, effect)])
         raw.append((z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))]))
-        if not kip and probing:
-            # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
-            raw.append((z3.And(received >= 4, err == 2), none))
-            raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
-        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
-        if not probing:
-            raw.append((z3.BoolVal(True), none))
+        if self.profile == KAFKA_20 and probing:
+            raw += self._own_branch_outcomes(rel, received, supported, err, used, none, trigger, fail, done)
         else:
-            raw.append((received < PROBEABLE, none))
-            never = "member_never_upgrades" in self.muts
-            if not kip:
-                raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
-                if not never:
-                    raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
-                raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
-            else:
-                raw.append((z3.And(received < used, received == supported),
-                            [("ProbeDowngrade", True, done(received, True))]))
-                if not never:
-                    target = supported if "uncapped_adopt" in self.muts else z3.If(supported < L, supported, L)
-                    raw.append((z3.And(supported > used, target > used),
-                                [("AdoptSupportedVersion", True, done(target, False))]))
-            raw.append((z3.BoolVal(True), none))
+            raw += self._shared_outcomes(rel, received, supported, err, used, none, fail, done)
         out = []
         earlier: list[Any] = []
         for cond, outcomes in raw:
@@ -455,7 +459,76 @@ class StreamsProbingZ3(SymbolicSystem):
             earlier.append(cond)
         return out
 
+    def _shared_outcomes(self, rel: StreamsRelease, received: Any, supported: Any, err: Any, used: Any,
+                         none: list[tuple[str, Any, Any]], fail: Any, done: Any) -> list[tuple[Any, Any]]:
+        """A member's onAssignment under kip and kafka, and of a pre-2.0 member under every profile."""
+        kip, L = self.profile == "kip", rel.latest_supported
+        probing = L >= PROBEABLE
+        raw: list[tuple[Any, Any]] = []
+        if not kip and probing:
+            # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
+            raw.append((z3.And(received >= 4, err == 2), none))
+            raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
+        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+        if not probing:
+            raw.append((z3.BoolVal(True), none))
+            return raw
+        raw.append((received < PROBEABLE, none))
+        never = "member_never_upgrades" in self.muts
+        if not kip:
+            raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
+            if not never:
+                raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
+            raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
+        else:
+            raw.append((z3.And(received < used, received == supported),
+                        [("ProbeDowngrade", True, done(received, True))]))
+            if not never:
+                target = supported if "uncapped_adopt" in self.muts else z3.If(supported < L, supported, L)
+                raw.append((z3.And(supported > used, target > used),
+                            [("AdoptSupportedVersion", True, done(target, False))]))
+        raw.append((z3.BoolVal(True), none))
+        return raw
+
+    def _own_branch_outcomes(self, rel: StreamsRelease, received: Any, supported: Any, err: Any, used: Any,
+                             none: list[tuple[str, Any, Any]], trigger: Any, fail: Any, done: Any
+                             ) -> list[tuple[Any, Any]]:
+        """kafka-2.0: a probing member's onAssignment by its own branch. The 2.1 branch: an error code first
+        (1 shuts the thread down, 2 makes it rejoin, others are a no-op), then validateMetadataVersions and
+        maybeUpdateSubscriptionVersion (adopt or come down to the commonly supported version, rejoin). Kafka 2.0,
+        and 2.1.0 / 2.1.1 under uncapped_adopt: a probe takes the received version when it equals the supported
+        one, else the supported one, and rejoins; at the version sent it adopts the supported one, uncapped."""
+        L = rel.latest_supported
+        never = "member_never_upgrades" in self.muts
+        rejoin = [("LeaderFollowUpRebalance", trigger, done(used, True)),
+                  ("OnAssignment", z3.Not(trigger), done(used, True))]
+        raw: list[tuple[Any, Any]] = []
+        if L >= 4:
+            raw.append((z3.And(received >= 4, err == 1), [("ErrorShutdown", True, fail(8, err))]))
+            raw.append((z3.And(received >= 4, err == 2), rejoin))
+            raw.append((z3.And(received >= 4, err != 0), none))
+        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+        if L >= 4 and "uncapped_adopt" not in self.muts:
+            raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
+            raw.append((received < PROBEABLE, none))
+            if not never:
+                raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
+            raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
+        else:
+            raw.append((z3.And(received >= PROBEABLE, received < used),
+                        [("ProbeDowngrade", True, done(z3.If(received == supported, received, supported), True))]))
+            if not never:
+                raw.append((z3.And(received >= PROBEABLE, supported > used),
+                            [("AdoptSupportedVersion", True, done(supported, False))]))
+        raw.append((z3.BoolVal(True), none))
+        return raw
+
     # ---- invariants (properties/streams_probing.py)
+    def inbox_supported_within_own(self, v: V) -> z3.BoolRef:
+        """Strengthening (kafka-2.0): an assignment waiting in a member's inbox carries a supported version no
+        higher than the member's own latest."""
+        return z3.And([z3.Implies(self.x(v, i, "has"), self.x(v, i, "isup") <= self.lat(v, i)) for i in range(self.n)])
+
     def str05(self, v: V) -> z3.BoolRef:
         return z3.And([self.x(v, i, "used") <= self.lat(v, i) for i in range(self.n)])
 

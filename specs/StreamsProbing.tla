@@ -10,14 +10,16 @@
 (* assignment (probe down, adopt the supported version, fail), crashes and *)
 (* restarts.  The same actions, variables and property ids as              *)
 (* reference_impl/streams_probing and properties/streams_probing.py        *)
-(* (STR-01 is STR_01 here).  Profile "kip" is the KIP as written (Kafka    *)
-(* 2.0); "kafka" is Apache Kafka's StreamsPartitionAssignor today.         *)
+(* (STR-01 is STR_01 here).  Profile "kip" is the KIP as written; "kafka"  *)
+(* is Apache Kafka's StreamsPartitionAssignor today, for every release;    *)
+(* "kafka-2.0" runs each release's own branch: Kafka 2.0's assignor for    *)
+(* 2.0, the 2.1 branch's (KAFKA-8649 fixed) for post-2.0.                  *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS
     \* @type: Str;
-    Profile,            \* "kip" or "kafka"
+    Profile,            \* "kip", "kafka" or "kafka-2.0"
     \* @type: Int;
     N,                  \* instances in the group
     \* @type: Str;
@@ -139,15 +141,33 @@ Rebalance(l) ==
                            /\ Profile = "kafka" /\ latest >= 4
         used == IF "assign_at_leader_version" \in Mutations THEN latest ELSE minReceived
         kipRules == Profile = "kip" \/ ~Probing(lrel)
+        \* kafka-2.0: a probing leader runs its own branch's assign(), without a follow-up rebalance
+        ownBranch == Profile = "kafka-2.0" /\ Probing(lrel)
+        \* the 2.1 branch encodes minSupportedMetadataVersion over the members it understands; Kafka 2.0, and
+        \* 2.1.0 / 2.1.1 (the uncapped_adopt variant, KAFKA-8649), encode their latest
+        branch21 == ownBranch /\ latest >= 4 /\ "uncapped_adopt" \notin Mutations
+        current == M \ future
+        minSupp21 == IF "commonly_supported_is_max" \in Mutations
+                     THEN SetMax({latest} \cup {Supp(m) : m \in current})
+                     ELSE SetMin({latest} \cup {Supp(m) : m \in current})
+        suppOwn == IF used < EARLIEST_PROBEABLE_VERSION THEN UNKNOWN
+                   ELSE IF "leader_supported_is_used" \in Mutations THEN used
+                   ELSE IF branch21 THEN minSupp21 ELSE latest
         known == {Supp(m) : m \in M}
         canGoHigher == Probing(lrel) /\ UNKNOWN \notin known /\ future = {}
                        /\ Min2(SetMin(known), latest) > used
-        followUp == IF kipRules THEN canGoHigher /\ "no_leader_follow_up" \notin Mutations ELSE future # {}
+        followUp == IF ownBranch THEN FALSE
+                    ELSE IF kipRules THEN canGoHigher /\ "no_leader_follow_up" \notin Mutations ELSE future # {}
         Delivered(m) ==
             IF errorAssignment THEN [version |-> latest, supported |-> latest, error |-> ASSIGNMENT_ERROR,
                                      probing_reply |-> FALSE]
+            ELSE IF ownBranch /\ m \in future
+                 THEN [version |-> IF branch21 THEN used ELSE latest, supported |-> IF branch21 THEN suppOwn ELSE latest,
+                       error |-> 0, probing_reply |-> TRUE]
+            ELSE IF ownBranch
+                 THEN [version |-> used, supported |-> suppOwn, error |-> 0, probing_reply |-> FALSE]
             ELSE IF kipRules /\ m \in future
-                 THEN [version |-> latest, supported |-> latest, error |-> 0, probing_reply |-> Profile = "kip"]
+                 THEN [version |-> latest, supported |-> latest, error |-> 0, probing_reply |-> Profile # "kafka"]
             ELSE IF kipRules
                  THEN [version |-> used,
                        supported |-> IF used < EARLIEST_PROBEABLE_VERSION THEN UNKNOWN
@@ -179,6 +199,30 @@ Rebalance(l) ==
                /\ leader' = l - 1
                /\ UNCHANGED crashes
 
+(* kafka-2.0: a probing member's own branch.  The 2.1 branch (KAFKA-8649 fixed): an error code first,    *)
+(* then validateMetadataVersions and maybeUpdateSubscriptionVersion.  Kafka 2.0, and 2.1.0 / 2.1.1 under  *)
+(* the uncapped_adopt variant: a probe takes the received version if it is the leader's supported one,    *)
+(* else the supported one, and rejoins; at the version sent it adopts the supported version, uncapped.    *)
+OwnBranchOutcome(rel, received, supported, err, used) ==
+    LET never == "member_never_upgrades" \in Mutations
+        fixed == Latest[rel] >= 4 /\ "uncapped_adopt" \notin Mutations
+        none == [kind |-> "none", used |-> used, rebalance |-> FALSE]
+    IN IF Latest[rel] >= 4 /\ received >= 4 /\ err # 0
+       THEN IF err = 1 THEN [kind |-> "shutdown", used |-> used, rebalance |-> FALSE]
+            ELSE [kind |-> "none", used |-> used, rebalance |-> err = 2]
+       ELSE IF received > used THEN [kind |-> "member", used |-> used, rebalance |-> FALSE]
+       ELSE IF fixed
+            THEN IF supported > Latest[rel] THEN [kind |-> "member", used |-> used, rebalance |-> FALSE]
+                 ELSE IF received < EARLIEST_PROBEABLE_VERSION THEN none
+                 ELSE IF supported > used /\ ~never THEN [kind |-> "adopt", used |-> supported, rebalance |-> TRUE]
+                 ELSE IF received < used THEN [kind |-> "probe", used |-> supported, rebalance |-> TRUE]
+                 ELSE none
+       ELSE IF received >= EARLIEST_PROBEABLE_VERSION /\ received < used
+            THEN [kind |-> "probe", used |-> IF received = supported THEN received ELSE supported, rebalance |-> TRUE]
+       ELSE IF received >= EARLIEST_PROBEABLE_VERSION /\ supported > used /\ ~never
+            THEN [kind |-> "adopt", used |-> supported, rebalance |-> FALSE]
+       ELSE none
+
 (* The member's onAssignment: "kind" of the outcome and the used version after it. *)
 MemberOutcome(i) ==
     LET x == instances[i]
@@ -190,6 +234,7 @@ MemberOutcome(i) ==
         never == "member_never_upgrades" \in Mutations
         target == IF "uncapped_adopt" \in Mutations THEN supported ELSE Min2(supported, Latest[rel])
     IN IF ~CanDecode(rel, received) THEN [kind |-> "member", used |-> used, rebalance |-> FALSE]
+       ELSE IF Profile = "kafka-2.0" /\ Probing(rel) THEN OwnBranchOutcome(rel, received, supported, d.error, used)
        ELSE IF Profile = "kafka" /\ Probing(rel) /\ received >= 4 /\ d.error # 0
             THEN [kind |-> "shutdown", used |-> used, rebalance |-> FALSE]
        ELSE IF received > used THEN [kind |-> "member", used |-> used, rebalance |-> FALSE]

@@ -11,10 +11,10 @@ from model.streams_probing import StreamsProbingZ3, failure_text, parse_failure
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
 from rollcheck.smt.core import ReplayError, bfs_states, bmc, check_parameters, check_successors, k_induction, replay
-from rollcheck.transition import PROFILES
 from tests.z3_checks import assert_shortest_replayed_refutation
 
 ENTRY = get_protocol("streams_probing")
+PROFILES = ENTRY.profiles  # kip, kafka, kafka-2.0
 
 
 def system(config: str, profile: str, variant: str | None = None) -> Any:
@@ -67,6 +67,7 @@ def test_failure_texts_round_trip() -> None:
 @pytest.mark.parametrize(("variant", "profile", "prop"), [
     ("STR-M1", "kip", "STR-06"), ("STR-M4", "kip", "STR-05"),
     ("STR-M5", "kip", "STR-06"), ("STR-M8", "kafka", "STR-06"),
+    ("STR-M4", "kafka-2.0", "STR-05"), ("STR-M4", "kafka-2.0", "STR-06"),  # KAFKA-8649: 2.0 with 2.1.1
 ])
 def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> None:
     v = ENTRY.variant(variant)
@@ -89,6 +90,11 @@ def test_reference_holds_to_depth_and_str05_is_inductive(profile: str) -> None:
     assert bmc(sym, "STR-06", 4, timeout=60).status == "checked"
     res = k_induction(sym, "STR-05", 1, timeout=60)
     assert res.status == "proved", res.message
+    # Under kafka-2.0 a 2.0 member adopts uncapped (Kafka 2.0's onAssignment): STR-05 rests on what the leaders
+    # send, the strengthening; without it, it is not inductive there.
+    assert res.strengthening == (("inbox-supported-within-own",) if profile == "kafka-2.0" else ())
+    if profile == "kafka-2.0":
+        assert k_induction(sym, "STR-05", 1, timeout=60, strengthen=()).status == "unknown"
     # STR-06 is not inductive on its own: an induction claim for it would be a bug in the engine.
     assert k_induction(sym, "STR-06", 1, timeout=60).status == "unknown"
 

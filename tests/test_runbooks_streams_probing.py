@@ -1,7 +1,7 @@
 """The ``streams_probing`` runbooks (runbooks/streams_probing/), all under procedure "operator" (every bounce a
 runbook step with its instance and its ``upgrade.from``): KIP-268's double bounce from 1.1 to 2.0 (``upgrade.from``
-set, then removed) and its single bounce from 2.0 with version probing pass under both profiles, with crashes; the
-single bounce without ``upgrade.from`` from 1.1 (STR-RB3) breaks STR-06 under both, as it is expected to (the
+set, then removed) and its single bounce from 2.0 with version probing pass under every profile, with crashes; the
+single bounce without ``upgrade.from`` from 1.1 (STR-RB3) breaks STR-06 under each, as it is expected to (the
 failure the two bounces exist to avoid). The deviations that tell the story keep their verdicts: removing
 ``upgrade.from`` while a 1.1 instance can still lead (a first-round bounce skipped, or the last first-round bounce
 swapped with the first second-round one) fails that leader; a second-round bounce skipped leaves the group on
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOUBLE = ROOT / "runbooks" / "streams_probing" / "double-bounce.toml"
 SINGLE = ROOT / "runbooks" / "streams_probing" / "single-bounce.toml"
 FROM_11 = ROOT / "runbooks" / "streams_probing" / "single-bounce-from-1.1.toml"
-PROFILES = ("kip", "kafka")
+PROFILES = ("kip", "kafka", "kafka-2.0")  # every profile of streams_probing: the runbooks run under each
 
 
 def _deviation(book: Runbook, deviation_id: str) -> Deviation:
@@ -45,6 +45,7 @@ def _bounces(outcome: Outcome) -> list[tuple[int, str | None]]:
 @pytest.mark.parametrize("profile", PROFILES)
 def test_the_runbook_as_written_passes(path: Path, profile: str) -> None:
     book = load_runbook(path)
+    assert book.profiles == PROFILES  # no runbook limits its profiles: streams_probing's own, kafka-2.0 included
     assert book.config.procedure == "operator" and book.expected(profile) == ("passes", "")
     outcome = check(book, profile, deviations(book)[0])
     assert (outcome.verdict, outcome.property_id) == ("passes", None), outcome.description
@@ -55,7 +56,7 @@ def test_one_bounce_without_upgrade_from_from_11_breaks_as_expected(profile: str
     """STR-RB3 (KIP-268 Motivation, KAFKA-6054): the first instance bounced onto 2.0 without upgrade.from
     subscribes with version 3, and a 1.1 leader cannot decode it. The runbook expects exactly that."""
     book = load_runbook(FROM_11)
-    assert book.expected(profile)[0] == "breaks"
+    assert book.profiles == PROFILES and book.expected(profile)[0] == "breaks"
     outcome = check(book, profile, deviations(book)[0])
     assert (outcome.verdict, outcome.property_id, outcome.length) == ("breaks", "STR-06", 6)
     assert outcome.trace is not None and _bounces(outcome) == [(0, None)]

@@ -21,9 +21,10 @@ from rollcheck.tla.witness import check_witnesses
 pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("streams_probing")
 BINDING = binding_for("streams_probing")
+PROFILES = ENTRY.profiles  # kip, kafka, kafka-2.0
 
 
-@pytest.mark.parametrize("profile", ["kip", "kafka"])
+@pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("config", ["small", "default"])
 def test_conformance(config: str, profile: str, tmp_path: Path) -> None:
     ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
@@ -33,7 +34,7 @@ def test_conformance(config: str, profile: str, tmp_path: Path) -> None:
     assert r.replayed_traces >= 25 and r.validated_traces == 25
 
 
-@pytest.mark.parametrize("profile", ["kip", "kafka"])
+@pytest.mark.parametrize("profile", PROFILES)
 def test_conformance_under_the_operator_procedure(profile: str, tmp_path: Path) -> None:
     """procedure "operator" (the runbooks': any instance bounced, upgrade.from removed or set, up to the cap):
     the spec's RollingBounce makes the same reachable states and traces, the STR-06 break included."""
@@ -52,6 +53,20 @@ def test_tlc_finds_the_kip_counterexample_and_every_variant(tmp_path: Path) -> N
         res = run_tlc(model.directory, model.module, model.cfg)
         assert res.violated in {operator_name(e) for e in expect}, (name, res.violated, res.error)
         assert res.trace, name
+
+
+def test_tlc_finds_kafka_8649_under_kafka_2_0(tmp_path: Path) -> None:
+    """STR-M4 under kafka-2.0 (2.0 -> 2.1.1 as shipped): TLC breaks STR-05 at the explorer's depth, and the
+    reference (the 2.1 branch's fix) holds on the same config."""
+    cfg = replace(ENTRY.configs["small"], profile="kafka-2.0")
+    ts = ENTRY.variant("STR-M4").system(cfg)
+    depth = {v.property_id: v.depth for v in explore(ts, stop_at_first=False).violations}["STR-05"]
+    model = write_model(BINDING, ts, tmp_path / "m4")
+    res = run_tlc(model.directory, model.module, model.cfg)
+    assert res.violated == "STR_05" and len(res.trace) == depth + 1, (res.violated, res.error)
+    model = write_model(BINDING, ENTRY.build(cfg), tmp_path / "reference")
+    res = run_tlc(model.directory, model.module, model.cfg)
+    assert res.violated is None and not res.error and res.distinct_states == 71, (res.violated, res.error)
 
 
 def test_a_divergent_reference_is_caught_by_each_check(tmp_path: Path) -> None:
@@ -88,9 +103,9 @@ def test_cli_tlc_with_a_relative_out_dir(tmp_path: Path, monkeypatch: pytest.Mon
 def test_no_drift_against_every_emitted_action() -> None:
     emitted: set[str] = set()
     for name in ("default", "kafka-latest", "no-upgrade-from"):
-        for profile in ("kip", "kafka"):
+        for profile in PROFILES:
             cfg = replace(ENTRY.configs[name], profile=profile)
-            if cfg.new.name == "3.9" and profile == "kip":
+            if cfg.new.name == "3.9" and profile != "kafka":
                 continue
             emitted |= reachable_states(ENTRY.build(cfg))[1]
     # Every declared id (the witnesses of every config included, not only small's) has its operator.
@@ -99,12 +114,12 @@ def test_no_drift_against_every_emitted_action() -> None:
     assert drift(BINDING, ids, emitted) == []
 
 
-@pytest.mark.parametrize("config", ["small", "from-0.10.0"])
-def test_tlc_reaches_each_witness_at_the_explorers_depth(config: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("config", "profile"), [("small", "kip"), ("from-0.10.0", "kip"), ("small", "kafka-2.0")])
+def test_tlc_reaches_each_witness_at_the_explorers_depth(config: str, profile: str, tmp_path: Path) -> None:
     """The spec's STR_W* operators are the reference's witnesses: TLC (each as a negated invariant) reaches
-    every witness the config applies at the depth the explorer does (small: STR-W1..W3 and W5; from-0.10.0:
-    the two-bounce STR-W4 and W5)."""
-    ts = ENTRY.build(ENTRY.configs[config])
+    every witness the config applies at the depth the explorer does (small: STR-W1..W3 and W5, under kafka-2.0
+    without STR-W3; from-0.10.0: the two-bounce STR-W4 and W5)."""
+    ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
     ids = [p.id for p in ts.properties() if p.kind == "witness"]
     r = explore(ts, stop_at_first=False)
     runs = check_witnesses(BINDING, ts, tmp_path, ids, timeout=600, workers=1)

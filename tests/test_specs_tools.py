@@ -164,10 +164,10 @@ def _at(binding: SpecBinding, path: Path) -> SpecBinding:
 @pytest.mark.parametrize("protocol", spec_protocols())
 def test_no_spec_drifts_from_its_reference(protocol: str) -> None:
     """Every spec's action and property operators match the reference one to one, and every action the
-    reference emits on its small config (both profiles) is an action of the spec."""
+    reference emits on its small config (under each of the protocol's profiles) is an action of the spec."""
     entry = get_protocol(protocol)
     emitted: set[str] = set()
-    for profile in ("kip", "kafka"):
+    for profile in entry.profiles:
         emitted |= reachable_states(entry.build(replace(entry.configs["small"], profile=profile)))[1]
     binding = binding_for(protocol)
     ids = declared_property_ids(entry) + list(binding.claims)

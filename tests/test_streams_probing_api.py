@@ -1,8 +1,8 @@
 """KIP-268 at the API level: byte encodings (checked against layouts written out by hand from Kafka's
 ``SubscriptionInfo`` / ``AssignmentInfo`` and against bytes and answers of the JVM, tests/data/
 streams_probing_jvm.json), Kafka's unit tests (2.0 / 2.1 ``SubscriptionInfoTest``, ``AssignmentInfoTest``),
-decoding errors, ``upgrade.from``, the leader's ``assign()`` and the member's ``onAssignment()`` under both
-profiles."""
+decoding errors, ``upgrade.from``, the leader's ``assign()`` and the member's ``onAssignment()`` under the three
+profiles (``kafka-2.0``: each release's own branch, Kafka 2.0 and the 2.1 branch)."""
 
 from __future__ import annotations
 
@@ -548,3 +548,128 @@ def test_kafka_member_handles_error_codes_as_streams_rebalance_listener() -> Non
     for code in (AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA, AssignorError.SHUTDOWN_REQUESTED):
         assert api.on_assignment(new, "kafka", 4, AssignmentInfo(4, 4, error=code)).outcome is \
             MemberOutcome.ERROR_SHUTDOWN
+
+
+# ---------------------------------------------------------------- kafka-2.0: each release's own branch
+K20 = "kafka-2.0"
+UNCAPPED = frozenset({"uncapped_adopt"})  # STR-M4: post-2.0 as 2.1.0 / 2.1.1 shipped (KAFKA-8649 unfixed)
+
+
+def test_kafka_2_0_leader_2_0_probes_without_a_follow_up() -> None:
+    """Kafka 2.0 (tag 2.0.1): the versions of the KIP (old members at the minimum received version, the future
+    member's empty new AssignmentInfo(), its LATEST_SUPPORTED_VERSION twice), no leader-side follow-up."""
+    r = api.assign(release("2.0"), K20, _subs((3, 3), (4, 4)), TASKS)
+    assert r.version_probing and r.used_version == 3 and not r.follow_up_rebalance
+    assert r.assignments["1"] == AssignmentInfo(3, 3) and r.assignments["1"].is_empty
+    assert r.assignments["0"] == AssignmentInfo(3, 3)  # previous tasks back: it announced none
+    # Every member supports more than is used: the kip leader would ask for a final rebalance, Kafka 2.0 does not.
+    assert not api.assign(release("2.0"), K20, _subs((3, 3), (3, 3))).follow_up_rebalance
+    with pytest.raises(IllegalStateException, match=r"incompatible pre Kafka 2.0 subscription \(version: 2\)"):
+        api.assign(release("2.0"), K20, _subs((2, 2), (4, 4)))
+
+
+def test_kafka_2_0_post_2_0_leader_sends_the_commonly_supported_version() -> None:
+    """The 2.1 branch (KAFKA-8649 fixed, 8784899168cf + 16e3c52f1d8b): the minimum supported version over the
+    members it understands; 2.1.0 / 2.1.1 (the uncapped_adopt variant) their LATEST_SUPPORTED_VERSION, 4."""
+    leader = release("post-2.0")
+    r = api.assign(leader, K20, _subs((4, 4), (3, 3)), TASKS)
+    assert r.used_version == 3 and not r.follow_up_rebalance
+    assert {(i.version, i.latest_supported) for i in r.assignments.values()} == {(3, 3)}
+    # Every member back on post-2.0, one still on version 3: the commonly supported version is 4, no follow-up.
+    r = api.assign(leader, K20, _subs((4, 4), (3, 4)))
+    assert {(i.version, i.latest_supported) for i in r.assignments.values()} == {(3, 4)} and not r.follow_up_rebalance
+    assert {i.latest_supported for i in api.assign(leader, K20, _subs((4, 4), (3, 3)), mutations=UNCAPPED)
+            .assignments.values()} == {4}
+    # Below version 3 no supported version is encoded; the mutations that change it.
+    assert api.assign(leader, K20, _subs((4, 4), (2, 4))).assignments["0"] == AssignmentInfo(2)
+    assert api.assign(leader, K20, _subs((4, 4), (3, 4)), mutations=frozenset({"leader_supported_is_used"})
+                      ).assignments["0"].latest_supported == 3
+    assert api.assign(leader, K20, _subs((4, 4), (3, 3)), mutations=frozenset({"commonly_supported_is_max"})
+                      ).assignments["0"].latest_supported == 4
+
+
+def test_kafka_2_0_future_member_reply_of_the_2_1_branch() -> None:
+    """The 2.1 branch answers a future member new AssignmentInfo(minUserMetadataVersion,
+    minSupportedMetadataVersion); 2.1.0 / 2.1.1 new AssignmentInfo(), its latest twice."""
+    subs = {"0": SubscriptionInfo.of(3, 4), "1": SubscriptionInfo(5, 5)}
+    r = api.assign(release("post-2.0"), K20, subs)
+    assert r.version_probing and r.assignments["1"] == r.assignments["0"] == AssignmentInfo(3, 4)
+    assert api.assign(release("post-2.0"), K20, subs, mutations=UNCAPPED).assignments["1"] == AssignmentInfo(4, 4)
+
+
+def test_kafka_2_0_old_members_keep_their_previous_tasks() -> None:
+    """versionProbingAssignment: Kafka 2.0 gives each consumer its client's (process id's) previous tasks; the
+    2.1 branch each consumer its own (prevActiveTasksForConsumer), one entry per partition, sorted."""
+    t0, t1, t2 = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
+    p = {t: [TopicPartition("topic1", t.partition)] for t in (t0, t1, t2)}
+    pid = uuid.UUID(int=7)
+    subs = {"a": SubscriptionInfo.of(3, 3, pid, [t0], [t2]), "b": SubscriptionInfo.of(3, 3, pid, [t1]),
+            "f": SubscriptionInfo(4, 4)}
+    r = api.assign(release("2.0"), K20, subs, [t0, t1, t2], partitions_for_task=p)
+    for m in ("a", "b"):  # one client: both consumers get its tasks
+        assert set(r.assignments[m].active_tasks) == {t0, t1}
+        assert dict(r.assignments[m].standby_tasks) == {t2: (TopicPartition("topic1", 2),)}
+        assert set(r.assignments[m].partitions) == {p[t0][0], p[t1][0]}
+    assert r.assignments["f"].is_empty
+    sub4 = {"a": SubscriptionInfo.of(4, 4, pid, [t1, t0], [t2]), "b": SubscriptionInfo.of(4, 4, pid, [t2]),
+            "f": SubscriptionInfo(5, 5)}
+    r = api.assign(release("post-2.0"), K20, sub4, [t0, t1, t2], partitions_for_task=p)
+    assert r.assignments["a"].active_tasks == (t0, t1) and r.assignments["a"].partitions == (p[t0][0], p[t1][0])
+    assert r.assignments["b"].active_tasks == (t2,) and not r.assignments["b"].standby_tasks
+    # Without a probe the tasks are dealt as under kip (the model's stand-in for the task assignor).
+    assert api.assign(release("2.0"), K20, _subs((3, 3), (3, 3)), TASKS).assignments == \
+        api.assign(release("2.0"), "kip", _subs((3, 3), (3, 3)), TASKS).assignments
+
+
+def test_kafka_2_0_member_2_0_adopts_uncapped() -> None:
+    """Kafka 2.0's onAssignment (tag 2.0.1): at version 3 it takes a higher supported version for its next
+    subscription, uncapped and without a rebalance (KAFKA-8649); a higher assignment is an
+    IllegalStateException."""
+    two = release("2.0")
+    up = api.on_assignment(two, K20, 3, AssignmentInfo(3, 4))
+    assert (up.outcome, up.used_version, up.rebalance) == (MemberOutcome.ADOPT_SUPPORTED, 4, False)
+    assert api.on_assignment(two, K20, 3, AssignmentInfo(3, 3)).outcome is MemberOutcome.NONE
+    assert api.on_assignment(two, K20, 3, AssignmentInfo(2)).outcome is MemberOutcome.NONE  # a pre-2.0 leader
+    with pytest.raises(IllegalStateException, match="version 2 subscription but got an assignment with higher version"):
+        api.on_assignment(two, K20, 2, AssignmentInfo(3, 3))
+    assert api.on_assignment(two, K20, 3, AssignmentInfo(3, 4), frozenset({"member_never_upgrades"})).used_version == 3
+
+
+def test_kafka_2_0_member_2_1_0_probes_to_the_received_or_supported_version() -> None:
+    """2.1.0 / 2.1.1 (uncapped_adopt) and Kafka 2.0: below the version sent, from version 3 on, a probe: the
+    received version if it is the leader's supported one, else the supported one; then a rejoin."""
+    new = release("post-2.0")
+    down = api.on_assignment(new, K20, 4, AssignmentInfo(3, 3), UNCAPPED)
+    assert (down.outcome, down.used_version, down.rebalance) == (MemberOutcome.PROBE_DOWNGRADE, 3, True)
+    stay = api.on_assignment(new, K20, 4, AssignmentInfo(3, 4), UNCAPPED)
+    assert (stay.outcome, stay.used_version, stay.rebalance) == (MemberOutcome.PROBE_DOWNGRADE, 4, True)
+    assert api.on_assignment(new, K20, 3, AssignmentInfo(3, 5), UNCAPPED).used_version == 5  # uncapped
+
+
+def test_kafka_2_0_member_of_the_2_1_branch() -> None:
+    """The 2.1 branch's validateMetadataVersions and maybeUpdateSubscriptionVersion."""
+    new = release("post-2.0")
+    with pytest.raises(TaskAssignmentException, match="higher version 4"):
+        api.on_assignment(new, K20, 3, AssignmentInfo(4, 4))
+    with pytest.raises(TaskAssignmentException, match="Can't upgrade to metadata version greater than we support"):
+        api.on_assignment(new, K20, 3, AssignmentInfo(3, 5))
+    up = api.on_assignment(new, K20, 3, AssignmentInfo(3, 4))
+    assert (up.outcome, up.used_version, up.rebalance) == (MemberOutcome.ADOPT_SUPPORTED, 4, True)
+    down = api.on_assignment(new, K20, 4, AssignmentInfo(3, 3))
+    assert (down.outcome, down.used_version, down.rebalance) == (MemberOutcome.PROBE_DOWNGRADE, 3, True)
+    again = api.on_assignment(new, K20, 4, AssignmentInfo(3, 4))  # the last bounced: rejoins at 4
+    assert (again.outcome, again.used_version, again.rebalance) == (MemberOutcome.PROBE_DOWNGRADE, 4, True)
+    assert api.on_assignment(new, K20, 4, AssignmentInfo(2)).outcome is MemberOutcome.NONE
+    # Error codes (its StreamThread): 1 shuts the thread down, 2 makes it rejoin, others pause it.
+    codes = {code: api.on_assignment(new, K20, 4, AssignmentInfo(4, 4, error=code)) for code in (1, 2, 3)}
+    assert codes[1].outcome is MemberOutcome.ERROR_SHUTDOWN
+    assert (codes[2].outcome, codes[2].rebalance, codes[3].outcome, codes[3].rebalance) == (
+        MemberOutcome.NONE, True, MemberOutcome.NONE, False)
+
+
+def test_kafka_2_0_pre_2_0_releases_as_ever() -> None:
+    subs = _subs((2, 2), (2, 3))
+    assert api.assign(release("1.1"), K20, subs) == api.assign(release("1.1"), "kip", subs)
+    with pytest.raises(TaskAssignmentException, match="version=3"):
+        api.assign(release("1.1"), K20, _subs((2, 2), (3, 3)))
+    assert api.on_assignment(release("1.1"), K20, 2, AssignmentInfo(2)).outcome is MemberOutcome.NONE

@@ -1,6 +1,6 @@
 """KIP-268 at the system level: the KIP's test matrix as exhaustive explorations of a 3-instance group under
-both profiles, the single-bounce counterexample, the broken variants (explorer and Hypothesis) and config
-errors."""
+every profile (kip, kafka, kafka-2.0), the single-bounce counterexample, the broken variants (explorer and
+Hypothesis), KAFKA-8649 under kafka-2.0, and config errors."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import pytest
 from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import matrix_cells, release
-from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
+from reference_impl.streams_probing.system import Delivered, StreamsGroupState, StreamsProbingSystem
 from rollcheck.explorer import explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 
 ENTRY = get_protocol("streams_probing")
-PROFILES = ("kip", "kafka")
+PROFILES = ENTRY.profiles
+assert PROFILES == ("kip", "kafka", "kafka-2.0")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -63,7 +64,7 @@ def test_single_bounce_without_upgrade_from_fails(from_release: str, profile: st
 def test_named_configs(name: str) -> None:
     for profile in PROFILES:
         cfg = replace(ENTRY.configs[name], profile=profile)
-        if cfg.new.name == "3.9" and profile == "kip":
+        if cfg.new.name == "3.9" and profile != "kafka":
             continue  # 3.9 exists in the kafka profile only
         if name == "large":
             continue  # 42 k states per profile: explored by the CLI (docs/protocols/streams_probing.md), not here
@@ -71,7 +72,7 @@ def test_named_configs(name: str) -> None:
         violated = {v.property_id for v in r.violations}
         assert violated == ({"STR-06"} if name == "no-upgrade-from" else set()), (profile, violated)
         witnesses = {p.id: p.status for p in r.properties if p.kind == "witness"}
-        assert set(witnesses) == set(WITNESSES[name]), (profile, witnesses)
+        assert set(witnesses) == set(_witnesses(name, profile)), (profile, witnesses)
         assert all(st.startswith("reached at depth ") for st in witnesses.values()), (profile, witnesses)
 
 
@@ -80,6 +81,11 @@ _PROBING = ("STR-W1", "STR-W2", "STR-W3", "STR-W5")  # 2.0 -> a higher version: 
 _TWO_BOUNCES = ("STR-W4", "STR-W5")  # pre-2.0 -> a higher version: upgrade.from, then removed
 WITNESSES = {"small": _PROBING, "default": _PROBING, "kafka-latest": _PROBING, "pre20": _TWO_BOUNCES,
              "from-0.10.0": _TWO_BOUNCES, "large": _TWO_BOUNCES, "no-upgrade-from": ("STR-W5",)}
+
+
+def _witnesses(name: str, profile: str) -> tuple[str, ...]:
+    """kafka-2.0 has no leader-side follow-up rebalance (Kafka 2.0, the 2.1 branch): STR-W3 does not apply."""
+    return tuple(w for w in WITNESSES[name] if not (profile == "kafka-2.0" and w == "STR-W3"))
 
 
 def test_the_declared_properties() -> None:
@@ -100,6 +106,8 @@ def test_bad_configs_are_clear() -> None:
     for bad, message in [
         (StreamsProbingConfig(from_release="2.0", to_release="1.1"), "not an upgrade"),
         (StreamsProbingConfig(to_release="3.9"), "kafka profile only"),
+        (StreamsProbingConfig(to_release="3.9", profile="kafka-2.0"), "kafka profile only"),
+        (StreamsProbingConfig(profile="kafka-2.1"), "profile must be one of kip, kafka, kafka-2.0, not 'kafka-2.1'"),
         (StreamsProbingConfig(from_release="0.9"), "unknown Kafka Streams release '0.9'"),
         (StreamsProbingConfig(procedure="three-bounces"), "procedure must be one of"),
         (StreamsProbingConfig(mutations=frozenset({"nope"})), "unknown mutations"),
@@ -186,11 +194,60 @@ KIP_ONLY = {
 
 
 ROLLCHECK_CONTRACT = ProtocolContract(
-    "streams_probing", counts={"default": 3470, "default/kafka": 3515}, profiles=PROFILES, kafka_survivors=KIP_ONLY,
+    "streams_probing", counts={"default": 3470, "default/kafka": 3515, "default/kafka-2.0": 3461,
+                               "small/kafka-2.0": 71},
+    profiles=PROFILES, kafka_survivors=KIP_ONLY,
     hypothesis_examples=500, hypothesis_steps=40, reference_hypothesis=(60, 60), reference_config="large",
     reference_profiles=PROFILES,
     # test_spec_*.py's conformance already compares TLC's whole reachable set on small (stronger)
     tlc_configs=())
+
+
+def test_kafka_2_0_has_no_leader_follow_up_and_converges(tmp_path: Path) -> None:
+    """kafka-2.0: Kafka 2.0's and the 2.1 branch's leaders never ask for a follow-up rebalance (the member that
+    changes its version rejoins by itself), and the group still converges: every property holds on default."""
+    ts = ENTRY.build(replace(ENTRY.configs["default"], profile="kafka-2.0"))
+    states, actions = reachable_states(ts)
+    assert len(states) == 3461
+    assert all(s.follow_up < 0 for s in states) and "LeaderFollowUpRebalance" not in actions
+    assert "STR-W3" not in {p.id for p in ts.properties()}
+    assert {"ProbeDowngrade", "AdoptSupportedVersion"} <= actions
+
+
+def test_kafka_8649_is_the_2_1_1_leader_with_a_2_0_member() -> None:
+    """The finding: Kafka 2.0 -> 2.1.0 / 2.1.1 as shipped (STR-M4 under kafka-2.0) breaks on the gate's config.
+    A 2.1.1 leader answers version 3 with its own LATEST_SUPPORTED_VERSION, 4; the 2.0 member adopts it uncapped
+    (STR-05) and cannot build its next subscription (STR-06). The 2.1 branch's fix, modelled by kafka-2.0, sends
+    the commonly supported version, 3."""
+    ts = ENTRY.variant("STR-M4").system(replace(ENTRY.configs["default"], profile="kafka-2.0"))
+    r = explore(ts, stop_at_first=False)
+    first = {v.property_id: v.depth for v in r.violations}
+    assert (first["STR-05"], first["STR-06"]) == (7, 10)
+    trace = next(v.trace for v in r.violations if v.property_id == "STR-06")
+    assert [str(st.action) for st in trace.steps[5:]] == [
+        "RollingBounce(instance=0, release='post-2.0', upgrade_from=None)", "Rebalance(leader=0)",
+        "ProbeDowngrade(instance=0, version=4)", "AdoptSupportedVersion(instance=1, version=4)",
+        "AdoptSupportedVersion(instance=2, version=4)", "Rebalance(leader=0)"]
+    # The 2.1.1 leader's version 3 assignment carries its own latest supported version, 4.
+    assert {x.inbox for x in trace.steps[6].state.instances} == {Delivered(3, 4, 0, False)}
+    failed = [x for x in trace.steps[-1].state.instances if x.failure]
+    assert [(x.release, x.failure) for x in failed] == [
+        ("2.0", "subscription: version must be between 1 and 3; was: 4")]
+    reference = explore(ENTRY.build(replace(ENTRY.configs["default"], profile="kafka-2.0")), stop_at_first=False)
+    assert not reference.violations
+
+
+def test_hypothesis_finds_kafka_8649_under_kafka_2_0() -> None:
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from rollcheck.hypothesis_machine import PropertyViolated, machine_for
+
+    ts = ENTRY.variant("STR-M4").system(replace(ENTRY.configs["small"], profile="kafka-2.0"))
+    with pytest.raises(PropertyViolated, match=r"STR-0[56]"):
+        run_state_machine_as_test(machine_for(ts), settings=settings(
+            max_examples=300, stateful_step_count=30, derandomize=True, deadline=None,
+            suppress_health_check=list(HealthCheck)))
 
 
 def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:

@@ -28,10 +28,13 @@ its cause kept as ``__cause__``; negative counts fail in ``ArrayList`` / ``HashM
 Versions above 4 (Kafka 2.4 ... 3.9) exist in the system model as numbers only: their fields (task offset
 sums, client tags, rack ids...) play no part in version probing, so they have no encoding here.
 
-The assignor's rules come in two profiles. ``kip`` is KIP-268 as written (and Kafka 2.0's
-``StreamsPartitionAssignor``); ``kafka`` is today's assignor (after KAFKA-8649): the "commonly supported
-version", future members pooled and given tasks, a forced follow-up rebalance, the error assignment.
-Pre-2.0 releases behave the same in both (they have no probing).
+The assignor's rules come in three profiles. ``kip`` is KIP-268 as written (its versions are Kafka 2.0's, but
+not all its rules: the leader triggers the final rebalance, a member caps the version it adopts, tasks are dealt
+round robin during probing); ``kafka`` is today's assignor (after KAFKA-8649) applied to every probing release:
+the "commonly supported version", future members pooled and given tasks, a forced follow-up rebalance, the error
+assignment; ``kafka-2.0`` runs each probing release's own shipped code: a 2.0 instance Kafka 2.0's assignor, a
+post-2.0 instance the 2.1 branch's (with KAFKA-8649's fix), see ``_assign_own_branch`` /
+``_on_assignment_own_branch``. Pre-2.0 releases behave the same in all three (they have no probing).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from reference_impl.streams_probing.jvm import (
     NegativeArraySizeException,
     UTFDataFormatException,
 )
-from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, UNKNOWN, StreamsRelease
+from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, KAFKA_20, UNKNOWN, StreamsRelease
 
 MAX_ENCODED_VERSION = 4
 
@@ -530,33 +533,46 @@ def assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Sub
 
     Raises :class:`TaskAssignmentException` or :class:`IllegalStateException` when the leader fails (its
     StreamThread dies): a pre-2.0 leader meeting a version it cannot decode; a probing leader meeting a
-    future subscription together with a pre-2.0 one (``kip``, and a ``kafka`` leader that has no error code
-    to send, i.e. one speaking version 3).
+    future subscription together with a pre-2.0 one (``kip``, ``kafka-2.0``, and a ``kafka`` leader that has no
+    error code to send, i.e. one speaking version 3).
+
+    ``tasks`` are dealt round robin over the members (the model's stand-in for Kafka's task assignor), except
+    under ``kafka-2.0`` during version probing, where each old member gets its previous tasks back
+    (:func:`_version_probing_assignment`).
 
     With ``partitions_for_task`` (the partition grouper's ``Map<TaskId, Set<TopicPartition>>``) each
     assignment also carries its consumer-level partitions (``Assignment.partitions()``): the partitions of its
     active tasks in task order, as Kafka builds the list. Without it they stay empty.
     """
+    if not subscriptions:
+        raise ValueError("assign() needs at least one subscription")
+    if profile == KAFKA_20 and leader.probing:
+        return _assign_own_branch(leader, subscriptions, tasks, mutations, partitions_for_task)
     result = _assign(leader, profile, subscriptions, tasks, mutations)
     if partitions_for_task is None:
         return result
-    with_partitions: dict[str, AssignmentInfo] = {}
-    for member, info in result.assignments.items():
-        parts: list[TopicPartition] = []
-        for task in info.active_tasks:
-            if task not in partitions_for_task:
-                raise ValueError(f"partitions_for_task has no partitions for the assigned task {task}")
-            parts += partitions_for_task[task]
-        with_partitions[member] = AssignmentInfo(info.version, info.latest_supported, info.active_tasks,
-                                                 info.standby_tasks, info.partitions_by_host, info.error,
-                                                 tuple(parts))
+    with_partitions = {member: _with_partitions(info, partitions_for_task)
+                       for member, info in result.assignments.items()}
     return GroupAssignment(with_partitions, result.version_probing, result.follow_up_rebalance, result.used_version)
 
 
-def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, SubscriptionInfo],
-            tasks: Sequence[TaskId], mutations: frozenset[str]) -> GroupAssignment:
-    if not subscriptions:
-        raise ValueError("assign() needs at least one subscription")
+def _partitions_of(task: TaskId, partitions_for_task: Mapping[TaskId, Iterable[TopicPartition]]
+                   ) -> tuple[TopicPartition, ...]:
+    if task not in partitions_for_task:
+        raise ValueError(f"partitions_for_task has no partitions for the assigned task {task}")
+    return tuple(partitions_for_task[task])
+
+
+def _with_partitions(info: AssignmentInfo, partitions_for_task: Mapping[TaskId, Iterable[TopicPartition]]
+                     ) -> AssignmentInfo:
+    """``info`` with the partitions of its active tasks, in task order, as its consumer-level partitions."""
+    parts = [p for task in info.active_tasks for p in _partitions_of(task, partitions_for_task)]
+    return AssignmentInfo(info.version, info.latest_supported, info.active_tasks, info.standby_tasks,
+                          info.partitions_by_host, info.error, tuple(parts))
+
+
+def _future_members(leader: StreamsRelease, subscriptions: Mapping[str, SubscriptionInfo]) -> list[str]:
+    """The members whose subscription is newer than the leader understands (a pre-2.0 leader fails on one)."""
     latest = leader.latest_supported
     members = sorted(subscriptions)
     for m in members:
@@ -564,7 +580,20 @@ def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Su
         if v > latest and not leader.probing:
             # Pre-2.0 SubscriptionInfo.decode throws on a version it does not know.
             raise TaskAssignmentException(f"unable to decode subscription data: version={v}")
-    future = [m for m in members if subscriptions[m].version > latest]
+    return [m for m in members if subscriptions[m].version > latest]
+
+
+def _incompatible(subscriptions: Mapping[str, SubscriptionInfo], future: Sequence[str], min_received: int) -> str:
+    return (f"Received a future (version probing) subscription (version: "
+            f"{max(subscriptions[m].version for m in future)}) and an incompatible pre Kafka 2.0 "
+            f"subscription (version: {min_received}) at the same time.")
+
+
+def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, SubscriptionInfo],
+            tasks: Sequence[TaskId], mutations: frozenset[str]) -> GroupAssignment:
+    latest = leader.latest_supported
+    members = sorted(subscriptions)
+    future = _future_members(leader, subscriptions)
     current = [m for m in members if m not in future]
     min_received = min([latest, *(subscriptions[m].version for m in members)])
     min_supported = min([latest, *(subscriptions[m].latest_supported for m in members)])
@@ -577,9 +606,7 @@ def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Su
     if future and "leader_fails_on_future" in mutations:
         raise IllegalStateException(f"Received a future subscription (version: {subscriptions[future[0]].version})")
     if future and min_received < EARLIEST_PROBEABLE_VERSION:
-        message = (f"Received a future (version probing) subscription (version: "
-                   f"{max(subscriptions[m].version for m in future)}) and an incompatible pre Kafka 2.0 "
-                   f"subscription (version: {min_received}) at the same time.")
+        message = _incompatible(subscriptions, future, min_received)
         if profile == "kafka" and latest >= 4:
             # Today's assignor catches its TaskAssignmentException and sends every member an error
             # assignment at LATEST_SUPPORTED_VERSION (StreamsPartitionAssignor.errorAssignment).
@@ -617,6 +644,100 @@ def _assign(leader: StreamsRelease, profile: str, subscriptions: Mapping[str, Su
     return GroupAssignment(assignments, version_probing, version_probing, used)
 
 
+# ---- kafka-2.0: each probing release's own StreamsPartitionAssignor.assign()
+#
+# Read at apache/kafka tag 2.0.1 (commit fa14705e51bd; StreamsPartitionAssignor.java blob db94ac0c852b, the same at
+# tag 2.0.0 and at the 2.0 branch head 032042afd256: KAFKA-8649's fix was never back-ported to 2.0) and on the 2.1
+# branch at 9216968ef6ab (2.1.2-SNAPSHOT, never released), whose assignor is that of 16e3c52f1d8b: KAFKA-8649's
+# fix, 8784899168cf (PR #7427, the 2.1 back-port of #7423), plus 16e3c52f1d8b (PR #7545), without which the
+# commonly supported version it computes never reached the wire (AssignmentInfo.encode wrote
+# LATEST_SUPPORTED_VERSION for versions 3 and 4). Tags 2.1.0 and 2.1.1 (commit 21234bee3116) have neither: the
+# ``uncapped_adopt`` mutation (STR-M4, KAFKA-8649) runs post-2.0 as 2.1.1 instead.
+
+
+def _assign_own_branch(leader: StreamsRelease, subscriptions: Mapping[str, SubscriptionInfo],
+                       tasks: Sequence[TaskId], mutations: frozenset[str],
+                       partitions_for_task: Mapping[TaskId, Iterable[TopicPartition]] | None) -> GroupAssignment:
+    """``assign()`` of a probing leader under ``kafka-2.0``: Kafka 2.0's (``leader`` speaks 3) or the 2.1 branch's
+    (speaks 4). The versions are the KIP's: the minimum received over the members the leader understands
+    (``minReceivedMetadataVersion``, starting from its latest), an ``IllegalStateException`` for a future
+    subscription mixed with a pre-2.0 one, an empty assignment to a future member; there is no follow-up
+    rebalance (a member that changes its version rejoins by itself). The supported version a 2.0 leader encodes
+    is its latest (3); the 2.1 branch's is the minimum of the supported versions its current members sent
+    (``minSupportedMetadataVersion``), and its empty reply to a future member carries the used and that version
+    (``new AssignmentInfo(minUserMetadataVersion, minSupportedMetadataVersion)``)."""
+    latest = leader.latest_supported
+    members = sorted(subscriptions)
+    future = _future_members(leader, subscriptions)
+    current = [m for m in members if m not in future]
+    min_received = min([latest, *(subscriptions[m].version for m in current)])
+    if future and "leader_fails_on_future" in mutations:
+        raise IllegalStateException(f"Received a future subscription (version: {subscriptions[future[0]].version})")
+    if future and min_received < EARLIEST_PROBEABLE_VERSION:
+        raise IllegalStateException(_incompatible(subscriptions, future, min_received))
+    used = latest if "assign_at_leader_version" in mutations else min_received
+    branch_21 = latest >= 4 and "uncapped_adopt" not in mutations  # 2.1.0 / 2.1.1 encode their latest
+    if branch_21:
+        pick = max if "commonly_supported_is_max" in mutations else min
+        supported = pick([latest, *(subscriptions[m].latest_supported for m in current)])
+    else:
+        supported = latest
+    if "leader_supported_is_used" in mutations:
+        supported = used
+    if used < EARLIEST_PROBEABLE_VERSION:
+        supported = UNKNOWN
+    assignments: dict[str, AssignmentInfo] = {}
+    if not future:
+        share = _round_robin(members, tasks)
+        for m in members:
+            info = AssignmentInfo(used, supported, share.get(m, ()))
+            assignments[m] = info if partitions_for_task is None else _with_partitions(info, partitions_for_task)
+        return GroupAssignment(assignments, False, False, used)
+    assignments.update(_version_probing_assignment(leader, subscriptions, current, used, supported, branch_21,
+                                                   partitions_for_task))
+    for m in future:
+        # 2.0 and 2.1.x: new AssignmentInfo(), the latest version twice; the 2.1 branch: the used and the
+        # commonly supported version. No tasks, no partitions.
+        assignments[m] = AssignmentInfo(used, supported) if branch_21 else AssignmentInfo(latest, latest)
+    return GroupAssignment(assignments, True, False, used)
+
+
+def _version_probing_assignment(leader: StreamsRelease, subscriptions: Mapping[str, SubscriptionInfo],
+                                current: Sequence[str], used: int, supported: int, branch_21: bool,
+                                partitions_for_task: Mapping[TaskId, Iterable[TopicPartition]] | None
+                                ) -> dict[str, AssignmentInfo]:
+    """``versionProbingAssignment``: every old (current) member gets its previous tasks back, unchanged.
+
+    Kafka 2.0 groups members by process id (one client may run several consumers) and gives each consumer
+    its client's previous active tasks (``ClientState.prevActiveTasks()``, a ``HashSet``: in its iteration
+    order) and standby tasks, the partitions of the active tasks in that order. The 2.1 branch gives each
+    consumer the tasks its own subscription claimed (``prevActiveTasksForConsumer``), one entry per partition
+    sorted by topic and partition (``buildAssignedActiveTaskAndPartitionsList``). Standby tasks come with their
+    partitions (none without ``partitions_for_task``)."""
+    clients: dict[object, list[str]] = {}
+    for m in current:
+        clients.setdefault(subscriptions[m].process_id, []).append(m)
+    out: dict[str, AssignmentInfo] = {}
+    for m in current:
+        owners = [m] if branch_21 else clients[subscriptions[m].process_id]
+        active = _task_set_order(t for o in owners for t in subscriptions[o].prev_tasks)
+        standby = _task_set_order(t for o in owners for t in subscriptions[o].standby_tasks)
+
+        def parts(task: TaskId) -> tuple[TopicPartition, ...]:
+            return () if partitions_for_task is None else _partitions_of(task, partitions_for_task)
+
+        if branch_21:
+            pairs = sorted(((p, t) for t in active for p in parts(t)), key=lambda pt: (pt[0].topic, pt[0].partition))
+            active_list, partitions = [t for _, t in pairs], [p for p, _ in pairs]
+            if partitions_for_task is None:
+                active_list = list(active)  # no partitions to order by: one entry per task
+        else:
+            active_list, partitions = list(active), [p for t in active for p in parts(t)]
+        out[m] = AssignmentInfo(used, supported, tuple(active_list), tuple((t, parts(t)) for t in standby),
+                                (), AssignorError.NONE, tuple(partitions))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ member: onAssignment()
 
 
@@ -645,6 +766,8 @@ def on_assignment(member: StreamsRelease, profile: str, used_version: int, info:
     if not member.can_decode(received):
         raise TaskAssignmentException(f"Unable to decode assignment data: used version: {received}; latest "
                                       f"supported version: {member.latest_supported}")
+    if profile == KAFKA_20 and member.probing:
+        return _on_assignment_own_branch(member, used_version, info, mutations)
     if profile == "kafka" and member.probing and received >= 4 and info.error != AssignorError.NONE:
         # Today's onAssignment stores the code and returns before looking at any version; then
         # StreamsRebalanceListener.onPartitionsAssigned decides. VERSION_PROBING is only logged.
@@ -684,4 +807,52 @@ def on_assignment(member: StreamsRelease, profile: str, used_version: int, info:
         target = supported if "uncapped_adopt" in mutations else min(supported, member.latest_supported)
         if target > used_version:
             return MemberUpdate(target, False, MemberOutcome.ADOPT_SUPPORTED)
+    return MemberUpdate(used_version, False, MemberOutcome.NONE)
+
+
+def _on_assignment_own_branch(member: StreamsRelease, used_version: int, info: AssignmentInfo,
+                              mutations: frozenset[str]) -> MemberUpdate:
+    """``onAssignment`` of a probing member under ``kafka-2.0`` (the refs read: see ``_assign_own_branch``).
+
+    Kafka 2.0 (``member`` speaks 3), and 2.1.0 / 2.1.1 (speaks 4, with the ``uncapped_adopt`` mutation): an
+    assignment above the version sent is an ``IllegalStateException``; one below it, at version 3 or more, is a
+    successful probe: the member takes the received version if it equals the leader's supported one, else the
+    leader's supported version, and rejoins at once (``versionProbingFlag`` / ``VERSION_PROBING``); at the version
+    sent it takes the leader's supported version for its next subscription when that is higher, without a cap
+    and without a rebalance (KAFKA-8649).
+
+    The 2.1 branch (speaks 4): ``validateMetadataVersions`` (an assignment above the version sent, or a commonly
+    supported version above its own, is a ``TaskAssignmentException``), then ``maybeUpdateSubscriptionVersion``:
+    from version 3 on, a higher commonly supported version is taken, else an assignment below the version sent
+    brings it down to the commonly supported version; either way it rejoins at once.
+
+    2.1 reads an error code first (its ``AssignmentInfo`` version 4): INCOMPLETE_SOURCE_TOPIC_METADATA shuts the
+    thread down, VERSION_PROBING makes it rejoin, any other code pauses its partitions until the next rebalance
+    (``StreamThread.RebalanceListener``): the model's no-op."""
+    received, supported = info.version, info.latest_supported
+    if member.latest_supported >= 4 and received >= 4 and info.error != AssignorError.NONE:
+        if info.error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA:
+            return MemberUpdate(used_version, False, MemberOutcome.ERROR_SHUTDOWN, info.error)
+        return MemberUpdate(used_version, info.error == AssignorError.VERSION_PROBING, MemberOutcome.NONE, info.error)
+    never = "member_never_upgrades" in mutations
+    if member.latest_supported >= 4 and "uncapped_adopt" not in mutations:
+        if received > used_version:
+            raise TaskAssignmentException(f"Sent a version {used_version} subscription but got an assignment with "
+                                          f"higher version {received}.")
+        if supported > member.latest_supported:
+            raise TaskAssignmentException("Can't upgrade to metadata version greater than we support")
+        if received < EARLIEST_PROBEABLE_VERSION:
+            return MemberUpdate(used_version, False, MemberOutcome.NONE)
+        if supported > used_version and not never:
+            return MemberUpdate(supported, True, MemberOutcome.ADOPT_SUPPORTED)
+        if received < used_version:
+            return MemberUpdate(supported, True, MemberOutcome.PROBE_DOWNGRADE)
+        return MemberUpdate(used_version, False, MemberOutcome.NONE)
+    if received > used_version:
+        raise IllegalStateException(f"Sent a version {used_version} subscription but got an assignment with higher "
+                                    f"version {received}.")
+    if EARLIEST_PROBEABLE_VERSION <= received < used_version:
+        return MemberUpdate(received if received == supported else supported, True, MemberOutcome.PROBE_DOWNGRADE)
+    if received >= EARLIEST_PROBEABLE_VERSION and supported > used_version and not never:
+        return MemberUpdate(supported, False, MemberOutcome.ADOPT_SUPPORTED)
     return MemberUpdate(used_version, False, MemberOutcome.NONE)

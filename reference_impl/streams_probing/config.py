@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from reference_impl.streams_probing.api import MUTATIONS
 from reference_impl.streams_probing.releases import (
+    PROFILES,
     ConfigException,
     StreamsRelease,
     configured_metadata_version,
@@ -24,7 +25,7 @@ OPERATOR_MAX_BOUNCES = 3
 
 @dataclass(frozen=True)
 class StreamsProbingConfig:
-    profile: str = "kip"
+    profile: str = "kip"  # "kip", "kafka" or "kafka-2.0" (releases.PROFILES)
     instances: int = 3
     from_release: str = "2.0"
     to_release: str = "post-2.0"
@@ -38,8 +39,8 @@ class StreamsProbingConfig:
     mutations: frozenset[str] = field(default_factory=frozenset)
 
     def validate(self) -> None:
-        if self.profile not in ("kip", "kafka"):
-            raise ValueError("profile must be 'kip' or 'kafka'")
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {self.profile!r}")
         if not 1 <= self.instances <= 4:
             raise ValueError("instances must be between 1 and 4")
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from reference_impl.streams_probing.config import StreamsProbingConfig
+from reference_impl.streams_probing.releases import PROFILES
 from reference_impl.streams_probing.system import StreamsProbingSystem
 from rollcheck.transition import ProtocolEntry, Variant, config_mutation
 
@@ -87,4 +88,7 @@ PROTOCOL = ProtocolEntry(
     operator_actions=("RollingBounce",),
     runbook_conditions="runbooks.streams_probing:CONDITIONS",
     order=40,
+    # kip, kafka, and kafka-2.0: each release runs its own branch's assignor (2.0, the 2.1 branch with
+    # KAFKA-8649's fix); docs/protocols/streams_probing.md.
+    profiles=PROFILES,
 )

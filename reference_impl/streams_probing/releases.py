@@ -17,6 +17,12 @@ from dataclasses import dataclass
 
 from rollcheck.errors import UserError
 
+# The profiles of this protocol (its registry entry lists them): the KIP as written; today's assignor applied to
+# every release; and each release running its own branch's code (2.0: the 2.0 branch, post-2.0: the 2.1 branch),
+# docs/protocols/streams_probing.md "The kafka-2.0 profile".
+KIP, KAFKA, KAFKA_20 = "kip", "kafka", "kafka-2.0"
+PROFILES: tuple[str, ...] = (KIP, KAFKA, KAFKA_20)
+
 EARLIEST_PROBEABLE_VERSION = 3  # StreamsAssignmentProtocolVersions.EARLIEST_PROBEABLE_VERSION
 UNKNOWN = -1  # the supported version of a version 1 or 2 subscription (not encoded before version 3)
 

@@ -41,7 +41,7 @@ from reference_impl.streams_probing.api import (
     on_assignment,
 )
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
-from reference_impl.streams_probing.releases import StreamsRelease, configured_metadata_version, release
+from reference_impl.streams_probing.releases import KAFKA, StreamsRelease, configured_metadata_version, release
 from reference_impl.streams_probing.symmetry import symmetry_key
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.traces import Record
@@ -256,7 +256,10 @@ class StreamsProbingSystem(DataclassSystem):
         new = list(instances)
         for i in members:
             info: AssignmentInfo = result.assignments[str(i)]
-            probing_reply = info.is_empty and subs[str(i)].version > lrel.latest_supported and cfg.profile == "kip"
+            # The KIP's empty reply to a future member (kip; kafka-2.0: versionProbingAssignment's), which
+            # today's assignor (kafka) no longer sends.
+            probing_reply = (info.is_empty and subs[str(i)].version > lrel.latest_supported
+                             and cfg.profile != KAFKA)
             new[i] = _with(new[i], inbox=Delivered(info.version, info.latest_supported, int(info.error),
                                                      probing_reply))
         return action, _with(s, instances=tuple(new), rebalance_pending=False,

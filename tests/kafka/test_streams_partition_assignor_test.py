@@ -12,6 +12,11 @@ Kafka file: ``streams/src/test/java/org/apache/kafka/streams/processor/internals
   3402a8361b7347326b8a9fdb22300986fbbf9cd0. The KIP-268 assignor (``versionProbingAssignment``, an
   ``IllegalStateException`` on a future subscription mixed with a pre-2.0 one): our ``kip`` profile with a ``post-2.0``
   (``LATEST_SUPPORTED_VERSION`` 4) and a ``2.0`` (3) leader. The version probing cases are the same text in both.
+* The same cases under our ``kafka-2.0`` profile (each release its own branch's assignor), case ids ending
+  ``-kafka-2.0``: ``2.0.0-kafka-2.0`` (the test is unchanged on the 2.0 branch up to its head, 032042afd256) with a
+  ``2.0`` leader, and ``2.1-kafka-2.0``: the 2.1 branch head, 9216968ef6ab (2.1.2-SNAPSHOT, with KAFKA-8649's fix),
+  with a ``post-2.0`` leader. There the test differs from 2.1.0 in one line: the future consumer's assignment is
+  ``new AssignmentInfo(LATEST_SUPPORTED_VERSION, LATEST_SUPPORTED_VERSION)`` (the same value).
 
 Case id: the Kafka method's name, ``-`` the release it was read at, and a suffix where one Kafka case is split.
 3.9's cases run once per task assignor configuration (``@MethodSource("parameter")``: nine combinations of task
@@ -43,11 +48,12 @@ Not expressible yet:
   whole version 11 subscription (task offset sums, unique field), which has no layout in our codec; that "2.3" keeps
   version 11 is checked in tests/test_streams_probing_api.py.
 
-Finding (xfail, strict): ``shouldReturnUnchangedAssignmentForOldInstancesAndEmptyAssignmentForFutureInstances``, the
-old member's half. During version probing Kafka 2.0 / 2.1 give each old member its previous tasks back, active and
-standby, unchanged (``versionProbingAssignment``); our ``kip`` ``assign`` deals ``tasks`` round robin over the old
-members instead. The system model carries no tasks, so this changes no explored state; fixing it in ``assign`` would
-change what its existing callers get for ``tasks`` (tests/test_streams_probing_api.py relies on the round robin).
+Finding, resolved by the ``kafka-2.0`` profile (it was a strict xfail under ``kip``):
+``shouldReturnUnchangedAssignmentForOldInstancesAndEmptyAssignmentForFutureInstances``, the old member's half. During
+version probing Kafka 2.0 / 2.1 give each old member its previous tasks back, active and standby, unchanged
+(``versionProbingAssignment``). Our ``kip`` ``assign`` still deals ``tasks`` round robin over the old members (the KIP
+says nothing of tasks; tests/test_streams_probing_api.py relies on it); ``kafka-2.0``'s gives them back, and the case
+passes there. The system model carries no tasks, so either changes no explored state.
 """
 
 from __future__ import annotations
@@ -77,9 +83,11 @@ from reference_impl.streams_probing.releases import (
     release,
 )
 
-# The release read -> (our profile, our leader release).
-KAFKA = {"2.0.0": ("kip", "2.0"), "2.1.0": ("kip", "post-2.0"), "3.9.0": ("kafka", "3.9")}
+# The release read (and, for kafka-2.0, the profile) -> (our profile, our leader release).
+KAFKA = {"2.0.0": ("kip", "2.0"), "2.1.0": ("kip", "post-2.0"), "3.9.0": ("kafka", "3.9"),
+         "2.0.0-kafka-2.0": ("kafka-2.0", "2.0"), "2.1-kafka-2.0": ("kafka-2.0", "post-2.0")}
 KAFKA_2X = ("2.0.0", "2.1.0")
+KAFKA_OWN = ("2.0.0-kafka-2.0", "2.1-kafka-2.0")  # each release's own branch
 
 PID_1 = uuid.UUID(int=1)  # 3.9 AssignmentTestUtils.PID_1 = new ProcessId(new UUID(0, 1)); 2.x: random
 PID_2 = uuid.UUID(int=2)
@@ -157,7 +165,7 @@ def test_upgrade_from_downgrades_the_subscription(kafka: str, upgrade_from: str,
     assert decode_subscription(data, member.latest_supported).version == expected
 
 
-# ------------------------------------------------------------------------------------------ 2.0.0 and 2.1.0 (kip)
+# ------------------------------------------------------------------------------ 2.0.0 and 2.1.0 (kip), and kafka-2.0
 
 _UNCHANGED = "shouldReturnUnchangedAssignmentForOldInstancesAndEmptyAssignmentForFutureInstances"
 
@@ -172,7 +180,8 @@ def _unchanged_case(kafka: str) -> GroupAssignment:
     return result
 
 
-@pytest.mark.parametrize("kafka", [pytest.param(k, id=f"{_UNCHANGED}-{k}-future-consumer") for k in KAFKA_2X])
+@pytest.mark.parametrize("kafka", [pytest.param(k, id=f"{_UNCHANGED}-{k}-future-consumer")
+                                   for k in (*KAFKA_2X, *KAFKA_OWN)])
 def test_future_member_gets_an_empty_assignment(kafka: str) -> None:
     latest = _leader(kafka)[1].latest_supported
     future = _unchanged_case(kafka).assignments["future-consumer"]
@@ -180,16 +189,10 @@ def test_future_member_gets_an_empty_assignment(kafka: str) -> None:
     assert len(future.partitions) == 0
 
 
-_FINDING_UNCHANGED = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "finding: during version probing Kafka 2.0/2.1 (versionProbingAssignment) give an old member its previous "
-    "tasks unchanged (active [0_0, 0_1], standby {0_2: [topic1-2]}, partitions [topic1-0, topic1-1]); our kip "
-    "assign() deals the tasks round robin over the old members (all three active, no standby)"))
-
-
-@pytest.mark.parametrize("kafka", [
-    pytest.param(k, id=f"{_UNCHANGED}-{k}-consumer1", marks=_FINDING_UNCHANGED) for k in KAFKA_2X
-])
+@pytest.mark.parametrize("kafka", [pytest.param(k, id=f"{_UNCHANGED}-{k}-consumer1") for k in KAFKA_OWN])
 def test_old_member_keeps_its_previous_tasks(kafka: str) -> None:
+    """During version probing the old member gets its previous tasks back, active and standby (kafka-2.0's
+    versionProbingAssignment; kip deals the tasks round robin instead, see the module's docstring)."""
     latest = _leader(kafka)[1].latest_supported
     old = _unchanged_case(kafka).assignments["consumer1"]
     # new AssignmentInfo(new ArrayList<>(activeTasks), standbyTaskMap = {task2: {t1p2}}, emptyMap())
@@ -199,7 +202,7 @@ def test_old_member_keeps_its_previous_tasks(kafka: str) -> None:
 
 @pytest.mark.parametrize(("kafka", "old_version"), [
     pytest.param(k, v, id=f"shouldThrowIfV{v}SubscriptionAndFutureSubscriptionIsMixed-{k}")
-    for v in (1, 2) for k in KAFKA_2X
+    for v in (1, 2) for k in (*KAFKA_2X, *KAFKA_OWN)
 ])
 def test_pre_2_0_and_future_subscriptions_mixed_throw(kafka: str, old_version: int) -> None:
     latest = _leader(kafka)[1].latest_supported
