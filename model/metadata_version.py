@@ -11,7 +11,7 @@ RPC level). Entries every node has read are dropped after each step that can adv
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
-MV-05, MV-11, MV-13. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14. The
+MV-05, MV-11, MV-13. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15. The
 parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
 downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
 (role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
@@ -64,7 +64,7 @@ class MetadataVersionZ3(SymbolicSystem):
         self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05, "MV-13": self.mv13}
         self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
                                 "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10,
-                                "MV-14": self.mv14}
+                                "MV-14": self.mv14, "MV-15": self.mv15}
         self.strengthening = {}
 
     # ---- layout
@@ -430,6 +430,14 @@ class MetadataVersionZ3(SymbolicSystem):
         exact = z3.And([v2[f"r{t}"] == z3.And(v[f"r{t}"], t <= self.level(v2)) for t in self.recs]
                        or [z3.BoolVal(True)])
         return z3.Implies(lossy, exact)
+
+    def mv15(self, v: V, v2: V) -> z3.BoolRef:
+        """A step that appends to the metadata log (UpdateFeatures, WriteRecord, RegisterBroker that change the
+        state) or elects a leader happens only while a strict majority of the voters runs."""
+        commits = z3.Or([self.actions[n](v, v2) for n in ("UpdateFeatures", "WriteRecord", "RegisterBroker",
+                                                          "ElectLeader")])
+        changed = z3.Or([v2[k] != v[k] for k in v])
+        return z3.Implies(z3.And(commits, changed), self.running_voters(v) * 2 > self.nv)
 
     def mv04(self, v: V, v2: V) -> z3.BoolRef:
         """Records are lost only by an UNSAFE UpdateFeatures: every other action (and request) that makes the

@@ -376,6 +376,16 @@ MV_04 == [][MV_04_Step]_vars
 MV_14_Step == (UpdateStep /\ Level' < Level /\ ~Lossless(Level, Level')) => records' = {t \in records : t <= Level'}
 MV_14 == [][MV_14_Step]_vars
 
+(* MV-15: the metadata log takes a new entry (a metadata.version change, a record, a broker            *)
+(* registration) and a leader is elected only while a strict majority of the voters runs.              *)
+MV_15_Step == (/\ vars' # vars
+               /\ \/ UpdateStep
+                  \/ \E t \in RecordLevels : WriteRecord(t)
+                  \/ \E b \in BIdx : RegisterBroker(b)
+                  \/ \E v \in VIdx : ElectLeader(v))
+              => Cardinality(RunningVoters) * 2 > NVoters
+MV_15 == [][MV_15_Step]_vars
+
 (* MV-12 (kafka profile): a metadata.version update never drops metadata; every downgrade it commits is   *)
 (* lossless, UNSAFE included (Kafka refuses a lossy one).                                              *)
 (* MV-13: the active controller is a running voter. *)

@@ -197,3 +197,24 @@ def test_mv14_catches_a_lossy_snapshot_that_drops_one_record_too_many() -> None:
     assert r.violated_ids == {"MV-14"}
     assert not explore(_SnapshotDropsTheTarget(ENTRY.configs["small"]), stop_at_first=False).violations
     assert "lossy" in ENTRY.story_configs
+
+
+class _HalfIsAQuorum(MetadataVersionSystem):
+    """A planted off-by-one: the quorum check counts half the voters as a majority (``>=`` for ``>``)."""
+
+    @staticmethod
+    def _running_voters(s: MetadataVersionState) -> int:
+        n = sum(1 for v in s.voters if v.status is NodeStatus.RUNNING)
+        return n + 1 if n * 2 == len(s.voters) else n
+
+
+def test_mv15_catches_a_quorum_check_off_by_one() -> None:
+    """With three voters "more than half" and "at least half" agree on every state, so nothing could tell
+    the off-by-one from the reference; ``two-voters`` (a story config) can, and MV-15 says so."""
+    cfg = ENTRY.configs["two-voters"]
+    assert "two-voters" in ENTRY.story_configs
+    for profile in ("kip", "kafka"):
+        assert explore(ENTRY.build(replace(cfg, profile=profile)), stop_at_first=False).ok
+        r = explore(_HalfIsAQuorum(replace(cfg, profile=profile)), stop_at_first=False)
+        assert "MV-15" in r.violated_ids
+    assert not explore(_HalfIsAQuorum(ENTRY.configs["crashes"]), max_depth=8, stop_at_first=False).violations

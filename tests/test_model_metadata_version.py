@@ -60,9 +60,9 @@ def test_mv11_proved_by_induction(profile: str) -> None:
     assert res.status == "proved", res.message
 
 
-# ---- step properties (MV-02 ... MV-04, MV-06 ... MV-10, MV-14)
+# ---- step properties (MV-02 ... MV-04, MV-06 ... MV-10, MV-14, MV-15)
 
-STEP = ("MV-02", "MV-03", "MV-04", "MV-06", "MV-07", "MV-08", "MV-09", "MV-10", "MV-14")
+STEP = ("MV-02", "MV-03", "MV-04", "MV-06", "MV-07", "MV-08", "MV-09", "MV-10", "MV-14", "MV-15")
 
 
 def test_every_step_property_is_encoded() -> None:
