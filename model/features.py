@@ -18,11 +18,19 @@ decision of :func:`model.decisions.features_update_rule` on the state before (``
 fails on a step when some request that makes the step breaks it, as on the explorer's labelled edges.
 Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
 1-inductive. Not encoded: the graph property FEAT-10 (liveness: the explorers only); FEAT-06 under the
-``atomic`` semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out).
+``atomic`` semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out);
+FEAT-13 (/features' bytes are Kafka's FeatureZNode JSON: the schema version, the keys and the JSON types exist
+only in the bytes, and the fields here are the node they decode to; what it says of the decoded node is FEAT-02,
+FEAT-09 and the brokers' caches, whose epochs ``caches-behind-node`` bounds).
+
+The reference's state holds ``/features`` as bytes and a version (``reference_impl.features.system.ZNode``):
+``values`` reads the bytes' JSON keys, ``from_values`` writes the node with the reference's encoder
+(``FeatureZNode.encode`` under the config's profile), so a state round-trips exactly.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +38,7 @@ import z3
 
 from model.decisions import features_update_rule
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
-from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState
+from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState, ZNode
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
@@ -65,6 +73,7 @@ class FeaturesZ3(SymbolicSystem):
                                 "FEAT-06": self.feat06, "FEAT-07": self.feat07, "FEAT-12": self.feat12}
         # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
         self.strengthening = {"caches-behind-node": self.caches_behind_node}
+        self._json: dict[bytes, tuple[bool, tuple[tuple[str, FinalizedVersionRange], ...]]] = {}  # values' memo
 
     # ---- layout
     def _ranges(self, prefix: str) -> list[tuple[str, str]]:
@@ -118,13 +127,26 @@ class FeaturesZ3(SymbolicSystem):
                                                          int(vals[f"{prefix}.{f}.max"])))
                      for f in self.feats if vals[f"{prefix}.{f}.has"])
 
+    def _node_json(self, data: bytes) -> tuple[bool, tuple[tuple[str, FinalizedVersionRange], ...]]:
+        """(enabled, finalized ranges) of /features' bytes, by their JSON keys ("status", "features",
+        "min_version_level", "max_version_level"), once per distinct bytes."""
+        hit = self._json.get(data)
+        if hit is None:
+            doc = json.loads(data)
+            ranges = tuple((f, FinalizedVersionRange.unchecked(int(r["min_version_level"]),
+                                                               int(r["max_version_level"])))
+                           for f, r in sorted(doc["features"].items()))
+            hit = self._json[data] = (doc["status"] == FeatureZNodeStatus.ENABLED.value, ranges)
+        return hit
+
     def values(self, s: FeaturesState) -> dict[str, Value]:
-        out: dict[str, Value] = {"node": s.node is not None,
-                                 "enabled": s.node is not None and s.node.status is FeatureZNodeStatus.ENABLED,
-                                 "epoch": s.node.epoch if s.node else 0, "ibp": s.ibp_enabled,
+        z = s.znode
+        enabled, ranges = self._node_json(z.data) if z is not None else (False, ())
+        out: dict[str, Value] = {"node": z is not None, "enabled": enabled,
+                                 "epoch": z.version if z is not None else 0, "ibp": s.ibp_enabled,
                                  "controller": s.controller, "qlen": len(s.registration_queue),
                                  "cepoch": s.client.epoch, "restarts": s.restarts, "ibp_changes": s.ibp_changes}
-        self._put_ranges(out, "n", s.node.features if s.node else ())
+        self._put_ranges(out, "n", ranges)
         self._put_ranges(out, "c", s.client.features)
         for k in range(self.n):
             out[f"q{k}"] = s.registration_queue[k] if k < len(s.registration_queue) else -1
@@ -136,16 +158,18 @@ class FeaturesZ3(SymbolicSystem):
         return out
 
     def from_values(self, vals: Mapping[str, Value]) -> FeaturesState:
-        node = None
+        znode = None
         if vals["node"]:
             status = FeatureZNodeStatus.ENABLED if vals["enabled"] else FeatureZNodeStatus.DISABLED
             node = FeatureZNode(status, self._get_ranges(vals, "n"), int(vals["epoch"]))
+            # What the controller's write leaves in ZooKeeper: the reference's encoder, the epoch as version.
+            znode = ZNode(node.encode(self.config.profile), node.epoch)
         status_of = {v: k for k, v in STATUS.items()}
         brokers = tuple(Broker(self.rels[int(vals[f"b{i}.rel"])], status_of[int(vals[f"b{i}.status"])],
                                int(vals[f"b{i}.epoch"]), self._get_ranges(vals, f"b{i}"),
                                bool(vals[f"b{i}.registered"]), bool(vals[f"b{i}.notified"])) for i in range(self.n))
         queue = tuple(int(vals[f"q{k}"]) for k in range(int(vals["qlen"])))
-        return FeaturesState(node, bool(vals["ibp"]), int(vals["controller"]), brokers, queue,
+        return FeaturesState(znode, bool(vals["ibp"]), int(vals["controller"]), brokers, queue,
                              Client(int(vals["cepoch"]), self._get_ranges(vals, "c")), int(vals["restarts"]),
                              int(vals["ibp_changes"]))
 

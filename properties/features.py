@@ -3,11 +3,17 @@
 Each predicate restates the KIP sentence it cites directly over the state; none calls the reference
 implementation's decision functions, so a wrong rule there cannot make its own check pass. The witnesses
 (``FEAT-W*``) name the stories the configs exist for: a run that never reaches one is vacuous.
+
+The state holds ``/features`` as ZooKeeper does: the JSON bytes the controller wrote and the node's version
+(``s.znode``). The predicates read those bytes with ``json.loads`` here (:func:`node_json`), never with the
+reference's ``FeatureZNode.decode``, so a codec bug cannot hide from them behind its own decoder.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from reference_impl.features.config import FeaturesConfig
@@ -37,10 +43,82 @@ def release_table(releases: Any) -> dict[str, dict[str, tuple[int, int]]]:
     return {r.name: {f: (lo, hi) for f, lo, hi in r.features} for r in releases}
 
 
+# ---------------------------------------------------------------- /features' bytes, read here
+
+# Kafka 2.8's FeatureZNode JSON (core/src/main/scala/kafka/zk/ZkData.scala, FeatureZNode.encode): the schema
+# version ("version": FeatureZNode.V1 = 1; the KIP's schema example has "version": 0), the status (KIP-584
+# "Feature ZK node status": Enabled (1), Disabled (0)) and the finalized features, each as exactly
+# min_version_level and max_version_level (FinalizedVersionRange.toMap). The epoch is the node's ZooKeeper
+# version, not in the JSON.
+SCHEMA_VERSION = {"kafka": 1, "kip": 0}
+ENABLED, DISABLED = 1, 0
+_TOP_KEYS = frozenset({"version", "status", "features"})
+_LEVEL_KEYS = frozenset({"min_version_level", "max_version_level"})
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)  # JSON true is not a number
+
+
+@dataclass(frozen=True)
+class NodeJson:
+    """/features' data as the properties read it: ``json.loads``, then what each key holds.
+
+    ``features`` keeps every entry with two integer levels (read-only: one dict per distinct bytes);
+    ``problem`` says how the JSON departs from the FeatureZNode shape Kafka writes (the schema version's
+    value aside: it depends on the profile), ``None`` when it does not."""
+
+    version: object
+    status: object
+    features: dict[str, tuple[int, int]]
+    problem: str | None
+
+    @property
+    def enabled(self) -> bool:
+        return _is_int(self.status) and self.status == ENABLED
+
+
+@lru_cache(maxsize=4096)
+def node_json(data: bytes) -> NodeJson:
+    """Parse /features' bytes (few distinct ones: one parse each)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return NodeJson(None, None, {}, f"not UTF-8 JSON: {exc}")
+    if not isinstance(doc, dict):
+        return NodeJson(None, None, {}, "not a JSON object")
+    version, status, raw = doc.get("version"), doc.get("status"), doc.get("features")
+    features: dict[str, tuple[int, int]] = {}
+    problems = []
+    if set(doc) != _TOP_KEYS:
+        problems.append(f"keys {sorted(doc)}, not {sorted(_TOP_KEYS)}")
+    if not _is_int(version):
+        problems.append(f"version {version!r} is not an int")
+    if not (_is_int(status) and status in (ENABLED, DISABLED)):
+        problems.append(f"status {status!r} is neither 1 (enabled) nor 0 (disabled)")
+    if not isinstance(raw, dict):
+        problems.append("features is not an object")
+    else:
+        for name, levels in raw.items():
+            if not isinstance(levels, dict) or set(levels) != _LEVEL_KEYS:
+                problems.append(f"feature {name!r}: {levels!r} is not exactly min_version_level, max_version_level")
+                continue
+            lo, hi = levels["min_version_level"], levels["max_version_level"]
+            if not (_is_int(lo) and _is_int(hi)):
+                problems.append(f"feature {name!r}: levels {lo!r}, {hi!r} are not ints")
+                continue
+            features[name] = (lo, hi)
+            if not (name and 1 <= lo <= hi):
+                problems.append(f"feature {name!r}: not 1 <= min_version_level {lo} <= max_version_level {hi}")
+        if status == DISABLED and _is_int(status) and raw:
+            problems.append("a disabled node with finalized features (Kafka writes it empty)")
+    return NodeJson(version, status, features, "; ".join(problems) or None)
+
+
 def _node_features(s: Any) -> dict[str, tuple[int, int]]:
-    if s.node is None:
+    if s.znode is None:
         return {}
-    return {n: (r.min_version_level, r.max_version_level) for n, r in s.node.features}
+    return node_json(s.znode.data).features
 
 
 def _fits(profile: str, sup: tuple[int, int] | None, fin: tuple[int, int]) -> bool:
@@ -52,7 +130,7 @@ def _fits(profile: str, sup: tuple[int, int] | None, fin: tuple[int, int]) -> bo
 
 
 def _enabled(s: Any) -> bool:
-    return s.ibp_enabled and s.node is not None and s.node.status.name == "ENABLED"
+    return bool(s.ibp_enabled and s.znode is not None and node_json(s.znode.data).enabled)
 
 
 def _compatible(ctx: FeaturesContext, s: Any, include: Any) -> bool:
@@ -87,13 +165,13 @@ def ranges_valid(s: Any) -> bool:
 @step_property("FEAT-03", "the /features epoch never decreases and rises by exactly one on every change",
                source=f"{KIP} Changes to Kafka Controller, step 3; ApiVersionsResponse FinalizedFeaturesEpoch")
 def epoch_rises_on_change(s: Any, a: Action, t: Any) -> bool:
-    if s.node is t.node or s.node == t.node:  # identity first: most steps keep the node object
+    if s.znode is t.znode or s.znode == t.znode:  # identity first: most steps keep the node object
         return True
-    if t.node is None:
+    if t.znode is None:
         return False  # the node is never deleted
-    if s.node is None:
-        return bool(t.node.epoch == 0)
-    return bool(t.node.epoch == s.node.epoch + 1)
+    if s.znode is None:
+        return bool(t.znode.version == 0)
+    return bool(t.znode.version == s.znode.version + 1)
 
 
 @step_property("FEAT-04", "neither a running broker's cache nor a client ever goes back to an older epoch",
@@ -113,7 +191,7 @@ def caches_monotonic(s: Any, a: Action, t: Any) -> bool:
 @step_property("FEAT-05", "no downgrade or deletion of a finalized feature without allowDowngrade",
                source=f"{KIP} Validations, important point 2")
 def no_downgrade_without_flag(s: Any, a: Action, t: Any) -> bool:
-    if a.name != "UpdateFeatures" or s.node is t.node:  # the same node: nothing lowered
+    if a.name != "UpdateFeatures" or s.znode is t.znode:  # the same node: nothing lowered
         return True
     before, after = _node_features(s), _node_features(t)
     allowed = {f for f, _lvl, allow in a["updates"] if allow}
@@ -131,9 +209,9 @@ def failed_changes_nothing(ctx: FeaturesContext, s: Any, a: Action, t: Any) -> b
         return True
     top, *results = a["result"]
     if top != "NONE":
-        return s.node is t.node or s.node == t.node
+        return s.znode is t.znode or s.znode == t.znode
     before = _node_features(s)
-    after = before if s.node is t.node else _node_features(t)  # read-only: one dict serves both
+    after = before if s.znode is t.znode else _node_features(t)  # read-only: one dict serves both
     for (f, lvl, _allow), err in zip(a["updates"], results, strict=True):
         if err != "NONE":
             if before.get(f) != after.get(f):
@@ -148,7 +226,7 @@ def failed_changes_nothing(ctx: FeaturesContext, s: Any, a: Action, t: Any) -> b
             after.get(f) == before.get(f) for f, _l, _a in a["updates"])):
         # The revision: one failure and nothing is applied. And whenever nothing is applied, the
         # node itself (its epoch included) is untouched.
-        return s.node is t.node or s.node == t.node
+        return s.znode is t.znode or s.znode == t.znode
     return True
 
 
@@ -166,7 +244,7 @@ def notified_compatible(ctx: FeaturesContext, s: Any) -> bool:
 
 @invariant("FEAT-09", "a disabled /features node holds no finalized features", source=f"{KIP} Feature ZK node status")
 def disabled_is_empty(s: Any) -> bool:
-    return s.node is None or s.node.status.name == "ENABLED" or not s.node.features
+    return s.znode is None or node_json(s.znode.data).enabled or not _node_features(s)
 
 
 @invariant("FEAT-11", "the active controller is a running broker, and its event queue holds only registrations of "
@@ -194,6 +272,49 @@ def start_queues_registration(s: Any, a: Action, t: Any) -> bool:
     if a.name != "StartBroker" or s.controller < 0 or t.brokers[a["broker"]].status.name != "RUNNING":
         return True
     return bool(t.registration_queue == (*s.registration_queue, a["broker"]))
+
+
+@invariant("FEAT-13", "/features as ZooKeeper holds it is Kafka's FeatureZNode JSON (schema version 1, the KIP's 0 "
+           "under kip; status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
+           "and max_version_level, ints with 1 <= min <= max), and it is what the cluster acts on: an active "
+           "controller has written the status its IBP asks for, and a running broker that has read the latest write "
+           "serves its version as epoch and caches exactly its levels (none when disabled)",
+           source=f"{KIP} Persistence of finalized feature version levels, Schema (JSON); Feature ZK node status; "
+           "Apache Kafka 2.8 core/src/main/scala/kafka/zk/ZkData.scala (FeatureZNode.encode: version V1 = 1, "
+           "status id, features toMap) and kafka/server/FinalizedFeatureChangeListener.scala (a broker caches "
+           "the decoded node's features at the node's version)")
+def znode_is_kafkas_json(ctx: FeaturesContext, s: Any) -> bool:
+    # Stated over the bytes with json.loads (node_json), never through FeatureZNode.decode: a schema version
+    # written wrong, status codes swapped, or a decoder that drops a branch all show here. A mutation campaign
+    # found each of them surviving every other property while the node was an object in the state.
+    z = s.znode
+    if z is None:
+        return s.controller < 0 and all(b.cache_epoch == -1 for b in s.brokers
+                                        if b.status.name == "RUNNING" and b.notified)
+    node = node_json(z.data)
+    if node.problem is not None or node.version != SCHEMA_VERSION[ctx.profile]:
+        return False
+    # "Feature ZK node status": Enabled is written only at or above migration_ibp_version, Disabled only below,
+    # by the controller when it starts up; the IBP roll ends with an election (no controller in between).
+    if s.controller >= 0 and node.status != (ENABLED if s.ibp_enabled else DISABLED):
+        return False
+    for b in s.brokers:
+        if b.status.name != "RUNNING" or not b.notified:
+            continue
+        if b.cache_epoch != z.version:  # FinalizedFeaturesEpoch is the node's ZooKeeper version
+            return False
+        if node.status == DISABLED or not s.ibp_enabled:
+            # Disabled: the listener clears the cache. Below the IBP no listener runs (what the broker read
+            # under the new IBP it keeps until the next write, so nothing is said of its features here).
+            if node.status == DISABLED and b.cache:
+                return False
+            continue
+        cached = {n: (r.min_version_level, r.max_version_level) for n, r in b.cache}
+        # After two IBP rolls a broker that started under the old IBP may hold none: the model rolls the IBP
+        # without restarting brokers and without a write.
+        if cached != node.features and not (s.ibp_changes >= 2 and not cached):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- liveness
@@ -230,7 +351,7 @@ def client_discovered(s: Any) -> bool:
          source=f"{KIP} Feature ZK node status; Deployment, phase 1",
          when=lambda ctx: ctx.config.max_ibp_changes >= 1 and False in ctx.config.initial_ibp)
 def enabled_after_ibp_roll(s: Any) -> bool:
-    return s.ibp_changes >= 1 and _enabled(s) and bool(s.node.features)
+    return s.ibp_changes >= 1 and _enabled(s) and bool(_node_features(s))
 
 
 @witness("FEAT-W4", "a broker shut down on a feature incompatibility (at startup or on a watch notification)",
@@ -244,7 +365,7 @@ def broker_protected(s: Any) -> bool:
          source=f"{KIP} Feature version deletion (UpdateFeatures with maxVersionLevel < 1)",
          when=lambda ctx: 0 in ctx.config.levels)
 def all_deleted(s: Any) -> bool:
-    return _enabled(s) and s.node.epoch >= 1 and not s.node.features
+    return _enabled(s) and s.znode.version >= 1 and not _node_features(s)
 
 
 PROPERTIES = PropertySet.of(globals(), context=FeaturesContext.of)

@@ -391,7 +391,7 @@ Next ==
 Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
-(* Properties: the ids of properties/features.py.  FEAT_01, 02, 08, 09 are state invariants; FEAT_03  *)
+(* Properties: the ids of properties/features.py.  FEAT_01, 02, 08, 09, 11, 13 are state invariants; FEAT_03 *)
 (* .. FEAT_07 and FEAT_12 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
 (* UpdateFeatures step's label (its updates, dry-run flag, results): here they hold for every request  *)
 (* req whose UpdateFeatures(req) step goes from this state to the next.                               *)
@@ -496,6 +496,29 @@ FEAT_11 == /\ controller >= 0 => Running(controller)
 FEAT_12_Step == \A i \in BrokerIds : (StartBroker(i) /\ controller >= 0 /\ brokers'[i + 1].status = "RUNNING")
                                      => registration_queue' = Append(registration_queue, i)
 FEAT_12 == [][FEAT_12_Step]_vars
+
+(* FEAT-13: /features as ZooKeeper holds it is Kafka's FeatureZNode JSON, and it is what the cluster acts on  *)
+(* (KIP-584 "Persistence of finalized feature version levels", "Feature ZK node status"; Kafka 2.8 ZkData     *)
+(* FeatureZNode).  The reference holds the node's bytes and checks the JSON itself: the schema version (1,    *)
+(* the KIP's 0 under kip), exactly the keys version, status, features and min_version_level,                  *)
+(* max_version_level, integer values, status codes 1 / 0.  Only those bytes can show a field written at the   *)
+(* wrong version or a status code swapped; here node is the view the reference decodes them to, so this says  *)
+(* what the bytes must decode to: one of the two statuses, well-formed ranges, a disabled node empty, the     *)
+(* status an active controller's IBP asks for, and a running broker that has read the latest write serves its *)
+(* epoch and caches exactly its levels (none when disabled; after two IBP rolls possibly none, as the IBP is   *)
+(* rolled without a restart).                                                                                 *)
+FEAT_13 ==
+    /\ node.status \in {"ABSENT", "DISABLED", "ENABLED"}
+    /\ \A f \in DOMAIN node.features : 1 <= node.features[f][1] /\ node.features[f][1] <= node.features[f][2]
+    /\ node.status = "DISABLED" => DOMAIN node.features = {}
+    /\ controller >= 0 => node.status = IF ibp_enabled THEN "ENABLED" ELSE "DISABLED"
+    /\ \A i \in BrokerIds :
+          (Running(i) /\ B(i).notified) =>
+              /\ B(i).cache_epoch = node.epoch
+              /\ node.status = "DISABLED" => DOMAIN B(i).cache = {}
+              /\ (node.status = "ENABLED" /\ ibp_enabled) =>
+                     \/ B(i).cache = node.features
+                     \/ ibp_changes >= 2 /\ DOMAIN B(i).cache = {}
 
 (* FEAT-10 is a graph property (AG EF): from every reachable state a state where every running broker *)
 (* has caught up with /features is reachable.  TLC checks LTL only, so this is the target predicate;   *)

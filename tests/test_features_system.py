@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from reference_impl.features.api import FeatureZNode
 from reference_impl.features.system import BrokerStatus, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
 from rollcheck.explorer import explore
@@ -56,10 +57,12 @@ def test_rolling_upgrade_then_finalize_story() -> None:
     assert s.registration_queue == (1,)
     s = _do(ts, s, "ProcessBrokerRegistration(broker=1)")
     s = _do(ts, s, "UpdateFeatures(updates=(('group_coordinator', 2, False),), dry_run=False, result=('NONE', 'NONE')")
-    assert s.node is not None and s.node.get("group_coordinator").max_version_level == 2  # type: ignore[union-attr]
+    node = ts.read(s.znode)
+    assert isinstance(node, FeatureZNode) and node.get("group_coordinator").max_version_level == 2  # type: ignore[union-attr]
+    assert s.znode is not None and s.znode.data == node.encode("kip")  # ZooKeeper holds the JSON bytes
     assert all(not b.notified for b in s.brokers)
     s = _do(ts, s, "DeliverFeaturesNotification(broker=1)")
-    assert s.brokers[1].status is BrokerStatus.RUNNING and s.brokers[1].cache_epoch == s.node.epoch
+    assert s.brokers[1].status is BrokerStatus.RUNNING and s.brokers[1].cache_epoch == s.znode.version == node.epoch
 
 
 def test_race_window_reaches_shutdown() -> None:
@@ -148,7 +151,7 @@ def test_a_registration_never_queued_breaks_feat12() -> None:
         def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
             t = super().start_broker(s, i)
             if s.controller == 0 and t.registration_queue != s.registration_queue:
-                return FeaturesState(t.node, t.ibp_enabled, t.controller, t.brokers, s.registration_queue,
+                return FeaturesState(t.znode, t.ibp_enabled, t.controller, t.brokers, s.registration_queue,
                                      t.client, t.restarts, t.ibp_changes)
             return t
 

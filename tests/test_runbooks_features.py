@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from reference_impl.features.api import FeatureZNode
 from reference_impl.features.protocol import SMALL
 from reference_impl.features.system import BrokerStatus
 from rollcheck.runbook import Deviation, Runbook, check, deviations, load_runbook
@@ -51,7 +52,9 @@ def test_rolling_back_before_lowering_the_level_shuts_the_old_broker_down(profil
     assert names.index("StartBroker") < names.index("UpdateFeatures")
     last = outcome.trace.steps[-1].state
     assert last.brokers[0].status is BrokerStatus.EXITED
-    assert last.node is not None and last.node.get("group_coordinator").max_version_level == 1
+    assert last.znode is not None
+    node = FeatureZNode.decode(last.znode.data, last.znode.version, profile)
+    assert node.get("group_coordinator").max_version_level == 1  # type: ignore[union-attr]
 
 
 def test_conditions_reject_bad_parameters() -> None:

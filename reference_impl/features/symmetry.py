@@ -38,7 +38,7 @@ def permute(s: FeaturesState, p: Perm) -> FeaturesState:
     """The state with broker ``i`` renamed ``p[i]`` everywhere."""
     # The constructor, not dataclasses.replace: this runs for about half of the generated successors.
     # (With keywords: a field added to the state without a default fails here loudly.)
-    return type(s)(node=s.node, ibp_enabled=s.ibp_enabled, controller=rename(s.controller, p),
+    return type(s)(znode=s.znode, ibp_enabled=s.ibp_enabled, controller=rename(s.controller, p),
                    brokers=move(s.brokers, p), registration_queue=tuple(p[q] for q in s.registration_queue),
                    client=s.client, restarts=s.restarts, ibp_changes=s.ibp_changes)
 

@@ -22,6 +22,14 @@ Every step is one action of :mod:`reference_impl.features.api` or one event the 
 * ``SetIbp(enabled)``: the operator rolls the IBP across ``migration_ibp_version``; the controller
   resigns so that the next one applies the status rules (KIP "Deployment", phase 1).
 
+``/features`` is held as ZooKeeper holds it (:class:`ZNode`): the JSON bytes the controller wrote, with
+``FeatureZNode.encode`` under the config's profile, and the node's version (its epoch). Every reader decodes
+those bytes with ``FeatureZNode.decode``: a broker at startup and on each watch notification, the controller
+when it is elected, when it takes a registration, before it validates an update, and when it waits for its
+own write (``KafkaController`` waits for its feature cache to reach the new version). The reference's bytes
+always decode; a codec that writes what it cannot read, or reads what it did not write, changes what the
+cluster does (:meth:`FeaturesSystem.read`, after Kafka's listener and controller) and what FEAT-13 sees.
+
 Bounds (config): node epoch, restarts, IBP changes.
 """
 
@@ -33,13 +41,17 @@ from dataclasses import dataclass, replace
 
 from properties.features import PROPERTIES
 from reference_impl.features.api import (
+    Errors,
     FeatureController,
     FeatureUpdate,
     FeatureZNode,
     FeatureZNodeStatus,
     FinalizedFeatures,
+    JsonMappingException,
     SupportedFeatures,
+    UpdatableFeatureResult,
     UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
     deprecate_min_levels,
     is_compatible,
     setup_feature_versioning,
@@ -74,8 +86,34 @@ class Client:
 
 
 @dataclass(frozen=True)
+class ZNode:
+    """``/features`` as ZooKeeper holds it (``KafkaZkClient.getDataAndVersion``): the node's data, the JSON
+    bytes of Kafka's ``FeatureZNode.encode``, and its version (``Stat.version``: the KIP's
+    ``FinalizedFeaturesEpoch``, which is not in the JSON)."""
+
+    data: bytes
+    version: int
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """What a reader gets from bytes ``FeatureZNode.decode`` refuses (only a codec bug writes them).
+
+    ``fatal``: the failure is not an ``IllegalArgumentException`` (Jackson's ``JsonMappingException`` for a
+    missing ``version`` or a value of the wrong type, or any other exception), which Kafka 2.8's feature
+    listener turns into the broker's exit; otherwise the listener clears the broker's feature cache and the
+    broker runs on (``FinalizedFeatureChangeListener.scala``; see :meth:`FeaturesSystem.read`)."""
+
+    fatal: bool
+    message: str
+
+
+Decoded = FeatureZNode | Unreadable | None  # what a reader makes of /features (None: the node is absent)
+
+
+@dataclass(frozen=True)
 class FeaturesState:
-    node: FeatureZNode | None  # /features in ZooKeeper (None: absent)
+    znode: ZNode | None  # /features in ZooKeeper: its bytes and version (None: absent)
     ibp_enabled: bool  # inter.broker.protocol.version >= migration_ibp_version
     controller: int  # broker id of the active controller, -1 when none
     brokers: tuple[Broker, ...]
@@ -99,7 +137,11 @@ class FeaturesSystem(DataclassSystem):
         super().__init__(config)
         self.releases = {r.name: r.supported() for r in config.releases}
         self.requests = config.operator_requests()
-        self._outcomes: dict[tuple[object, ...], list[tuple[Action, FeatureZNode | None]]] = {}
+        self._outcomes: dict[tuple[object, ...], list[tuple[Action, ZNode | None]]] = {}
+        # /features as readers see it: FeatureZNode.decode once per distinct bytes and version (a memo, like
+        # _outcomes), and the bytes of each node the controller writes (FeatureZNode.encode, once per node).
+        self._decoded: dict[ZNode, Decoded] = {}
+        self._encoded: dict[FeatureZNode, ZNode] = {}
         # (release, finalized features) -> is_compatible against an ENABLED node: the same few pairs recur
         # in most states (a memo, like _outcomes).
         self._compat: dict[tuple[str, FinalizedFeatures], bool] = {}
@@ -127,6 +169,8 @@ class FeaturesSystem(DataclassSystem):
         d = super().__getstate__()
         d["_outcomes"] = {}  # a memo: rebuilt wherever the system is unpickled
         d["_compat"] = {}
+        d["_decoded"] = {}
+        d["_encoded"] = {}
         return d
 
     # ------------------------------------------------------------------ interface
@@ -142,11 +186,18 @@ class FeaturesSystem(DataclassSystem):
         return PROPERTIES.bind(self)
 
     def view(self, s: FeaturesState) -> dict[str, object]:
-        node = None if s.node is None else Record(
-            status=s.node.status.name, epoch=s.node.epoch,
-            features={n: (r.min_version_level, r.max_version_level) for n, r in s.node.features})
+        # The spec's variables: /features as the reference's decoder reads its bytes (status, epoch, features).
+        z = s.znode
+        node = self.read(z)
+        if z is None:
+            shown = Record(status="ABSENT", epoch=-1, features={})
+        elif isinstance(node, FeatureZNode):
+            shown = Record(status=node.status.name, epoch=node.epoch,
+                           features={n: (r.min_version_level, r.max_version_level) for n, r in node.features})
+        else:  # bytes the decoder refuses (a codec bug): no spec state has them
+            shown = Record(status="UNREADABLE", epoch=z.version, features={})
         return {
-            "node": node if node is not None else Record(status="ABSENT", epoch=-1, features={}),
+            "node": shown,
             "ibp_enabled": s.ibp_enabled,
             "controller": s.controller,
             "brokers": tuple(Record(release=b.release, status=b.status.name, cache_epoch=b.cache_epoch,
@@ -165,7 +216,7 @@ class FeaturesSystem(DataclassSystem):
         append = out.append
         c = self.config
         brokers = s.brokers
-        node = s.node
+        znode = s.znode
         controller = s.controller
         running = [i for i, b in enumerate(brokers) if b.status is _RUNNING]
         if controller < 0:
@@ -176,10 +227,10 @@ class FeaturesSystem(DataclassSystem):
                 append((self._start_labels[i], self.start_broker(s, i)))
         if s.registration_queue and controller >= 0:
             append((self._registration_labels[s.registration_queue[0]], self.process_registration(s)))
-        writable = controller >= 0 and node is not None and node.epoch < c.max_epoch
+        writable = controller >= 0 and znode is not None and znode.version < c.max_epoch
         if writable:
             for label, after in self.operator_outcomes(s):
-                append((label, s if after is node or after == node else self._with_node(s, after)))
+                append((label, s if after is znode or after == znode else self._with_node(s, after)))
         for i in running:
             if not brokers[i].notified:
                 append((self._notify_labels[i], self.deliver_notification(s, i)))
@@ -197,7 +248,7 @@ class FeaturesSystem(DataclassSystem):
                         queue = ()  # the next controller rebuilds its live set from ZooKeeper
                     restarts = s.restarts + 1
                     for label, nb in self._restart_labels[i]:
-                        append((label, FeaturesState(node, s.ibp_enabled, ctl, _put(brokers, i, nb), queue,
+                        append((label, FeaturesState(znode, s.ibp_enabled, ctl, _put(brokers, i, nb), queue,
                                                      s.client, restarts, s.ibp_changes)))
         if self._deprecation_on and writable and s.ibp_enabled:
             nxt = self.deprecate(s)
@@ -207,11 +258,54 @@ class FeaturesSystem(DataclassSystem):
             append((self._set_ibp_labels[not s.ibp_enabled], self.set_ibp(s)))
         return out
 
+    # ------------------------------------------------------------------ /features: bytes in ZooKeeper
+    def read(self, z: ZNode | None) -> Decoded:
+        """``FeatureZNode.decode(data, version, profile)`` of the node as ZooKeeper holds it, once per distinct
+        bytes and version; what the decoder refuses is :class:`Unreadable`, never an exception.
+
+        What Kafka does with a node it cannot decode (Apache Kafka 2.8.2,
+        ``core/src/main/scala/kafka/server/FinalizedFeatureChangeListener.scala``,
+        ``FeatureCacheUpdater.updateLatestOrThrow`` and ``ChangeNotificationProcessorThread.doWork``; the decoder
+        is ``core/src/main/scala/kafka/zk/ZkData.scala`` ``FeatureZNode.decode``): an
+        ``IllegalArgumentException`` from ``decode`` is logged ("Unable to deserialize feature ZK node") and the
+        broker's feature cache is cleared (``finalizedFeatureCache.clear()``), and the broker runs on; any other
+        exception (Jackson's ``JsonMappingException``, thrown by ``JsonObject.apply`` for a missing ``version``
+        and by ``DecodeJson`` for a value of the wrong type) escapes ``updateLatestOrThrow``, and the
+        notification thread throws ``FatalExitError``: the broker exits ("Failed to process feature ZK node
+        change event. The broker will eventually exit."), at startup too (``initOrThrow`` runs the same updater).
+        The controller (``core/src/main/scala/kafka/controller/KafkaController.scala``): ``enableFeatureVersioning``
+        and ``disableFeatureVersioning`` decode the node during ``onControllerFailover``; a failure there is
+        caught by ``elect()``, which calls ``triggerControllerMove()``: the election fails.
+        """
+        if z is None:
+            return None
+        hit = self._decoded.get(z)
+        if hit is None:
+            try:
+                hit = FeatureZNode.decode(z.data, z.version, self.config.profile)
+            except JsonMappingException as exc:  # before ValueError: it is one here
+                hit = Unreadable(True, str(exc))
+            except ValueError as exc:  # Kafka's IllegalArgumentException family (api.py)
+                hit = Unreadable(False, str(exc))
+            except Exception as exc:  # any other failure of a (broken) decoder: Kafka's listener exits on
+                hit = Unreadable(True, f"{type(exc).__name__}: {exc}")  # every exception but an IAE
+            self._decoded[z] = hit
+        return hit
+
+    def store(self, node: FeatureZNode) -> ZNode:
+        """What the controller's write leaves in ZooKeeper: ``FeatureZNode.encode`` of the node it decided
+        (under the config's profile) and the node's version, its epoch."""
+        hit = self._encoded.get(node)
+        if hit is None:
+            hit = self._encoded[node] = ZNode(node.encode(self.config.profile), node.epoch)
+        return hit
+
     # ------------------------------------------------------------------ helpers
     def supported(self, b: Broker) -> SupportedFeatures:
         return self.releases[b.release]
 
     def compatible(self, s: FeaturesState, b: Broker, node: FeatureZNode | None) -> bool:
+        """Whether broker ``b`` may run against the decoded node ``node``."""
         if not s.ibp_enabled:  # "each broker will validate that its IBP ... before applying validations"
             return True
         if node is None or node.status is FeatureZNodeStatus.DISABLED:
@@ -223,113 +317,173 @@ class FeaturesSystem(DataclassSystem):
             hit = self._compat[key] = is_compatible(self.releases[b.release], node, self.config.profile)
         return hit
 
-    def _written(self, s: FeaturesState, node: FeatureZNode | None) -> tuple[Broker, ...]:
+    def _written(self, s: FeaturesState, znode: ZNode | None) -> tuple[Broker, ...]:
         """After a write to /features every running broker has a watch notification pending."""
-        if node is s.node or node == s.node:
+        if znode is s.znode or znode == s.znode:
             return s.brokers
         # A broker that already has a notification pending is kept as it is (the same value).
         return tuple(Broker(b.release, b.status, b.cache_epoch, b.cache, b.registered, False)
                      if b.status is _RUNNING and b.notified else b for b in s.brokers)
 
-    def _with_node(self, s: FeaturesState, node: FeatureZNode | None) -> FeaturesState:
-        """``replace(s, node=node, brokers=self._written(s, node))``, by the (cheaper) constructor."""
-        return FeaturesState(node, s.ibp_enabled, s.controller, self._written(s, node), s.registration_queue,
+    def _with_node(self, s: FeaturesState, znode: ZNode | None) -> FeaturesState:
+        """``replace(s, znode=znode, brokers=self._written(s, znode))``, by the (cheaper) constructor."""
+        return FeaturesState(znode, s.ibp_enabled, s.controller, self._written(s, znode), s.registration_queue,
                              s.client, s.restarts, s.ibp_changes)
 
-    def controller_api(self, s: FeaturesState) -> FeatureController:
+    def controller_api(self, s: FeaturesState, node: FeatureZNode | None = None) -> FeatureController:
+        """The controller's API over ``node`` (default: /features as the controller decodes it)."""
+        if node is None:
+            decoded = self.read(s.znode)
+            node = decoded if isinstance(decoded, FeatureZNode) else None
         live = tuple((i, self.supported(b)) for i, b in enumerate(s.brokers) if b.registered)
         own = self.supported(s.brokers[s.controller])
-        return FeatureController(s.node, live, own, s.ibp_enabled, True, self.config.profile,
+        return FeatureController(node, live, own, s.ibp_enabled, True, self.config.profile,
                                  self.config.semantics, self.config.mutations)
+
+    def _broker_reads(self, s: FeaturesState, b: Broker) -> tuple[bool, FinalizedFeatures, int]:
+        """A broker reads /features (at startup or on a watch notification): whether it runs on, and what it
+        caches and serves in ApiVersions. It exits on an incompatibility ("Broker protections"; the features
+        and epoch are then what it would have cached, which a broken variant that ignores the check keeps) and
+        on a fatal decoding failure; bytes the decoder refuses otherwise leave it running with no cache.
+
+        Below migration_ibp_version Kafka runs no feature listener at all: the broker takes the node's version
+        (the epoch it serves here) without decoding anything.
+        """
+        z = s.znode
+        if z is None:
+            return True, (), -1
+        if not s.ibp_enabled:
+            return True, (), z.version
+        node = self.read(z)
+        if isinstance(node, Unreadable):
+            return not node.fatal, (), -1  # fatal: FatalExitError; else finalizedFeatureCache.clear()
+        assert node is not None
+        if node.status is FeatureZNodeStatus.DISABLED:
+            return True, (), node.epoch
+        return self.compatible(s, b, node), node.features, node.epoch
 
     # ------------------------------------------------------------------ actions
     def elect_controller(self, s: FeaturesState, i: int) -> FeaturesState:
-        new_node = setup_feature_versioning(s.node, s.ibp_enabled, self.supported(s.brokers[i]))
-        node = s.node if new_node is None else new_node
+        current = self.read(s.znode)
+        if isinstance(current, Unreadable):
+            # enable/disableFeatureVersioning cannot decode /features: onControllerFailover throws, elect()
+            # catches it and triggers a controller move. The broker resigns at once: nothing has changed.
+            return s
+        new_node = setup_feature_versioning(current, s.ibp_enabled, self.supported(s.brokers[i]))
+        if new_node is None:
+            znode, node = s.znode, current
+        else:
+            znode = self.store(new_node)
+            node = new_node
+            if s.ibp_enabled:
+                # enableFeatureVersioning waits for the controller's own feature cache to reach the version it
+                # wrote (featureCache.waitUntilEpochOrThrow): the controller reads its write back. Bytes it
+                # cannot read never get there: the wait times out, the failover fails and the controller
+                # moves, its write made (every running broker has the watch notification pending).
+                back = self.read(znode)
+                if not isinstance(back, FeatureZNode):
+                    return FeaturesState(znode, s.ibp_enabled, -1, self._written(s, znode), (), s.client,
+                                         s.restarts, s.ibp_changes)
+                node = back
         # The new controller reads every BrokerIdZnode and keeps the compatible brokers as live.
         brokers = []
-        for b in self._written(s, node):
+        for b in self._written(s, znode):
             registered = b.status is _RUNNING and self._admits(s, b, node)
             brokers.append(b if b.registered == registered else
                            Broker(b.release, b.status, b.cache_epoch, b.cache, registered, b.notified))
-        return FeaturesState(node, s.ibp_enabled, i, tuple(brokers), (), s.client, s.restarts, s.ibp_changes)
+        return FeaturesState(znode, s.ibp_enabled, i, tuple(brokers), (), s.client, s.restarts, s.ibp_changes)
 
-    def _admits(self, s: FeaturesState, b: Broker, node: FeatureZNode | None) -> bool:
+    def _admits(self, s: FeaturesState, b: Broker, node: Decoded) -> bool:
         if self._register_incompatible:
             return True
-        return self.compatible(s, b, node)
+        # Bytes the controller cannot decode constrain nothing: Kafka's controller checks registrations against
+        # its feature cache (partitionOnFeatureCompatibility), which a failed decode has cleared.
+        return self.compatible(s, b, node if isinstance(node, FeatureZNode) else None)
 
     def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
-        if not self.compatible(s, b, s.node) and not self._skip_startup_validation:
+        runs, cache, epoch = self._broker_reads(s, b)
+        if not runs and not self._skip_startup_validation:
             nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
-            return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
+            return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
                                  s.client, s.restarts, s.ibp_changes)
-        node = s.node
-        cache, epoch = _cached(node, s.ibp_enabled)
         nb = Broker(b.release, _RUNNING, epoch, cache, False, True)
         queue = (*s.registration_queue, i) if s.controller >= 0 else s.registration_queue
-        return FeaturesState(node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client, s.restarts,
-                             s.ibp_changes)
+        return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client,
+                             s.restarts, s.ibp_changes)
 
     def process_registration(self, s: FeaturesState) -> FeaturesState:
         head, rest = s.registration_queue[0], s.registration_queue[1:]
         b = s.brokers[head]
-        admit = b.status is _RUNNING and self._admits(s, b, s.node)
+        admit = b.status is _RUNNING and self._admits(s, b, self.read(s.znode))
         nb = Broker(b.release, b.status, b.cache_epoch, b.cache, admit, b.notified)
-        return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, head, nb), rest, s.client,
+        return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, head, nb), rest, s.client,
                              s.restarts, s.ibp_changes)
 
-    def operator_outcomes(self, s: FeaturesState) -> list[tuple[Action, FeatureZNode | None]]:
-        """Every operator request against this controller, with the node after it.
+    def operator_outcomes(self, s: FeaturesState) -> list[tuple[Action, ZNode | None]]:
+        """Every operator request against this controller, with /features (bytes and version) after it.
 
         The outcome depends only on the node, the live brokers' releases, the controller's release and
         the IBP, which many states share: it is computed once per such key (a per-system memo).
         """
         live = tuple(b.release for b in s.brokers if b.registered)
-        key = (s.node, live, s.brokers[s.controller].release, s.ibp_enabled)
+        key = (s.znode, live, s.brokers[s.controller].release, s.ibp_enabled)
         hit = self._outcomes.get(key)
         if hit is None:
-            api = self.controller_api(s)
+            current = self.read(s.znode)
+            api = self.controller_api(s, current) if isinstance(current, FeatureZNode) else None
             hit = []
             for req in self.requests:
-                response, after = api.update_features(req)
+                if api is None:
+                    # The controller cannot decode /features: nothing is validated or written, and each update
+                    # fails as Kafka answers an update whose write it cannot see through (below).
+                    response, after = _unapplied(req), s.znode
+                else:
+                    response, decided = api.update_features(req)
+                    assert decided.node is not None
+                    after = s.znode if decided.node is current else self.store(decided.node)
+                    if after is not s.znode and not isinstance(self.read(after), FeatureZNode):
+                        # processFeatureUpdatesWithActiveController waits for the controller's feature cache
+                        # to reach the version it wrote (waitUntilEpochOrThrow); bytes it cannot read never
+                        # get there, and every valid update is answered FEATURE_UPDATE_FAILED, the node
+                        # written all the same.
+                        response = _unapplied(req, response)
                 label = Action.of(
                     "UpdateFeatures",
                     updates=tuple((u.feature, u.max_version_level, u.allow_downgrade) for u in req.feature_updates),
                     dry_run=req.dry_run,
                     result=(response.error.name, *(r.error.name for r in response.results)),
                 )
-                hit.append((label, after.node))
+                hit.append((label, after))
             self._outcomes[key] = hit
         return hit
 
     def update_features(self, s: FeaturesState, req: UpdateFeaturesRequest) -> tuple[Action, FeaturesState]:
         """One operator request (the API-level call the system's UpdateFeatures steps are made of)."""
         i = self.requests.index(req)
-        label, node = self.operator_outcomes(s)[i]
-        return label, (s if node == s.node else self._with_node(s, node))
+        label, znode = self.operator_outcomes(s)[i]
+        return label, (s if znode == s.znode else self._with_node(s, znode))
 
     def deliver_notification(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
-        if not self.compatible(s, b, s.node) and not self._ignore_incompatible_notification:
+        runs, cache, epoch = self._broker_reads(s, b)
+        if not runs and not self._ignore_incompatible_notification:
             nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
             # A controller that exits gives up the controllership (its ZooKeeper session, and with it the
             # ephemeral /controller znode, ends with the process: Kafka's FinalizedFeatureChangeListener
             # calls Exit.exit); the next controller rebuilds its live set from ZooKeeper, as after a restart.
             ctl = -1 if s.controller == i else s.controller
             queue = () if ctl < 0 else tuple(q for q in s.registration_queue if q != i)
-            return FeaturesState(s.node, s.ibp_enabled, ctl, _put(s.brokers, i, nb), queue, s.client,
+            return FeaturesState(s.znode, s.ibp_enabled, ctl, _put(s.brokers, i, nb), queue, s.client,
                                  s.restarts, s.ibp_changes)
-        cache, epoch = _cached(s.node, s.ibp_enabled)
         nb = Broker(b.release, b.status, epoch, cache, b.registered, True)
-        return FeaturesState(s.node, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
+        return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
                              s.client, s.restarts, s.ibp_changes)
 
     def read_api_versions(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
         if b.cache_epoch > s.client.epoch or self._client_adopts_stale:
-            return FeaturesState(s.node, s.ibp_enabled, s.controller, s.brokers, s.registration_queue,
+            return FeaturesState(s.znode, s.ibp_enabled, s.controller, s.brokers, s.registration_queue,
                                  Client(b.cache_epoch, b.cache), s.restarts, s.ibp_changes)
         return s
 
@@ -344,19 +498,20 @@ class FeaturesSystem(DataclassSystem):
                        restarts=s.restarts + 1)
 
     def deprecate(self, s: FeaturesState) -> FeaturesState | None:
-        assert s.node is not None
-        if s.node.status is not FeatureZNodeStatus.ENABLED:
+        assert s.znode is not None
+        node = self.read(s.znode)
+        if not isinstance(node, FeatureZNode) or node.status is not FeatureZNodeStatus.ENABLED:
             return None
-        new = deprecate_min_levels(s.node, [self.supported(b) for b in s.brokers if b.registered])
+        new = deprecate_min_levels(node, [self.supported(b) for b in s.brokers if b.registered])
         if new is None:
             return None
-        return self._with_node(s, new)
+        return self._with_node(s, self.store(new))
 
     def set_ibp(self, s: FeaturesState) -> FeaturesState:
         # The IBP roll ends with a controller election under the new IBP (the status rules run there).
         brokers = tuple(Broker(b.release, b.status, b.cache_epoch, b.cache, False, b.notified) if b.registered else b
                         for b in s.brokers)
-        return FeaturesState(s.node, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)
+        return FeaturesState(s.znode, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)
 
     # ------------------------------------------------------------------ symmetry (issue #17)
     def symmetry_key(self, s: FeaturesState) -> object:
@@ -365,17 +520,20 @@ class FeaturesSystem(DataclassSystem):
         return self.cached_symmetry_key(symmetry_key, s)
 
 
+def _unapplied(req: UpdateFeaturesRequest, response: UpdateFeaturesResponse | None = None) -> UpdateFeaturesResponse:
+    """Kafka's answer when the controller's write cannot be seen through (the catch of
+    ``processFeatureUpdatesWithActiveController``): every valid update is FEATURE_UPDATE_FAILED, the others keep
+    their error. Without a response (the node could not be read at all), every update fails so."""
+    if response is None:
+        return UpdateFeaturesResponse(Errors.NONE, None, tuple(
+            UpdatableFeatureResult(u.feature, Errors.FEATURE_UPDATE_FAILED) for u in req.feature_updates))
+    return UpdateFeaturesResponse(response.error, response.message, tuple(
+        r if r.error is not Errors.NONE else UpdatableFeatureResult(r.feature, Errors.FEATURE_UPDATE_FAILED)
+        for r in response.results))
+
+
 def _put(brokers: tuple[Broker, ...], i: int, b: Broker) -> tuple[Broker, ...]:
     return (*brokers[:i], b, *brokers[i + 1:])
-
-
-def _cached(node: FeatureZNode | None, ibp_enabled: bool) -> tuple[FinalizedFeatures, int]:
-    """What a broker caches from the node: nothing while absent; no features while disabled."""
-    if node is None:
-        return (), -1
-    if node.status is FeatureZNodeStatus.DISABLED or not ibp_enabled:
-        return (), node.epoch
-    return node.features, node.epoch
 
 
 def request(*updates: tuple[str, int, bool], dry_run: bool = False) -> UpdateFeaturesRequest:
