@@ -26,6 +26,8 @@ pytestmark = pytest.mark.spark
 @pytest.fixture()
 def cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
     c = StandaloneCluster(tmp_path)
+    # The driver's JVM starts within the registration wait; under the parallel suite it can take long.
+    c.env["ROLLCHECK_SPARK_MASTER_SECONDS"] = "300"
     try:
         yield c
     finally:

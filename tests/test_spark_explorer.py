@@ -144,7 +144,7 @@ def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None
 
 def test_a_master_address_that_is_no_spark_master_is_one_line_within_30_s(tmp_path: Path) -> None:
     """Something listens there but never answers as a Spark master: Spark alone retries for a minute and
-    ends in a stack trace; rollcheck gives up after ROLLCHECK_SPARK_MASTER_SECONDS (25 by default)."""
+    ends in a stack trace; rollcheck gives up after ROLLCHECK_SPARK_MASTER_SECONDS (60 by default)."""
     import socket
 
     with socket.socket() as listener:

@@ -157,9 +157,10 @@ def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dic
 
 # A spark:// address that accepts connections but is no Spark master (or a master that never answers)
 # keeps Spark's application client retrying for a minute (3 x 20 s, fixed in Spark) before it fails with
-# a stack trace; a real master registers the application in well under a second. Overridable through
-# ROLLCHECK_SPARK_MASTER_SECONDS (a test uses a few seconds).
-MASTER_ANSWER_SECONDS = 25.0
+# a stack trace; a real master registers the application in well under a second, but the wait also covers
+# starting the driver's JVM, which takes tens of seconds on a loaded 2-core machine (CI saw 25 s run out).
+# Overridable through ROLLCHECK_SPARK_MASTER_SECONDS (a test uses a few seconds).
+MASTER_ANSWER_SECONDS = 60.0
 
 
 def _create(builder: Any, master: str) -> Any:
@@ -182,7 +183,8 @@ def _create(builder: Any, master: str) -> Any:
     thread.join(wait)
     if thread.is_alive():
         raise UserError(f"the Spark master {master} did not register this application within {wait:.0f} s: "
-                        f"is it a Spark standalone master? (log: {spark_log_path()})")
+                        f"is it a Spark standalone master? (ROLLCHECK_SPARK_MASTER_SECONDS sets the wait; "
+                        f"log: {spark_log_path()})")
     if "error" in box:
         first = str(box["error"]).strip().splitlines()[0][:200]
         raise UserError(f"Spark could not start on {master}: {first} (log: {spark_log_path()})")
