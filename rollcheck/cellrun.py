@@ -47,6 +47,7 @@ class Cell:
     checker: str
     variant: str | None = None
     subdir: str = ""  # under the run's output directory (the gate's broken variants go under mutants/)
+    differential_only: bool = False  # z3 on a ci config in the ci tier: the successor differential alone
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -76,7 +77,8 @@ def run_cell(cell: Cell, ctx: CheckContext) -> CellResult:
     try:
         out_dir = ctx.out_dir / cell.subdir if cell.subdir else ctx.out_dir
         report = adapter(cell.entry, cell.label, cell.config,
-                         dataclasses.replace(ctx, variant=cell.variant, out_dir=out_dir))
+                         dataclasses.replace(ctx, variant=cell.variant, out_dir=out_dir,
+                                             differential_only=cell.differential_only))
     except UserError:
         raise
     except Exception as exc:  # a crashed checker is a finding, not the end of the run

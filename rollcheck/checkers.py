@@ -99,6 +99,8 @@ class CheckContext:
     options: dict[str, Any] = field(default_factory=dict)
     progress: Callable[[str], None] | None = None
     variant: str | None = None  # check this broken variant instead of the reference (mutation runs)
+    # z3 on a ci tier's ci config: the successor differential on every reachable state, no proofs
+    differential_only: bool = False
     # Distinct states of each (protocol, config, profile, variant) the explorer finished in this run, so a
     # later checker that only needs the size (conform's limit) does not explore it again.
     known_sizes: dict[tuple[str, str, str, str | None], int] = field(default_factory=dict)

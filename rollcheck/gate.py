@@ -96,7 +96,7 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     if tier == "nightly":
         checkers += [c for c in NIGHTLY_EXTRA_CHECKERS if c in present]
         mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
-        context["options"] = {"fuzz_minutes": 0.5, "z3_differential_states": 1000}  # ~150 s a cell
+        context["options"] = {"fuzz_minutes": 0.5, "z3_differential_states": 0}  # every reachable state
     gate_configs = {p: [get_protocol(p).gate_config] for p in protocols}  # each protocol's registration says
     return GateConfig(protocols, gate_configs, known_profiles(protocols),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
@@ -302,24 +302,30 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
     for proto in cfg.protocols:
         entry = lookup(proto)
         full = cfg.configs.get(proto, ["default"])
-        small = cfg.ci_configs.get(proto, ["small"]) if sized else []
+        ci_configs = cfg.ci_configs.get(proto, ["small"]) if cfg.tier == "ci" else []
+        small = ci_configs if sized else []
+        z3_small = ci_configs if "z3" in checkers else []
         stories = cfg.story_configs.get(proto, [])
 
         def runs_on(checker: str, spec: str, full: list[str] = full, small: list[str] = small,
-                    stories: list[str] = stories) -> bool:
+                    z3_small: list[str] = z3_small, stories: list[str] = stories) -> bool:
             if checker in sized:
                 return spec in small
             if spec in stories and spec not in full and cfg.tier == "ci":
                 return checker == "explore"  # exhaustive: what a story config is for
-            # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared.
-            return spec in full or spec in stories or (checker == "explore" and spec in small)
+            # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared; z3 compares
+            # its relation with the reference on every reachable state of the ci configs.
+            return (spec in full or spec in stories or (checker == "explore" and spec in small)
+                    or (checker == "z3" and spec in z3_small))
 
         profiles = [p for p in cfg.profiles if p in entry.profiles]  # a profile runs where the protocol has it
-        for spec in dict.fromkeys([*full, *small, *stories]):
+        for spec in dict.fromkeys([*full, *small, *z3_small, *stories]):
             label, base_config = resolve_config(entry, spec)
             for profile in profiles:
                 config = replace_config(base_config, profile=profile)
-                cells.extend(Cell(entry, label, config, name) for name in checkers if runs_on(name, spec))
+                cells.extend(Cell(entry, label, config, name, differential_only=name == "z3" and spec in z3_small
+                                  and spec not in full and spec not in stories)
+                             for name in checkers if runs_on(name, spec))
     if cfg.mutants:
         cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))
     return cells, skipped

@@ -216,6 +216,16 @@ def test_ctrl_c_in_a_z3_query_ends_prove_at_once(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
+def test_ctrl_c_in_the_successor_differential_ends_prove(tmp_path: Path) -> None:
+    # every reachable state of zk_migration:faults (128,850) through the compiled differential: minutes
+    code, err, _seconds = _signal_after(["prove", "zk_migration", "--config", "faults", "--property", "MIG-03",
+                                         "--depth", "1", "--differential", "0", "--quiet", "--out", str(tmp_path)],
+                                        signal.SIGINT, 15.0)
+    assert code == 130, err
+    assert _one_line(err).startswith("rollcheck: interrupted; its partial output was removed")
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
+
+
 def test_sigterm_ends_tlc_and_its_java_process(tmp_path: Path) -> None:
     code, err, seconds = _signal_after(["tlc", "features", "--config", "default", "--quiet", "--workers", "1",
                                         "--out", str(tmp_path)], signal.SIGTERM, 6.0)

@@ -40,11 +40,14 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
         for profile in get_protocol(proto).profiles:
             mine = [c for c in reference if c.entry.name == proto and c.config.profile == profile]
             assert {c.checker for c in mine} == kinds, (proto, profile)
-            # TLC, conformance and Spark on the small config, where the explorer also runs (counts compared);
-            # the explorer, Hypothesis and Z3 on the gate config.
+            # TLC, conformance and Spark on the small config, where the explorer also runs (counts compared)
+            # and Z3 compares its relation with the reference on every reachable state (the differential
+            # alone); the explorer, Hypothesis and Z3 on the gate config.
             # The story configs (ProtocolEntry.story_configs) through the explorer only.
             for c in mine:
-                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker == "explore"
+                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker in ("explore", "z3")
+                assert c.differential_only == (c.checker == "z3" and c.label == "small")
+            assert {c.label for c in mine if c.checker == "z3"} == {"small", cfg.configs[proto][0]}
             stories = set(get_protocol(proto).story_configs)
             assert stories == set(cfg.story_configs[proto])
             assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0], *stories}

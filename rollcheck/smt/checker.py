@@ -8,7 +8,9 @@ reference's (both directions), and so must the sub-relations per action paramete
 report ``diverged``, which the gate counts as a disagreement (exit 3). ``options.z3_differential_states``
 bounds the states (breadth-first from the initial states; 0: every reachable state), except that a config
 with at most ``options.z3_differential_all_below`` states (1,000) is compared whole; the report says how
-many were compared and whether that was every reachable state.
+many were compared and whether that was every reachable state. In the ``ci`` tier a z3 cell on a ci config
+(``ctx.differential_only``: each protocol's ``small``) runs the differential alone, on every reachable
+state; the proofs run on the gate config.
 """
 
 from __future__ import annotations
@@ -27,17 +29,20 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import bfs_states, check_parameters, check_successors
+from rollcheck.smt.core import bfs_states, check_successors
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
 
-# The ci tier compares the first states only: a state costs 25-30 ms on the small configs and 100-210 ms on
-# the gate configs here (measured 2026-11-24 under load, 300 states a cell); the nightly tier raises it.
+# The gate configs (3,461-221,704 states) are compared on their first states in the ci tier, which compares
+# every reachable state of the ci configs in cells of their own, and whole in the nightly tier
+# (z3_differential_states = 0 there).
 DIFFERENTIAL_STATES = 50
-# ... except on a config this small, compared whole (every reachable state: 15-20 ms a state on the small
-# configs, benchmarks/z3_differential.py; zk_migration:small, 664 states, takes about 10 s a profile).
+# ... except a config this small, compared whole (finding that out explores this many states).
 DIFFERENTIAL_ALL_BELOW = 1_000
+# From this many states on the relations are compiled (rollcheck.smt.compiled: 1-3 s a config once, then
+# no solver call a state); fewer states go to the solver (15-50 ms a state, nothing to compile).
+COMPILE_FROM = 200
 
 
 def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIFFERENTIAL_ALL_BELOW
@@ -47,22 +52,21 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
     parameter sub-relation, both directions. The result (JSON-ready) says how many states and transitions
     were compared and the first mismatch, if any."""
     t0 = time.perf_counter()
-    if 0 < limit and whole_below > 0 and len(bfs_states(ts, whole_below + 1)) <= whole_below:
-        limit = 0  # the whole config is smaller than the bound: every reachable state
-    states = bfs_states(ts, limit if limit > 0 else 2**62)
+    probe = max(limit, whole_below) + 1 if limit > 0 else 2**62
+    states = bfs_states(ts, probe)
+    every = len(states) < probe  # the search ran out of states
+    if not every:
+        states = states[:limit]
     with interruptible_z3():
-        res = check_successors(sym, ts, states)
-        if res.mismatch is None:
-            params = check_parameters(sym, ts, states, sym.parameter_relations())
-            res.mismatch, res.transitions = params.mismatch, res.transitions + params.transitions
-    return {"states": res.states, "transitions": res.transitions,
-            "every_reachable_state": limit <= 0 or len(states) < limit, "excluded_actions": res.excluded,
+        res = check_successors(sym, ts, states, sym.parameter_relations(), compiled=len(states) >= COMPILE_FROM)
+    return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every,
+            "excluded_actions": res.excluded, "solver_only": res.solver_only,
             "seconds": round(time.perf_counter() - t0, 2),
             "mismatch": None if res.mismatch is None else str(res.mismatch)}
 
 
 def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str) -> None:
-    limit = int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+    limit = 0 if ctx.differential_only else int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
     whole = int(ctx.options.get("z3_differential_all_below", DIFFERENTIAL_ALL_BELOW))
     if ctx.progress:
         ctx.progress(f"z3 {where}: successor differential on {limit or 'every reachable'} state(s)")
@@ -97,6 +101,10 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     encoded = sym.encoded()
     budget = max(1.0, ctx.timeout_seconds / max(1, len(encoded)))
     for p in ts.properties():
+        if ctx.differential_only:
+            report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "this cell compares the Z3 relation with "
+                                                      "the reference (the ci tier proves on the gate config)")
+            continue
         if p.id not in encoded:
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, f"{p.kind} property: not encoded in Z3")
             continue
@@ -118,7 +126,10 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         report.properties[p.id] = verdict
         report.stats[p.id] = res.to_json()
     report.status = VIOLATED if any(v.status == VIOLATED for v in report.properties.values()) else "ok"
-    report.stats["depth"] = ctx.z3_depth
+    if ctx.differential_only:
+        report.message = "the successor differential alone (the ci tier proves on the gate config)"
+    else:
+        report.stats["depth"] = ctx.z3_depth
     _differential(report, sym, ts, ctx, f"{entry.name}/{label}/{config.profile}")
     report.elapsed = time.perf_counter() - t0
     save_traces(report, ts, ctx)

@@ -21,6 +21,7 @@ from typing import Any
 
 import z3
 
+from rollcheck.smt.compiled import CompiledSystem, NotCompiled, Successors, Vals
 from rollcheck.traces import Step, Trace
 from rollcheck.transition import Invariant, StepProperty, TransitionSystem
 
@@ -338,6 +339,8 @@ class SuccessorCheck:
     transitions: int = 0
     excluded: dict[str, str] = field(default_factory=dict)
     mismatch: Mismatch | None = None
+    # Relations the solver compared on every state, as the compiled path does not take them (name -> why).
+    solver_only: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -420,11 +423,12 @@ _int = lru_cache(maxsize=4096)(z3.IntVal)  # small integers recur in every block
 
 class _Encoder:
     """``encode_state`` over one set of variables, memoized: each (field, value) atom is built once and each
-    state's list once. Every solver of a symbolic system names its next-state variables alike, so one
-    encoder serves them all; building Z3 terms from Python was most of the differential's time."""
+    state's list once (the last ``keep`` states). Every solver of a symbolic system names its next-state
+    variables alike, so one encoder serves them all; building Z3 terms from Python was most of the solver
+    path's time."""
 
-    def __init__(self, sym: SymbolicSystem, v: V) -> None:
-        self.sym, self.v = sym, v
+    def __init__(self, sym: SymbolicSystem, v: V, keep: int = 10_000) -> None:
+        self.sym, self.v, self.keep = sym, v, keep
         self.atoms: dict[tuple[str, Value], z3.BoolRef] = {}
         self.states: dict[Any, list[z3.BoolRef]] = {}
 
@@ -437,6 +441,8 @@ class _Encoder:
                 if atom is None:
                     atom = self.atoms[(k, x)] = self.v[k] == (z3.BoolVal(x) if isinstance(x, bool) else _int(x))
                 hit.append(atom)
+            if len(self.states) >= self.keep:
+                self.states.clear()
             self.states[s] = hit
         return hit
 
@@ -446,64 +452,176 @@ def z3_successors(sym: SymbolicSystem, s: Any, action: str, cap: int = 1000) -> 
     return _ActionSolver(sym, action).successors(s, cap)
 
 
-def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any]) -> SuccessorCheck:
-    """Per sampled state and per action name, the Z3 successors equal the reference's (both directions);
-    states also round-trip through ``values`` / ``from_values``. Stops at the first mismatch."""
-    res = SuccessorCheck(excluded=dict(sym.excluded_actions))
-    solvers = {name: _ActionSolver(sym, name) for name in sym.actions if name not in sym.excluded_actions}
-    wf = sym.declare("s")
-    encode = _Encoder(sym, sym.declare("t"))  # the solvers' next-state variables are these (same names)
-    wf_solver = z3.Solver()
-    wf_solver.add(z3.Not(sym.wellformed(wf)))
+# The first states of every comparison also go through the solver, whatever the compiled path says: its
+# control (a difference between the two is an error of rollcheck.smt.compiled, raised).
+SOLVER_CONTROL_STATES = 3
+
+RefStep = tuple[Any, "Vals | None"]  # a reference successor and its values (None: ``values`` misses a field)
+
+
+class _Differential:
+    """The comparison of :func:`check_successors`, one relation (an action or a sub-relation) at a time on
+    one state at a time (:meth:`at`): the reference's successors against the relation's compiled successors
+    (:mod:`rollcheck.smt.compiled`: no solver call), or against the solver (``_ActionSolver``) where a
+    relation does not compile and, as a control of the compiled path, on the first
+    ``SOLVER_CONTROL_STATES`` states (both ways, which must agree); the solver also names what differs."""
+
+    def __init__(self, sym: SymbolicSystem, relations: Sequence[tuple[str, Relation]], compiled: bool) -> None:
+        self.sym = sym
+        self.relations = list(relations)
+        self.fast = CompiledSystem(sym, compile_wellformed=compiled)
+        self.compiled: list[Successors | None] = []
+        self.solver_only: dict[str, str] = {}
+        for name, rel in self.relations:
+            try:
+                if not compiled:
+                    raise NotCompiled("the solver path was asked for")
+                self.compiled.append(self.fast.relation(rel))
+            except NotCompiled as exc:
+                self.compiled.append(None)
+                if compiled:
+                    self.solver_only[name] = str(exc)
+        if compiled and self.fast.wellformed is None:
+            self.solver_only["wellformed"] = "not compiled"
+        self.solvers: dict[int, _ActionSolver] = {}
+        self.current = _Encoder(sym, sym.declare("s"))  # the solvers' current-state variables (same names)
+        self.encode = _Encoder(sym, sym.declare("t"))  # ... and next-state variables
+        self.wf_solver: z3.Solver | None = None
+        self.seen = 0
+        self.s: Any = None
+        self.vals: Vals | None = None
+        self.control = False
+
+    def at(self, s: Any, values: Mapping[str, Value]) -> None:
+        """Compare from ``s`` (whose ``values`` these are) next."""
+        self.s, self.vals = s, self.fast.as_tuple(values)
+        self.control = self.seen < SOLVER_CONTROL_STATES
+        self.seen += 1
+
+    def step(self, t: Any) -> RefStep:
+        return t, self.fast.as_tuple(self.sym.values(t))
+
+    def wellformed(self) -> bool:
+        fast = None if self.fast.wellformed is None or self.vals is None else bool(self.fast.wellformed(self.vals))
+        if fast is not None and not self.control:
+            return fast
+        if self.wf_solver is None:
+            self.wf_solver = z3.Solver()
+            self.wf_solver.add(z3.Not(self.sym.wellformed(self.sym.declare("s"))))
+        exact = bool(self.wf_solver.check(*self.current(self.s)) != z3.sat)
+        if fast is not None and fast != exact:
+            raise RuntimeError(f"{self.sym.name}: the compiled wellformed says {fast}, the solver {exact}, "
+                               f"on {self.s!r}")
+        return exact
+
+    def matches(self, i: int, theirs: Sequence[RefStep]) -> bool:
+        """Are ``theirs`` exactly the successors of the current state under relation ``i``?"""
+        fn = self.compiled[i]
+        if not theirs and fn is not None and self.vals is not None and not self.control:
+            return not fn(self.vals)  # the common case: neither takes a step
+        if fn is None or self.vals is None or any(tv is None for _, tv in theirs):
+            return self._solver(i).matches(self.s, frozenset(t for t, _ in theirs), fixed=self.current(self.s),
+                                           encode=self.encode)
+        fast = set(fn(self.vals)) == {tv for _, tv in theirs}
+        if self.control and fast != self._solver(i).matches(self.s, frozenset(t for t, _ in theirs),
+                                                             fixed=self.current(self.s), encode=self.encode):
+            raise RuntimeError(f"{self.sym.name}: the compiled relation {self.relations[i][0]} and the solver "
+                               f"disagree on {self.s!r}")
+        return fast
+
+    def mismatch(self, i: int, theirs: Sequence[RefStep]) -> Mismatch:
+        """What differs under relation ``i``: the solver's successors of the current state beside ``theirs``."""
+        ref = frozenset(t for t, _ in theirs)
+        got = self._solver(i).successors(self.s, fixed=self.current(self.s))
+        if got == ref:
+            raise RuntimeError(f"{self.sym.name}: the compiled relation {self.relations[i][0]} differs from the "
+                               f"reference on {self.s!r}, the solver does not")
+        return Mismatch(self.s, self.relations[i][0], ref, got)
+
+    def _solver(self, i: int) -> _ActionSolver:
+        if i not in self.solvers:
+            name, rel = self.relations[i]
+            self.solvers[i] = _ActionSolver(self.sym, name, rel)
+        return self.solvers[i]
+
+
+SubRelation = tuple[str, Mapping[str, Any], Relation]
+
+
+def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any],
+                     subs: Iterable[SubRelation] = (), actions: bool = True, compiled: bool = True
+                     ) -> SuccessorCheck:
+    """Per state and per action name, the Z3 successors equal the reference's (both directions); states also
+    round-trip through ``values`` / ``from_values`` and are wellformed. With ``subs`` (``parameter_relations()``)
+    the sub-relations too, in the same pass (:func:`check_parameters`). Stops at the first mismatch.
+    ``compiled=False``: every relation through the solver (no compiling: for a few states, and the
+    benchmark's before)."""
+    names = [n for n in sym.actions if n not in sym.excluded_actions] if actions else []
+    items = [(name, dict(params), rel) for name, params, rel in subs]
+    labels = [f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})" for name, params, _ in items]
+    diff = _Differential(sym, [*((n, sym.actions[n]) for n in names),
+                               *((label, rel) for label, (_, _, rel) in zip(labels, items, strict=True))], compiled)
+    first_sub = len(names)
+    index = {n: i for i, n in enumerate(names)}
+    # a sub-relation's action name -> the parameter names it fixes -> their values -> its relation numbers
+    by_params: dict[str, dict[tuple[str, ...], dict[tuple[Any, ...], list[int]]]] = {}
+    for i, (name, params, _rel) in enumerate(items, start=first_sub):
+        keys = tuple(sorted(params))
+        by_params.setdefault(name, {}).setdefault(keys, {}).setdefault(tuple(params[k] for k in keys), []).append(i)
+    order = [*sorted(range(first_sub), key=names.__getitem__), *range(first_sub, len(diff.relations))]
+    res = SuccessorCheck(excluded=dict(sym.excluded_actions) if actions else {}, solver_only=dict(diff.solver_only))
     for s in states:
         res.states += 1
-        back = sym.from_values(sym.values(s))
-        if back != s:
-            res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset({back}), "state does not round-trip")
-            return res
-        fixed = sym.encode_state(s, wf)  # the solvers' current-state variables are these (same names)
-        if wf_solver.check(*fixed) == z3.sat:
+        values = sym.values(s)
+        if actions:
+            back = sym.from_values(values)
+            if back != s:
+                res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset({back}), "state does not round-trip")
+                return res
+        diff.at(s, values)
+        if actions and not diff.wellformed():
             res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset(), "reference state is not wellformed")
             return res
-        ref: dict[str, set[Any]] = {}
+        ref: list[list[RefStep]] = [[] for _ in diff.relations]
+        unencoded: dict[str, set[Any]] = {}
         for a, t in ts.successors(s):
-            ref.setdefault(a.name, set()).add(t)
-        for name in sorted(set(ref) | set(sym.actions)):
-            if name in sym.excluded_actions:
-                continue
-            if name not in sym.actions:
-                res.mismatch = Mismatch(s, name, frozenset(ref[name]), frozenset(), "action not encoded")
-                return res
-            theirs = frozenset(ref.get(name, ()))
-            res.transitions += len(theirs)
-            if not solvers[name].matches(s, theirs, fixed=fixed, encode=encode):
-                res.mismatch = Mismatch(s, name, theirs, solvers[name].successors(s, fixed=fixed))
+            step: RefStep | None = None
+            k = index.get(a.name) if actions else None
+            if k is not None:
+                step = diff.step(t)
+                ref[k].append(step)
+            elif actions and a.name not in sym.excluded_actions:
+                unencoded.setdefault(a.name, set()).add(t)
+            for keys, by_values in by_params.get(a.name, {}).items():
+                for j in by_values.get(tuple(a.get(k, _MISSING) for k in keys), ()):
+                    ref[j].append(step or (step := diff.step(t)))
+        for name in sorted(unencoded):
+            res.mismatch = Mismatch(s, name, frozenset(unencoded[name]), frozenset(), "action not encoded")
+            return res
+        for i in order:
+            res.transitions += _distinct(ref[i])
+            if not diff.matches(i, ref[i]):
+                res.mismatch = diff.mismatch(i, ref[i])
                 return res
     return res
 
 
+def _distinct(steps: Sequence[RefStep]) -> int:
+    """How many different states (an action may reach one by several parameter values)."""
+    if len(steps) < 2:
+        return len(steps)
+    if any(tv is None for _, tv in steps):
+        return len({t for t, _ in steps})
+    return len({tv for _, tv in steps})
+
+
 def check_parameters(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any],
-                     subs: Iterable[tuple[str, Mapping[str, Any], Relation]]) -> SuccessorCheck:
+                     subs: Iterable[SubRelation], compiled: bool = True) -> SuccessorCheck:
     """The sub-relations an encoding splits an action into (one per parameter value, for the step
     properties that read an action's parameters): per sampled state, the Z3 successors of each
     ``(action name, parameters, relation)`` equal the successors of the reference actions of that name
     whose parameters include ``parameters``. Stops at the first mismatch."""
-    res = SuccessorCheck()
-    solvers = [(name, dict(params), _ActionSolver(sym, name, rel)) for name, params, rel in subs]
-    encode = _Encoder(sym, sym.declare("t"))
-    current = _Encoder(sym, sym.declare("s"))
-    for s in states:
-        res.states += 1
-        succ = list(ts.successors(s))
-        for name, params, solver in solvers:
-            theirs = frozenset(t for a, t in succ if a.name == name and all(
-                a.get(k, _MISSING) == x for k, x in params.items()))
-            res.transitions += len(theirs)
-            if not solver.matches(s, theirs, fixed=current(s), encode=encode):
-                label = f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})"
-                res.mismatch = Mismatch(s, label, theirs, solver.successors(s))
-                return res
-    return res
+    return check_successors(sym, ts, states, subs, actions=False, compiled=compiled)
 
 
 _MISSING = object()
