@@ -648,3 +648,44 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "mv_update": mv_update_cases,
     "zk_triggers": zk_trigger_cases,
 }
+
+
+# --------------------------------------------------------------------------- the gate's decision differential
+
+# What the gate's z3 cell (and ``rollcheck prove``) compares for a protocol: each rule's cases restricted to the
+# profile checked, on domains that keep a cell within seconds (the full domains: RULES, benchmarks/prove.py).
+# Unlike the successor differential, this reaches the decision code on every input of its domain, whether or
+# not a config's states ever ask it: a wrong error code or a refused deletion that no config reaches is caught.
+GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
+    "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
+    "features_update": lambda: features_update_cases(brokers=1),
+    "mv_lossless": mv_lossless_cases,
+    "mv_update": lambda: itertools.chain(
+        mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
+        mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
+    "zk_triggers": zk_trigger_cases,
+}
+_PROFILE_WORDS = ("kip", "kafka", "kafka-2.0")
+
+
+def _for_profile(case: str, profile: str) -> bool:
+    """A case whose name names a profile runs for that profile only; one naming none, for all. A name's
+    comma-separated parts name a profile as the whole part ("activate, kip") or followed by a release
+    ("kafka 3.9"); "kafka catalog" names the catalog, not the profile."""
+    named = set()
+    for part in case.split(", "):
+        word, _, rest = part.partition(" ")
+        if word in _PROFILE_WORDS and (not rest or rest[:1].isdigit()):
+            named.add(word)
+    return not named or profile in named
+
+
+def gate_differential(rules: Sequence[str], profile: str) -> list[dict[str, Any]]:
+    """Each rule's differential on the gate's domains, the cases of ``profile`` only; JSON-ready rows."""
+    out: list[dict[str, Any]] = []
+    for rule in rules:
+        cases = [c for c in GATE_RULES[rule]() if _for_profile(c[0], profile)]
+        res = differential(rule, cases)
+        out.append({"rule": rule, "cases": res.cases, "inputs": res.inputs, "seconds": round(res.seconds, 2),
+                    "disagreement": None if res.ok else str(res.disagreement)})
+    return out

@@ -36,7 +36,7 @@ from typing import Any
 
 import z3
 
-from model.decisions import features_update_rule
+from model.decisions import features_update_rule, gate_differential
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
 from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState, ZNode
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
@@ -91,8 +91,13 @@ class FeaturesZ3(SymbolicSystem):
 
     def wellformed(self, v: V) -> z3.BoolRef:
         c = self.config
-        out: list[Any] = [v["epoch"] >= 0, v["epoch"] <= c.max_epoch, v["controller"] >= -1, v["controller"] < self.n,
-                          v["qlen"] >= 0, v["qlen"] <= self.n, v["cepoch"] >= -1, v["cepoch"] <= c.max_epoch,
+        # max_epoch stops the update and deprecation writes only: a controller's election still enables or
+        # disables versioning (Kafka's onControllerFailover), once per IBP value at most past the bound. A
+        # bound of max_epoch here left those states out: the successor differential on every reachable state
+        # of features:default found the reference electing a controller that Z3 could not.
+        top = c.max_epoch + c.max_ibp_changes + 1
+        out: list[Any] = [v["epoch"] >= 0, v["epoch"] <= top, v["controller"] >= -1, v["controller"] < self.n,
+                          v["qlen"] >= 0, v["qlen"] <= self.n, v["cepoch"] >= -1, v["cepoch"] <= top,
                           v["restarts"] >= 0, v["restarts"] <= c.max_restarts, v["ibp_changes"] >= 0,
                           v["ibp_changes"] <= c.max_ibp_changes,
                           z3.Implies(z3.Not(v["node"]), z3.And(z3.Not(v["enabled"]), v["epoch"] == 0))]
@@ -106,7 +111,7 @@ class FeaturesZ3(SymbolicSystem):
             out.append(z3.If(k < v["qlen"], z3.And(v[f"q{k}"] >= 0, v[f"q{k}"] < self.n), v[f"q{k}"] == -1))
         for i in range(self.n):
             out += [v[f"b{i}.rel"] >= 0, v[f"b{i}.rel"] < len(self.rels), v[f"b{i}.status"] >= 0,
-                    v[f"b{i}.status"] <= 2, v[f"b{i}.epoch"] >= -1, v[f"b{i}.epoch"] <= c.max_epoch]
+                    v[f"b{i}.status"] <= 2, v[f"b{i}.epoch"] >= -1, v[f"b{i}.epoch"] <= top]
         return z3.And(out)
 
     # ---- reference <-> values
@@ -334,6 +339,9 @@ class FeaturesZ3(SymbolicSystem):
 
     def _update(self, v: V, v2: V) -> z3.BoolRef:
         return z3.Or([rel(v, v2) for _req, rel in self.update_reqs])
+
+    def decision_differential(self) -> list[dict[str, Any]]:
+        return gate_differential(("features_update",), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         return [("UpdateFeatures", {"updates": tuple((u.feature, u.max_version_level, u.allow_downgrade)

@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from model.decisions import mv_lossless, mv_update_rule
+from model.decisions import gate_differential, mv_lossless, mv_update_rule
 from reference_impl.metadata_version.system import Broker, MetadataVersionState, NodeStatus, Voter
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
@@ -226,6 +226,9 @@ class MetadataVersionZ3(SymbolicSystem):
                         self._commit(v, v2, self.level(v), new))
         return z3.And(self.has_quorum(v), z3.Or(z3.And(z3.Or([noop for noop, _w in decisions]), frame(v, v2, {})),
                                                  commit))
+
+    def decision_differential(self) -> list[dict[str, Any]]:
+        return gate_differential(("mv_lossless", "mv_update"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         names = [sw.name for sw in self.sws]

@@ -30,6 +30,7 @@ from typing import Any
 
 import z3
 
+from model.decisions import gate_differential
 from reference_impl.streams_probing.api import MUTATIONS
 from reference_impl.streams_probing.releases import KAFKA, KAFKA_20, StreamsRelease
 from reference_impl.streams_probing.system import (
@@ -557,6 +558,9 @@ class StreamsProbingZ3(SymbolicSystem):
 
     # ---- step properties (properties/streams_probing.py). The leader of a Rebalance and the instance of a
     # member step are their parameters: one sub-relation each (``_rebalance_by``, ``_member_step_of``).
+    def decision_differential(self) -> list[dict[str, Any]]:
+        return gate_differential(("streams_assign",), self.config.profile)
+
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         out: list[tuple[str, dict[str, Any], Relation]] = [
             ("Rebalance", {"leader": j}, self._rebalance_by(j)) for j in range(self.n)]

@@ -72,6 +72,7 @@ from typing import Any
 
 import z3
 
+from model.decisions import gate_differential
 from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.api import MigrationDriverState, ZkMigrationState
 from reference_impl.zk_migration.config import MUTATIONS
@@ -276,6 +277,9 @@ class ZkMigrationZ3(SymbolicSystem):
     def by_voter(self, name: str, i: int) -> Relation:
         """The sub-relation of action ``name`` taken by voter ``i`` (for step properties)."""
         return self._relation(name, i)
+
+    def decision_differential(self) -> list[dict[str, Any]]:
+        return gate_differential(("zk_triggers",), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         """Every broker and voter action per parameter value (``check_parameters`` compares them with the

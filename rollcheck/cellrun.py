@@ -48,6 +48,7 @@ class Cell:
     variant: str | None = None
     subdir: str = ""  # under the run's output directory (the gate's broken variants go under mutants/)
     differential_only: bool = False  # z3 on a ci config in the ci tier: the successor differential alone
+    decisions: bool = True  # z3: also the decision differential (once per protocol and profile in the ci tier)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -78,7 +79,8 @@ def run_cell(cell: Cell, ctx: CheckContext) -> CellResult:
         out_dir = ctx.out_dir / cell.subdir if cell.subdir else ctx.out_dir
         report = adapter(cell.entry, cell.label, cell.config,
                          dataclasses.replace(ctx, variant=cell.variant, out_dir=out_dir,
-                                             differential_only=cell.differential_only))
+                                             differential_only=cell.differential_only,
+                                             decisions=cell.decisions))
     except UserError:
         raise
     except Exception as exc:  # a crashed checker is a finding, not the end of the run

@@ -101,6 +101,8 @@ class CheckContext:
     variant: str | None = None  # check this broken variant instead of the reference (mutation runs)
     # z3 on a ci tier's ci config: the successor differential on every reachable state, no proofs
     differential_only: bool = False
+    # z3: also compare the decision rules' Z3 formulas with the reference (SymbolicSystem.decision_differential)
+    decisions: bool = True
     # Distinct states of each (protocol, config, profile, variant) the explorer finished in this run, so a
     # later checker that only needs the size (conform's limit) does not explore it again.
     known_sizes: dict[tuple[str, str, str, str | None], int] = field(default_factory=dict)

@@ -323,8 +323,10 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             label, base_config = resolve_config(entry, spec)
             for profile in profiles:
                 config = replace_config(base_config, profile=profile)
+                # The decision differential depends on the profile alone: with ci configs, their cells run it.
                 cells.extend(Cell(entry, label, config, name, differential_only=name == "z3" and spec in z3_small
-                                  and spec not in full and spec not in stories)
+                                  and spec not in full and spec not in stories,
+                                  decisions=not z3_small or spec in z3_small)
                              for name in checkers if runs_on(name, spec))
     if cfg.mutants:
         cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))

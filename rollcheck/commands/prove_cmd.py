@@ -28,14 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also compare the Z3 relation with the reference on the first N states, breadth-first "
                         "(0, or a config of at most 1,000 states: every reachable state; a mismatch exits 3; "
                         "default: 50)")
-    p.add_argument("--no-differential", action="store_true", help="prove the Z3 model alone")
+    p.add_argument("--no-differential", action="store_true",
+                   help="prove the Z3 model alone (neither the successor nor the decision differential)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollcheck.smt.checker import successor_differential  # imported late: z3 is heavy
+    from rollcheck.smt.checker import decision_differential, successor_differential  # late: z3 is heavy
     from rollcheck.smt.prove import prove, symbolic
 
     if args.timeout <= 0:
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             results.append(doc)
             if not args.json:
                 console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
-        diff = None
+        diff = decisions = None
         if not args.no_differential:
             # The proofs are about the Z3 model, a second copy of the rules: only this comparison sees a bug
             # planted in the reference that the model does not share.
@@ -96,12 +97,22 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     console.print(f"the Z3 relation and the reference differ: {diff['mismatch']}", markup=False,
                                   soft_wrap=True)
+            show("decision differential")
+            decisions = decision_differential(sym)
+            if not args.json and decisions["rules"]:
+                if decisions["disagreement"] is None:
+                    console.print(f"Z3 decision rules = reference on {decisions['inputs']} inputs "
+                                  f"({', '.join(r['rule'] for r in decisions['rules'])})", markup=False)
+                else:
+                    console.print(f"a Z3 decision rule and the reference differ: {decisions['disagreement']}",
+                                  markup=False, soft_wrap=True)
         summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
                    "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
-                   "results": results, "differential": diff}
+                   "results": results, "differential": diff, "decisions": decisions}
         write_json_atomic(out / "summary.json", summary)
     if args.json:
         print_json(summary)
-    if diff is not None and diff["mismatch"] is not None:
+    if (diff is not None and diff["mismatch"] is not None) or (decisions is not None
+                                                                and decisions["disagreement"] is not None):
         return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.VIOLATION if refuted else ExitCode.OK)

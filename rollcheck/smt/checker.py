@@ -11,6 +11,11 @@ with at most ``options.z3_differential_all_below`` states (1,000) is compared wh
 many were compared and whether that was every reachable state. In the ``ci`` tier a z3 cell on a ci config
 (``ctx.differential_only``: each protocol's ``small``) runs the differential alone, on every reachable
 state; the proofs run on the gate config.
+
+The decision differential (``SymbolicSystem.decision_differential``) compares the encoding's decision rules
+(one UpdateFeatures update, one metadata.version change, one Streams assignment, KIP-866's triggers) with
+the reference on every input of a bounded domain, for the cell's profile; a disagreement is ``diverged``
+too. It depends on the profile alone, so the ci tier runs it in the ci config's cell only.
 """
 
 from __future__ import annotations
@@ -78,6 +83,27 @@ def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, w
                           "full text in the report's stats.differential.mismatch)")
 
 
+def decision_differential(sym: Any) -> dict[str, Any]:
+    """The encoding's decision rules against the reference (``SymbolicSystem.decision_differential``):
+    JSON-ready, with the first disagreement (None: every rule agrees on every input)."""
+    t0 = time.perf_counter()
+    with interruptible_z3():
+        rules = sym.decision_differential()
+    first = next((f"{r['rule']}: {r['disagreement']}" for r in rules if r["disagreement"] is not None), None)
+    return {"rules": rules, "inputs": sum(r["inputs"] for r in rules), "seconds": round(time.perf_counter() - t0, 2),
+            "disagreement": first}
+
+
+def _decisions(report: CheckerReport, sym: Any, ctx: CheckContext, where: str) -> None:
+    if ctx.progress:
+        ctx.progress(f"z3 {where}: decision differential")
+    dec = report.stats["decisions"] = decision_differential(sym)
+    if dec["disagreement"] is not None and report.status != "diverged":
+        report.status = "diverged"
+        report.message = (f"a decision rule's Z3 formula and the reference decide differently "
+                          f"({dec['disagreement'].splitlines()[0]}; full text in the report's stats.decisions)")
+
+
 def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """Z3 on the encoded invariants and step properties; every other property of the protocol is NOT_CHECKED.
     Never exhaustive: "holds" means no violation within ``ctx.z3_depth`` steps."""
@@ -131,6 +157,8 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     else:
         report.stats["depth"] = ctx.z3_depth
     _differential(report, sym, ts, ctx, f"{entry.name}/{label}/{config.profile}")
+    if ctx.decisions:
+        _decisions(report, sym, ctx, f"{entry.name}/{config.profile}")
     report.elapsed = time.perf_counter() - t0
     save_traces(report, ts, ctx)
     return report

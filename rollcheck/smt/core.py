@@ -88,6 +88,14 @@ class SymbolicSystem:
         parameters it stands for, relation). :func:`check_parameters` compares them with the reference."""
         return []
 
+    def decision_differential(self) -> list[dict[str, Any]]:
+        """The encoding's decision rules (Z3 formulas of a single decision: an UpdateFeatures update, a
+        metadata.version change, an assignment) against the reference on every input of a bounded domain,
+        for this config's profile: one JSON-ready row a rule (``rule``, ``cases``, ``inputs``, ``seconds``,
+        ``disagreement``: None or the first input where they differ). Unlike the successor differential,
+        this reaches every input of the domain, whether or not a config's states ever ask it."""
+        return []
+
     def encoded(self) -> list[str]:
         """Every property id this encoding can check: invariants, then step properties."""
         return [*self.invariants, *self.step_properties]

@@ -1,0 +1,107 @@
+"""The decision differential in the gate's z3 cells and in ``rollcheck prove`` (issue #22 item 3).
+
+Each encoding's decision rules (model/decisions.py: one UpdateFeatures update, one metadata.version change,
+one Streams assignment, KIP-866's triggers) are compared with the reference on every input of a bounded
+domain, for the cell's profile. A rule that no config's states ask about is reached this way: a controller
+that accepts the deletion of a feature that does not exist (a rule only API unit tests saw) is a
+disagreement, exit 3.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model.decisions import _for_profile
+from reference_impl.features.api import FeatureController, FeatureUpdate, FinalizedVersionRange
+from rollcheck.checkers import CheckContext
+from rollcheck.registry import get_protocol
+from rollcheck.smt.checker import check_z3, decision_differential
+from rollcheck.smt.prove import symbolic
+
+# What each protocol's encoding compares, per profile (kafka-2.0's Streams assignor has no formula of its own:
+# model/decisions.py restates the kip and kafka assignors only).
+RULES = {"features": ["features_update"], "metadata_version": ["mv_lossless", "mv_update"],
+         "zk_migration": ["zk_triggers"], "streams_probing": ["streams_assign"]}
+
+
+def _sym(protocol: str, profile: str) -> Any:
+    entry = get_protocol(protocol)
+    return symbolic(entry.build(dataclasses.replace(entry.configs["small"], profile=profile)))
+
+
+@pytest.mark.parametrize(("protocol", "profile"), [
+    (name, profile) for name in RULES for profile in get_protocol(name).profiles])
+def test_every_encoding_compares_its_decision_rules_and_they_agree(protocol: str, profile: str) -> None:
+    res = decision_differential(_sym(protocol, profile))
+    assert [r["rule"] for r in res["rules"]] == RULES[protocol]
+    assert res["disagreement"] is None, res["disagreement"]
+    if (protocol, profile) == ("streams_probing", "kafka-2.0"):
+        assert res["inputs"] == 0
+    else:
+        assert all(r["cases"] > 0 and r["inputs"] > 0 for r in res["rules"]), res["rules"]
+
+
+def test_a_case_named_for_one_profile_runs_for_that_profile_only() -> None:
+    assert _for_profile("kip, 1 live brokers", "kip") and not _for_profile("kip, 1 live brokers", "kafka")
+    assert _for_profile("leader 2.1, kafka 3.9", "kafka") and not _for_profile("leader 2.1, kafka 3.9", "kip")
+    assert _for_profile("catalog example", "kafka") and _for_profile("catalog example", "kip")
+    assert _for_profile("kafka catalog, voters 1", "kip")  # the catalog, not the profile
+
+
+def _accept_deleting_a_missing_feature(monkeypatch: pytest.MonkeyPatch) -> None:
+    validate = FeatureController._validate
+
+    def planted(self: FeatureController, update: FeatureUpdate, existing: FinalizedVersionRange | None) -> Any:
+        if update.is_delete and existing is None and update.allow_downgrade:
+            return None  # the planted bug: "Can not delete non-existing finalized feature." is gone
+        return validate(self, update, existing)
+
+    monkeypatch.setattr(FeatureController, "_validate", planted)
+
+
+def test_a_planted_decision_bug_no_config_reaches_is_a_disagreement(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """features:small never deletes a feature that is not finalized with the allowDowngrade flag set in any
+    state its properties read; the decision differential sends that request and sees the wrong answer."""
+    _accept_deleting_a_missing_feature(monkeypatch)
+    res = decision_differential(_sym("features", "kip"))
+    assert res["disagreement"] is not None and res["disagreement"].startswith("features_update: ")
+    entry = get_protocol("features")
+    ctx = CheckContext(tmp_path, options={"z3_differential_states": 20, "z3_differential_all_below": 0})
+    report = check_z3(entry, "small", entry.configs["small"], ctx)
+    assert report.status == "diverged", report.message
+    assert "decision rule" in report.message and report.stats["differential"]["mismatch"] is None
+
+
+def test_the_ci_tier_compares_decisions_once_per_profile(tmp_path: Path) -> None:
+    """The decision rules depend on the profile alone: the ci tier runs them in the ci config's z3 cell."""
+    entry = get_protocol("zk_migration")
+    off = check_z3(entry, "small", entry.configs["small"], CheckContext(
+        tmp_path, z3_depth=1, options={"z3_differential_states": 5, "z3_differential_all_below": 0},
+        decisions=False))
+    assert "decisions" not in off.stats
+    from rollcheck.gate import default_gate_config, plan_cells
+    cells, _ = plan_cells(default_gate_config(tmp_path))
+    z3 = [c for c in cells if c.checker == "z3" and c.variant is None]
+    for name in RULES:
+        for profile in get_protocol(name).profiles:
+            mine = [c for c in z3 if c.entry.name == name and c.config.profile == profile]
+            assert [c.label for c in mine if c.decisions] == ["small"], (name, profile)
+
+
+def test_prove_exits_3_on_a_decision_disagreement(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from rollcheck.cli import main
+
+    _accept_deleting_a_missing_feature(monkeypatch)
+    code = main(["prove", "features", "--config", "small", "--property", "FEAT-01", "--depth", "1",
+                 "--differential", "10", "--json", "--quiet", "--out", str(tmp_path)])
+    assert code == 3
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["differential"]["mismatch"] is None
+    assert summary["decisions"]["disagreement"].startswith("features_update: ")
