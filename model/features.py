@@ -12,13 +12,15 @@ DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, 
 requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
 ``large`` configs are not encoded: the constructor refuses them), and every mutation but
 ``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
-properties: FEAT-03 ... FEAT-07 and FEAT-12, all of them. UpdateFeatures is split into one relation per operator request
+properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14 and FEAT-15, all of them (FEAT-14 over the step's change, as the
+spec states it: the reference reads the step's label). UpdateFeatures is split into one relation per operator request
 (``update_reqs``, ``parameter_relations``: the action's ``updates`` and ``dry_run``); its ``result`` is the
 decision of :func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property
 fails on a step when some request that makes the step breaks it, as on the explorer's labelled edges.
 Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
-1-inductive. Not encoded: the graph property FEAT-10 (liveness: the explorers only); FEAT-06 under the
-``atomic`` semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out);
+1-inductive, and ``queue-needs-controller`` (no registration queued without a controller), which makes FEAT-14
+so. Not encoded: the graph property FEAT-10 (liveness: the explorers only); FEAT-06 under the ``atomic``
+semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out);
 FEAT-13 (/features' bytes are Kafka's FeatureZNode JSON: the schema version, the keys and the JSON types exist
 only in the bytes, and the fields here are the node they decode to; what it says of the decoded node is FEAT-02,
 FEAT-09 and the brokers' caches, whose epochs ``caches-behind-node`` bounds).
@@ -70,9 +72,13 @@ class FeaturesZ3(SymbolicSystem):
         self.invariants = {"FEAT-01": self.feat01, "FEAT-02": self.feat02, "FEAT-08": self.feat08,
                            "FEAT-09": self.feat09, "FEAT-11": self.feat11}
         self.step_properties = {"FEAT-03": self.feat03, "FEAT-04": self.feat04, "FEAT-05": self.feat05,
-                                "FEAT-06": self.feat06, "FEAT-07": self.feat07, "FEAT-12": self.feat12}
+                                "FEAT-06": self.feat06, "FEAT-07": self.feat07, "FEAT-12": self.feat12,
+                                "FEAT-14": self.feat14, "FEAT-15": self.feat15}
         # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
-        self.strengthening = {"caches-behind-node": self.caches_behind_node}
+        # FEAT-14 is not 1-inductive alone (a state without a controller but with a queue would keep it on a
+        # step that empties no queue); with FEAT-11's "no controller, no queue" it is.
+        self.strengthening = {"caches-behind-node": self.caches_behind_node,
+                              "queue-needs-controller": self.queue_needs_controller}
         self._json: dict[bytes, tuple[bool, tuple[tuple[str, FinalizedVersionRange], ...]]] = {}  # values' memo
 
     # ---- layout
@@ -475,6 +481,10 @@ class FeaturesZ3(SymbolicSystem):
         caches = [v["cepoch"], *(v[f"b{i}.epoch"] for i in range(self.n))]
         return z3.And([z3.If(v["node"], e <= v["epoch"], e == -1) for e in caches])
 
+    def queue_needs_controller(self, v: V) -> z3.BoolRef:
+        """No registration is queued without an active controller (FEAT-11's second conjunct)."""
+        return z3.Implies(v["controller"] < 0, v["qlen"] == 0)
+
     def feat03(self, v: V, v2: V) -> z3.BoolRef:
         """/features is never deleted; created at epoch 0; every other change bumps its epoch by one."""
         return z3.Or(self._node_same(v, v2),
@@ -524,6 +534,52 @@ class FeaturesZ3(SymbolicSystem):
             slot = z3.Or([z3.And(v["qlen"] == k, v2[f"q{k}"] == i) for k in range(self.n)])
             out.append(z3.Implies(started, z3.And(v2["qlen"] == v["qlen"] + 1, slot, *kept)))
         return z3.And(out)
+
+    def feat14(self, v: V, v2: V) -> z3.BoolRef:
+        """The registration queue changes only as the controller's event queue can: a controller change (or
+        none) empties it, a started broker (STOPPED -> RUNNING) is appended, a broker that stops running or
+        restarts leaves it, any other step leaves it or takes its head (no broker but the head changed)."""
+        n = self.n
+
+        def queue_is(q: Mapping[str, Any]) -> Any:
+            return z3.And(v2["qlen"] == q["qlen"], *(v2[f"q{k}"] == q[f"q{k}"] for k in range(n)))
+
+        same = queue_is({"qlen": v["qlen"], **{f"q{k}": v[f"q{k}"] for k in range(n)}})
+        fields = ("rel", "status", "epoch", "registered", "notified",
+                  *(f"{f}.{x}" for f in self.feats for x in ("has", "min", "max")))
+        tail = {"qlen": v["qlen"] - 1, **{f"q{k}": (v[f"q{k + 1}"] if k + 1 < n else z3.IntVal(-1)) for k in range(n)}}
+        popped = z3.And(v["qlen"] > 0, queue_is(tail),
+                        *(z3.Or(v["q0"] == j, z3.And([v2[f"b{j}.{x}"] == v[f"b{j}.{x}"] for x in fields]))
+                          for j in range(n)))
+        started = [z3.And(v[f"b{i}.status"] == STOPPED, v2[f"b{i}.status"] == RUNNING) for i in range(n)]
+        # Stopped running (a restart, an exit on a notification) or restarted (EXITED -> STOPPED).
+        left = [z3.Or(z3.And(v[f"b{i}.status"] == RUNNING, v2[f"b{i}.status"] != RUNNING),
+                      z3.And(v[f"b{i}.status"] == EXITED, v2[f"b{i}.status"] == STOPPED)) for i in range(n)]
+        appended = [queue_is({"qlen": v["qlen"] + 1, **{f"q{k}": z3.If(v["qlen"] == k, i, v[f"q{k}"])
+                                                         for k in range(n)}}) for i in range(n)]
+        cases = [*(z3.Implies(started[i], appended[i]) for i in range(n)),
+                 *(z3.Implies(left[i], queue_is(self.queue_without(v, i))) for i in range(n)),
+                 z3.Implies(z3.Not(z3.Or(*started, *left)), z3.Or(same, popped))]
+        kept = z3.And(v2["controller"] >= 0, v2["controller"] == v["controller"])
+        return z3.If(kept, z3.And(cases), v2["qlen"] == 0)
+
+    def feat15(self, v: V, v2: V) -> z3.BoolRef:
+        """A DeprecateMinLevel step (kip only) keeps every finalized feature and its max level and sets its min
+        to the highest supported minimum among the live (registered) brokers that support it, never lowered,
+        never above the max; and it changes some min."""
+        out = []
+        for f in self.feats:
+            lo, hi = v[f"n.{f}.min"], v[f"n.{f}.max"]
+            want: Any = lo
+            for i in range(self.n):
+                has, slo, _shi = self.sup(v[f"b{i}.rel"], f)
+                want = z3.If(z3.And(v[f"b{i}.registered"], has, slo > want), slo, want)
+            want = z3.If(want > hi, hi, want)
+            out.append(z3.And(v2[f"n.{f}.has"] == v[f"n.{f}.has"], v2[f"n.{f}.max"] == hi,
+                              z3.Implies(v[f"n.{f}.has"], v2[f"n.{f}.min"] == want)))
+        changed = z3.Or([z3.And(v[f"n.{f}.has"], v2[f"n.{f}.min"] != v[f"n.{f}.min"]) for f in self.feats]
+                        or [z3.BoolVal(False)])
+        return z3.Implies(self._deprecate(v, v2), z3.And(self.kip, changed, *out))
 
     def feat07(self, v: V, v2: V) -> z3.BoolRef:
         """A dry run changes nothing at all."""

@@ -274,6 +274,59 @@ def start_queues_registration(s: Any, a: Action, t: Any) -> bool:
     return bool(t.registration_queue == (*s.registration_queue, a["broker"]))
 
 
+@step_property("FEAT-14", "across one step the controller's registration queue changes only as its event queue "
+               "can: a broker started under the active controller is appended (FEAT-12), the controller's "
+               "ProcessBrokerRegistration takes the head, a broker that restarts or exits on a notification "
+               "leaves it, a controller change (election, resignation, IBP roll) empties it; every "
+               "other step leaves it as it was",
+               source="Apache Kafka 2.8 KafkaController (the ControllerEventThread's queue: onBrokerStartup "
+               "enqueues a BrokerChange, the thread processes events in order; onBrokerFailure drops a dead "
+               "broker; a new controller starts from an empty queue and reads /brokers/ids); "
+               f"{KIP} Incompatible broker lifetime race condition")
+def queue_changes_only_as_the_controller_does(s: Any, a: Action, t: Any) -> bool:
+    # Without it, restarting another broker while broker 0 was the controller dropped the whole queue (the
+    # mutation campaign's survivor `ctl < 1` for `ctl < 0`): FEAT-11 allows an empty queue, and a broker whose
+    # registration is lost stays out of the live set with no other property noticing.
+    q, r = s.registration_queue, t.registration_queue
+    if t.controller < 0 or t.controller != s.controller:
+        return r == ()  # the queue is the controller's: a new controller (or none) has an empty one
+    name = a.name
+    if name == "ProcessBrokerRegistration":
+        return bool(q) and q[0] == a["broker"] and r == q[1:]
+    if name == "StartBroker" and t.brokers[a["broker"]].status.name == "RUNNING":
+        return bool(r == (*q, a["broker"]))
+    if name == "RestartBroker" or (name == "DeliverFeaturesNotification"
+                                   and t.brokers[a["broker"]].status.name != "RUNNING"):
+        return r == tuple(x for x in q if x != a["broker"])  # the broker stopped: its registration is gone
+    return bool(r == q)
+
+
+@step_property("FEAT-15", "a min-level deprecation (the controller's DeprecateMinLevel; kip only, Kafka never shipped "
+               "it) rewrites only finalized minimum levels: every finalized feature stays with its max level, and its "
+               "min becomes the highest supported minimum among the live brokers that support it (never lowered, "
+               "never above the max level)",
+               source=f"{KIP} Feature version deprecation (the controller tracks the highest supported feature "
+               "minimum version exported by any broker and persists it to ZK as the finalized minimum version "
+               "level); Non-goals, 2 (deprecation increases the finalized minimum level X to Y > X)")
+def deprecation_raises_to_the_highest_minimum(ctx: FeaturesContext, s: Any, a: Action, t: Any) -> bool:
+    # Without it a deprecation past the live brokers' highest minimum, or one that counts brokers outside the
+    # live set (stopped, exited, not yet registered), broke no property: under kip a broker's compatibility
+    # reads only the max level, so a raised minimum never shows in FEAT-01 or FEAT-08.
+    if a.name != "DeprecateMinLevel":
+        return True
+    if ctx.profile != "kip" or not _enabled(s):
+        return False
+    before, after = _node_features(s), _node_features(t)
+    if set(before) != set(after) or before == after:
+        return False
+    live = [ctx.table[b.release] for b in s.brokers if b.registered and b.status.name == "RUNNING"]
+    for f, (lo, hi) in before.items():
+        highest = max((sup[f][0] for sup in live if f in sup), default=lo)
+        if after[f] != (min(max(highest, lo), hi), hi):
+            return False
+    return True
+
+
 @invariant("FEAT-13", "/features as ZooKeeper holds it is Kafka's FeatureZNode JSON (schema version 1, the KIP's 0 "
            "under kip; status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
            "and max_version_level, ints with 1 <= min <= max), and it is what the cluster acts on: an active "
@@ -366,6 +419,35 @@ def broker_protected(s: Any) -> bool:
          when=lambda ctx: 0 in ctx.config.levels)
 def all_deleted(s: Any) -> bool:
     return _enabled(s) and s.znode.version >= 1 and not _node_features(s)
+
+
+def _deprecable(ctx: FeaturesContext) -> bool:
+    """The controller can deprecate a level with one restart (kip only): a new cluster bootstraps the initial
+    release's range [a, b] of some feature, and another release supports it from c > a up to at least b, so a
+    broker bounced onto it runs against the bootstrapped node and raises the highest supported minimum."""
+    c = ctx.config
+    if not (ctx.profile == "kip" and c.deprecation and c.max_restarts >= 1 and True in c.initial_ibp
+            and c.max_epoch >= 1):
+        return False
+    initial = ctx.table[c.initial_release]
+    return any(f in sup and a < sup[f][0] <= b <= sup[f][1]
+               for f, (a, b) in initial.items() for sup in ctx.table.values())
+
+
+@witness("FEAT-W6", "the controller deprecated a finalized version level: a finalized minimum lies above the "
+         "supported minimum of a live broker (one that still supports the older level)",
+         source=f"{KIP} Feature version deprecation (the controller persists the highest supported minimum as the "
+         "finalized minimum)", when=_deprecable)
+def level_deprecated(ctx: FeaturesContext, s: Any) -> bool:
+    if not _enabled(s):
+        return False
+    fin = _node_features(s)
+    for b in s.brokers:
+        if b.registered and b.status.name == "RUNNING":
+            sup = ctx.table[b.release]
+            if any(f in sup and sup[f][0] < lo for f, (lo, _hi) in fin.items()):
+                return True
+    return False
 
 
 PROPERTIES = PropertySet.of(globals(), context=FeaturesContext.of)

@@ -392,7 +392,7 @@ Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Properties: the ids of properties/features.py.  FEAT_01, 02, 08, 09, 11, 13 are state invariants; FEAT_03 *)
-(* .. FEAT_07 and FEAT_12 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
+(* .. FEAT_07, FEAT_12, FEAT_14 and FEAT_15 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
 (* UpdateFeatures step's label (its updates, dry-run flag, results): here they hold for every request  *)
 (* req whose UpdateFeatures(req) step goes from this state to the next.                               *)
 
@@ -497,6 +497,42 @@ FEAT_12_Step == \A i \in BrokerIds : (StartBroker(i) /\ controller >= 0 /\ broke
                                      => registration_queue' = Append(registration_queue, i)
 FEAT_12 == [][FEAT_12_Step]_vars
 
+(* FEAT-14: across one step the registration queue changes only as the controller's event queue can       *)
+(* (Kafka 2.8 KafkaController: onBrokerStartup enqueues, the ControllerEventThread takes the head, a dead   *)
+(* broker's registration goes, a new controller starts from an empty queue).  The reference reads the      *)
+(* step's label; here the step's change says which case it is: a controller change (or none) empties the   *)
+(* queue, a started broker is appended (FEAT-12), a broker that stops running or restarts leaves it, and   *)
+(* any other step leaves it or takes its head, changing no other broker than the head.                     *)
+FEAT_14_Step ==
+    LET started == {i \in BrokerIds : B(i).status = "STOPPED" /\ brokers'[i + 1].status = "RUNNING"}
+        left == {i \in BrokerIds : \/ Running(i) /\ brokers'[i + 1].status # "RUNNING"
+                                   \/ B(i).status = "EXITED" /\ brokers'[i + 1].status = "STOPPED"}
+    IN IF controller' < 0 \/ controller' # controller THEN registration_queue' = <<>>
+       ELSE IF started # {} THEN \E i \in started : registration_queue' = Append(registration_queue, i)
+       ELSE IF left # {} THEN registration_queue' = SelectSeq(registration_queue, LAMBDA x : x \notin left)
+       ELSE \/ registration_queue' = registration_queue
+            \/ /\ registration_queue # <<>>
+               /\ registration_queue' = Tail(registration_queue)
+               /\ \A i \in BrokerIds : i # Head(registration_queue) => brokers'[i + 1] = B(i)
+FEAT_14 == [][FEAT_14_Step]_vars
+
+(* FEAT-15: a min-level deprecation (kip only) rewrites only finalized minimum levels: every finalized    *)
+(* feature keeps its max level, and its min becomes the highest supported minimum among the live brokers  *)
+(* that support it, never lowered, never above the max (KIP-584 "Feature version deprecation").          *)
+LiveMins(f) == {Supported[B(i).release][f][1] :
+                   i \in {j \in BrokerIds : B(j).registered /\ Running(j) /\ f \in DOMAIN Supported[B(j).release]}}
+FEAT_15_Step ==
+    DeprecateMinLevel =>
+        /\ Profile = "kip"
+        /\ DOMAIN node'.features = DOMAIN node.features
+        /\ node'.features # node.features
+        /\ \A f \in DOMAIN node.features :
+              LET lo == node.features[f][1]
+                  hi == node.features[f][2]
+                  highest == IF LiveMins(f) = {} THEN lo ELSE Max(LiveMins(f))
+              IN node'.features[f] = <<Min2(Max2(highest, lo), hi), hi>>
+FEAT_15 == [][FEAT_15_Step]_vars
+
 (* FEAT-13: /features as ZooKeeper holds it is Kafka's FeatureZNode JSON, and it is what the cluster acts on  *)
 (* (KIP-584 "Persistence of finalized feature version levels", "Feature ZK node status"; Kafka 2.8 ZkData     *)
 (* FeatureZNode).  The reference holds the node's bytes and checks the JSON itself: the schema version (1,    *)
@@ -541,5 +577,12 @@ FEAT_W4 == \E i \in BrokerIds : B(i).status = "EXITED"
 
 (* FEAT-W5: every finalized feature was deleted (an enabled /features node left empty after a write). *)
 FEAT_W5 == Versioned /\ node.epoch >= 1 /\ DOMAIN node.features = {}
+
+(* FEAT-W6: the controller deprecated a finalized version level: a finalized minimum lies above the supported *)
+(* minimum of a live broker (one that still supports the older level).  Kip only (WithDeprecation).          *)
+FEAT_W6 == Versioned /\ \E i \in BrokerIds, f \in DOMAIN node.features :
+                          /\ B(i).registered /\ Running(i)
+                          /\ f \in DOMAIN Supported[B(i).release]
+                          /\ Supported[B(i).release][f][1] < node.features[f][1]
 
 =============================================================================================

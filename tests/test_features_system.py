@@ -6,10 +6,17 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from reference_impl.features.api import FeatureZNode
+from reference_impl.features.api import (
+    FeatureZNode,
+    FinalizedVersionRange,
+    SupportedVersionRange,
+    deprecate_min_levels,
+    lookup,
+)
 from reference_impl.features.system import BrokerStatus, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
 from rollcheck.explorer import explore
@@ -158,3 +165,89 @@ def test_a_registration_never_queued_breaks_feat12() -> None:
     ts = Unqueued(PROTOCOL.configs["small"])
     result = explore(ts, config_name="small")
     assert "FEAT-12" in result.violated_ids
+
+
+class _QueueDroppedOnRestart(FeaturesSystem):
+    """The mutation campaign's survivor in the restart rule: ``ctl < 1`` for ``ctl < 0``, so restarting another
+    broker while broker 0 is the controller drops the whole registration queue."""
+
+    def restart_broker(self, s: FeaturesState, i: int) -> list[tuple[Action, FeaturesState]]:
+        out = super().restart_broker(s, i)
+        if s.controller == 0:
+            out = [(a, replace(t, registration_queue=())) for a, t in out]
+        return out
+
+
+def test_a_queue_dropped_on_restart_breaks_feat14() -> None:
+    """FEAT-14 kills the `ctl < 1` survivor. With two brokers it is equivalent (under controller 0 the queue
+    can hold only broker 1, whose own restart removes it anyway), so it takes a third broker and two restarts:
+    broker 1 restarts and queues its registration, then broker 2's restart drops it."""
+    small = ENTRY.configs["small"]
+    assert explore(_QueueDroppedOnRestart(small), stop_at_first=False).ok  # equivalent on two brokers
+    for profile in ("kip", "kafka"):
+        r = explore(_QueueDroppedOnRestart(replace(small, brokers=3, profile=profile)))
+        assert r.violated_ids == {"FEAT-14"}, r.violated_ids
+        (v,) = r.violations
+        assert [a.name for a in v.trace.actions] == ["ElectController", "RestartBroker", "StartBroker",
+                                                     "RestartBroker"]
+    for profile in ("kip", "kafka"):  # the reference holds it (and, on two brokers, every property)
+        ts = ENTRY.build(replace(small, profile=profile))
+        r = explore(ts, stop_at_first=False)
+        assert r.ok and {p.id: p.status for p in r.properties}["FEAT-14"] == "holds"
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_deprecation_story(profile: str) -> None:
+    """The story config `deprecation` (a gate story config): under kip the controller deprecates
+    group_coordinator v1 once a broker on "next" (2-3) is live (FEAT-W6); under kafka deprecation does not exist
+    (FEAT-W6 does not apply, no DeprecateMinLevel step). Every property holds."""
+    assert "deprecation" in ENTRY.story_configs
+    ts = ENTRY.build(replace(ENTRY.configs["deprecation"], profile=profile))
+    r = explore(ts, stop_at_first=False)
+    assert r.complete and r.ok, r.violated_ids
+    assert r.distinct_states == {"kip": 5746, "kafka": 2932}[profile]
+    witnesses = {p.id: p.status for p in r.properties if p.kind == "witness"}
+    assert sorted(witnesses) == (["FEAT-W1", "FEAT-W4", "FEAT-W6"] if profile == "kip" else ["FEAT-W1", "FEAT-W4"])
+    assert all(status.startswith("reached at depth") for status in witnesses.values()), witnesses
+    assert (r.extra["action_counts"].get("DeprecateMinLevel", 0) > 0) == (profile == "kip")
+
+
+def test_a_queue_dropped_on_restart_is_caught_on_the_deprecation_story() -> None:
+    """The gate's story config has the three brokers and two restarts the `ctl < 1` survivor needs."""
+    r = explore(_QueueDroppedOnRestart(ENTRY.configs["deprecation"]))
+    assert r.violated_ids == {"FEAT-14"}
+
+
+def _deprecate_past_the_highest_minimum(node: FeatureZNode, lives: Any) -> FeatureZNode | None:
+    """Deprecation one level past the live brokers' highest supported minimum (capped at the max)."""
+    out, changed = [], False
+    for name, rng in node.features:
+        mins = [r.min_version for s in lives if isinstance(r := lookup(s, name), SupportedVersionRange)]
+        new_min = min(max(max(mins, default=rng.min_version_level) + 1, rng.min_version_level),
+                      rng.max_version_level)
+        changed |= new_min != rng.min_version_level
+        out.append((name, FinalizedVersionRange(new_min, rng.max_version_level)))
+    return node.write(node.status, tuple(out)) if changed else None
+
+
+class _DeprecatesForEveryBroker(FeaturesSystem):
+    """Deprecation counting every broker's supported minimum (stopped, exited, not yet registered ones too),
+    not only the live brokers'."""
+
+    def deprecate(self, s: FeaturesState) -> FeaturesState | None:
+        node = self.read(s.znode)
+        assert isinstance(node, FeatureZNode)
+        new = deprecate_min_levels(node, [self.supported(b) for b in s.brokers])
+        return None if new is None else self._with_node(s, self.store(new))
+
+
+def test_broken_deprecation_is_caught_by_feat15(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither mutant breaks any other property (under kip compatibility reads only the max level, so a raised
+    minimum never shows in FEAT-01 or FEAT-08): FEAT-15 restates the KIP's rule and kills both on `deprecation`.
+    (A deprecation not capped at the max level is equivalent there: a live broker's minimum is at most the max.)"""
+    import reference_impl.features.system as system
+
+    cfg = ENTRY.configs["deprecation"]
+    assert explore(_DeprecatesForEveryBroker(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
+    monkeypatch.setattr(system, "deprecate_min_levels", _deprecate_past_the_highest_minimum)
+    assert explore(FeaturesSystem(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}

@@ -65,7 +65,7 @@ def test_k_induction_refutes_instead_of_proving_a_false_invariant() -> None:
 
 # ---- step properties (FEAT-03 ... FEAT-07)
 
-STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07", "FEAT-12")
+STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07", "FEAT-12", "FEAT-14", "FEAT-15")
 
 
 def test_every_step_property_is_encoded() -> None:
@@ -119,9 +119,16 @@ def test_step_properties_hold_on_the_reference(profile: str) -> None:
     for prop in STEP:
         res = bmc(sym, prop, 3, timeout=60)
         assert res.status == "checked" and res.depth == 3, (prop, res.line)
-        # With the strengthening (no cached epoch above the node's), all five are 1-inductive.
+        # With the strengthening (no cached epoch above the node's, no queue without a controller), all are
+        # 1-inductive.
         res = k_induction(sym, prop, 1, timeout=60)
-        assert res.status == "proved" and res.strengthening == ("caches-behind-node",), (prop, res.message)
+        assert res.status == "proved", (prop, res.message)
+        assert res.strengthening == ("caches-behind-node", "queue-needs-controller"), prop
+
+
+def test_feat14_needs_its_strengthening() -> None:
+    sym = FeaturesZ3(system("small", "kip"))
+    assert k_induction(sym, "FEAT-14", 1, timeout=60, strengthen=("caches-behind-node",)).status == "unknown"
 
 
 def test_feat04_needs_its_strengthening() -> None:

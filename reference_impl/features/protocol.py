@@ -33,6 +33,27 @@ DEFAULT = FeaturesConfig(
 # this one) grow about 5x a level and never finish.
 LARGE = replace(DEFAULT, brokers=3)
 
+# KIP-584 "Feature version deprecation", which no other config reaches (their restarts cannot roll every broker
+# onto a release with a higher supported minimum while the finalized level is one it supports): a new cluster on
+# "new" finalizes group_coordinator 1-2, a broker bounces onto "next", which supports 2-3 only, and once the
+# controller has its registration it deprecates level 1 (the finalized minimum becomes 2; kip only). Three
+# brokers and two restarts also reach the registration queue with a broker queued while another restarts under
+# controller 0 (FEAT-14), which two brokers cannot. No client and no dry runs; levels 1 and 3 only, so the
+# finalized minimum rises above 1 only by deprecation (FEAT-W6).
+DEPRECATION = FeaturesConfig(
+    brokers=3,
+    releases=(
+        Release("new", (("group_coordinator", 1, 2),)),
+        Release("next", (("group_coordinator", 2, 3),)),
+    ),
+    initial_release="new",
+    max_epoch=2,
+    max_restarts=2,
+    levels=(1, 3),
+    dry_run=False,
+    client=False,
+)
+
 # Two features and requests with two updates: where "partial" and "atomic" differ.
 ATOMIC = FeaturesConfig(
     semantics="atomic",
@@ -84,7 +105,8 @@ PROTOCOL = ProtocolEntry(
     name="features",
     summary="KIP-584 feature versions: /features, UpdateFeatures, broker protections (ZooKeeper era)",
     config_type=FeaturesConfig,
-    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "atomic": ATOMIC},
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "atomic": ATOMIC, "deprecation": DEPRECATION},
+    story_configs=("deprecation",),
     build=FeaturesSystem,
     variants=VARIANTS,
     sources=("KIP-584 (shared/seeds/001_c2d576b2a56443a1.txt)",

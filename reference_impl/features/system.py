@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from properties.features import PROPERTIES
 from reference_impl.features.api import (
@@ -241,15 +241,7 @@ class FeaturesSystem(DataclassSystem):
         if s.restarts < c.max_restarts:
             for i, b in enumerate(brokers):
                 if b.status is not _STOPPED:
-                    # What restart_broker does, with the queue and controller worked out once per broker.
-                    queue = tuple(q for q in s.registration_queue if q != i)
-                    ctl = -1 if controller == i else controller
-                    if ctl < 0:
-                        queue = ()  # the next controller rebuilds its live set from ZooKeeper
-                    restarts = s.restarts + 1
-                    for label, nb in self._restart_labels[i]:
-                        append((label, FeaturesState(znode, s.ibp_enabled, ctl, _put(brokers, i, nb), queue,
-                                                     s.client, restarts, s.ibp_changes)))
+                    out.extend(self.restart_broker(s, i))
         if self._deprecation_on and writable and s.ibp_enabled:
             nxt = self.deprecate(s)
             if nxt is not None:
@@ -458,12 +450,6 @@ class FeaturesSystem(DataclassSystem):
             self._outcomes[key] = hit
         return hit
 
-    def update_features(self, s: FeaturesState, req: UpdateFeaturesRequest) -> tuple[Action, FeaturesState]:
-        """One operator request (the API-level call the system's UpdateFeatures steps are made of)."""
-        i = self.requests.index(req)
-        label, znode = self.operator_outcomes(s)[i]
-        return label, (s if znode == s.znode else self._with_node(s, znode))
-
     def deliver_notification(self, s: FeaturesState, i: int) -> FeaturesState:
         b = s.brokers[i]
         runs, cache, epoch = self._broker_reads(s, b)
@@ -487,15 +473,19 @@ class FeaturesSystem(DataclassSystem):
                                  Client(b.cache_epoch, b.cache), s.restarts, s.ibp_changes)
         return s
 
-    def restart_broker(self, s: FeaturesState, i: int, release: str) -> FeaturesState:
-        # successors() inlines this (with the restarted brokers built in __init__): keep the two alike.
-        nb = Broker(release, BrokerStatus.STOPPED, -1, (), False, True)
-        queue = tuple(q for q in s.registration_queue if q != i)
-        controller = -1 if s.controller == i else s.controller
-        if controller < 0:
-            queue = ()  # the next controller rebuilds its live set from ZooKeeper
-        return replace(s, brokers=_put(s.brokers, i, nb), controller=controller, registration_queue=queue,
-                       restarts=s.restarts + 1)
+    def restart_broker(self, s: FeaturesState, i: int) -> list[tuple[Action, FeaturesState]]:
+        """``RestartBroker(i, r)`` onto each release ``r`` (upgrade, downgrade or the same binary): the broker
+        stops (its restart is a ``StartBroker`` later), its registration leaves the controller's queue, and a
+        controller that restarts resigns. The queue and the controller are worked out once for every release,
+        the stopped brokers are built once per config (``__init__``)."""
+        controller = s.controller
+        ctl = -1 if controller == i else controller
+        # The next controller rebuilds its live set from ZooKeeper: without one the queue is gone.
+        queue = () if ctl < 0 else tuple(q for q in s.registration_queue if q != i)
+        restarts = s.restarts + 1
+        return [(label, FeaturesState(s.znode, s.ibp_enabled, ctl, _put(s.brokers, i, nb), queue, s.client,
+                                      restarts, s.ibp_changes))
+                for label, nb in self._restart_labels[i]]
 
     def deprecate(self, s: FeaturesState) -> FeaturesState | None:
         assert s.znode is not None
