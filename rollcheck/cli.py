@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from rollcheck import __version__
@@ -96,6 +97,9 @@ class _StopSignals:
     it again every few seconds until the command has ended."""
 
     RESEND_SECONDS = 3.0
+    # If the command has still not ended this long after the first signal (something swallowed every
+    # interrupt), it stops hard: its child processes are terminated and it exits with the signal's code.
+    HARD_STOP_SECONDS = 45.0
 
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -123,11 +127,36 @@ class _StopSignals:
         # A real signal to the main thread, not _thread.interrupt_main: that only sets a flag, which a main
         # thread blocked in select() (the gate waiting for its cells) would not see until a cell ended.
         main = threading.main_thread().ident
+        waited = 0.0
         while not self.done.wait(self.RESEND_SECONDS):
+            waited += self.RESEND_SECONDS
+            if waited >= self.HARD_STOP_SECONDS:
+                self._hard_stop(signum)
             if main is None:
                 _thread.interrupt_main(signal.Signals(signum))
             else:
                 signal.pthread_kill(main, signum)
+
+    def _hard_stop(self, signum: int) -> NoReturn:
+        import multiprocessing
+        import os
+        import tempfile
+        import traceback
+
+        for child in multiprocessing.active_children():
+            child.terminate()
+        # Where the main thread was, for a bug report: a place that swallows interrupts is a bug of ours.
+        stack = "".join(traceback.format_stack(sys._current_frames().get(threading.main_thread().ident or 0)))
+        where = Path(tempfile.gettempdir()) / f"rollcheck-hard-stop-{os.getpid()}.txt"
+        try:
+            where.write_text(stack, encoding="utf-8")
+        except OSError:
+            where = Path("(not written)")
+        how, code = ("terminated", 143) if signum == signal.SIGTERM else ("interrupted", 130)
+        print(f"rollcheck: {how}; the run did not stop within {self.HARD_STOP_SECONDS:.0f} s of the signal and "
+              f"was stopped hard (its partial output may remain; where it was stuck: {where})", file=sys.stderr,
+              flush=True)
+        os._exit(code)
 
 
 def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals) -> int:

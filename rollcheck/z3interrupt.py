@@ -12,6 +12,7 @@ the C-level handler's wake-up byte (``signal.set_wakeup_fd``) is read by a helpe
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -19,6 +20,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _STOP_SIGNALS = {int(signal.SIGINT), int(signal.SIGTERM)}
+
+
+def _signal_in(exc: ctypes.ArgumentError) -> KeyboardInterrupt | None:
+    from rollcheck.errors import Terminated
+
+    text = str(exc)
+    if "Terminated" in text:
+        return Terminated()
+    if "KeyboardInterrupt" in text:
+        return KeyboardInterrupt()
+    return None
 
 
 @contextmanager
@@ -49,6 +61,13 @@ def interruptible_z3() -> Iterator[None]:
     watcher.start()
     try:
         yield
+    except ctypes.ArgumentError as exc:
+        # A signal's exception raised while ctypes converted a Z3 call's arguments comes out as ctypes'
+        # ArgumentError ("argument 2: KeyboardInterrupt: "), which a caller would take for a crash.
+        stop = _signal_in(exc)
+        if stop is None:
+            raise
+        raise stop from None
     finally:
         signal.set_wakeup_fd(previous)
         done.set()

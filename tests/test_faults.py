@@ -18,6 +18,7 @@ import pytest
 
 from rollcheck.cli import main
 from rollcheck.console import status_progress
+from rollcheck.errors import Terminated
 from rollcheck.outlock import output_lock
 from rollcheck.rundir import run_name, staged_run
 
@@ -358,3 +359,37 @@ def test_tlc_and_the_explorer_agree_on_the_dead_actions(tmp_path: Path, capsys: 
         tlc = json.loads(capsys.readouterr().out)["actions"]
         assert tlc["never_taken"] == explored and explored, (name, tlc, explored)
         assert set(tlc["transitions"]) == set(tlc["declared"])
+
+
+@pytest.mark.parametrize(("message", "expected"), [("argument 2: KeyboardInterrupt: ", KeyboardInterrupt),
+                                                   ("argument 2: Terminated: ", Terminated)])
+def test_a_signal_inside_a_z3_call_argument_is_the_signal_not_a_crash(message: str, expected: type) -> None:
+    """CI: Ctrl-C while the successor differential compiled a relation surfaced as ctypes' ArgumentError (the
+    signal's exception raised while ctypes converted a Z3 call's arguments): prove printed a traceback."""
+    import ctypes
+
+    from rollcheck.z3interrupt import interruptible_z3
+
+    with pytest.raises(expected) as info, interruptible_z3():
+        raise ctypes.ArgumentError(message)
+    assert type(info.value) is expected
+    with pytest.raises(ctypes.ArgumentError), interruptible_z3():
+        raise ctypes.ArgumentError("argument 1: <class 'TypeError'>: wrong type")
+
+
+def test_a_command_that_swallows_every_interrupt_is_stopped_hard() -> None:
+    script = ("import time\nfrom rollcheck.cli import _StopSignals\n"
+              "s = _StopSignals(); s.RESEND_SECONDS = 0.2; s.HARD_STOP_SECONDS = 1.0; s.install()\n"
+              "ready = False\n"
+              "while True:\n    try:\n        if not ready:\n            ready = True\n"
+              "            print('ready', flush=True)\n        time.sleep(0.05)\n"
+              "    except KeyboardInterrupt:\n        pass\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    line = _one_line(err)
+    assert line.startswith("rollcheck: interrupted; the run did not stop within 1 s"), line
+    stack = Path(line.rsplit("where it was stuck: ", 1)[1].rstrip(")")).read_text()
+    assert "time.sleep" in stack or "<string>" in stack, stack

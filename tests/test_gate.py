@@ -70,6 +70,7 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
     profiles = ("kip", "kafka", "kafka-2.0")  # streams_probing's own
     assert [(c["config"], c["profile"], c["checker"]) for c in plan["cells"] if c["variant"] is None] == \
         [("default", profile, checker) for profile in profiles for checker in ("explore", "z3")] + \
+        [("small", profile, "z3") for profile in profiles] + \
         [(story, profile, "explore") for story in ("pre20", "from-0.10.0") for profile in profiles]
     # then every broken variant of the protocol through the explorer
     assert {c["checker"] for c in plan["cells"] if c["variant"]} == {"explore"}
