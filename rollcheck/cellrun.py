@@ -184,7 +184,10 @@ class _Scheduler:
             handles[target.conn] = target
             if isinstance(target, _Worker):
                 handles[target.process.sentinel] = target
-        for ready in wait(list(handles)):
+        # Wake up every second: a stop signal the kernel delivers to another thread of this process (the
+        # progress thread) only sets a flag, and the main thread runs the handler when it next runs Python;
+        # blocked in wait() until a cell ends, that was minutes (CI: a parallel gate ignored Ctrl-C).
+        for ready in wait(list(handles), timeout=1.0):
             target = handles[ready]
             if target not in busy:
                 continue
