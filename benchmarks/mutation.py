@@ -11,11 +11,19 @@ and, where present, ``catalog.py``, ``releases.py``, ``config.py``; never the re
 keys, the command-line tool or the JVM bridge). For each mutant the repository's packages are copied into a
 temporary directory, the mutated module is written there, and ``rollcheck explore`` runs from that copy
 (``PYTHONPATH`` first, working directory the copy, so the copy wins over the editable install) on the
-protocol's ``small`` config and its gate config, under both profiles. A property violated that the unmutated
-baseline does not violate kills the mutant; a crash (exit other than 0/1, or no JSON summary: an exception
-at import or during the search) kills it "by crash" and is counted apart; the per-mutant time limit (or the
-explorer's memory budget) gives "timeout". A survivor whose ``small`` distinct-state count differs from the
-baseline is "survived (count changed)": the mutation changed behaviour and no property noticed.
+protocol's ``small`` config and its gate config, under each of the protocol's profiles (kip, kafka, and
+streams' kafka-2.0). A property violated that the unmutated baseline does not violate kills the mutant; a
+crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
+crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
+
+A mutant no property kills then meets the two other copies of the rules, which the mutation did not touch, as
+the gate's ``ci`` tier runs them on ``small``: first Z3 (``rollcheck prove --differential-only
+--differential 0``: the Z3 relation against the mutated reference on every reachable state, and the decision
+rules on their bounded input domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``:
+reachable views and traces both ways), "killed (conform)". An exception the mutated reference raises under
+the decision differential is a crash. ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor
+whose ``small`` distinct-state count differs from the baseline is "survived (count changed)": the mutation
+changed behaviour and no checker noticed.
 
 Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
 
@@ -77,7 +85,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 # can import its sibling from the editable install instead.
 PACKAGES = ("rollcheck", "reference_impl", "properties", "model", "specs")
 MUTATED_MODULES = ("api.py", "system.py", "catalog.py", "releases.py", "config.py")
-PROFILES = ("kip", "kafka")
 OPERATORS = ("cmp_swap", "int_plus_1", "int_minus_1", "bound_plus_1", "bound_minus_1", "drop_increment",
              "drop_and_operand", "drop_or_operand", "if_true", "if_false", "swap_branches", "early_return")
 # Names under which a config's broken-variant flags are read (config.mutations, self.muts).
@@ -86,7 +93,8 @@ NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of 
 PROGRESS_EVERY = 10.0
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
-STATUSES = ("killed", "killed (conform)", "killed (crash)", "survived", "survived (count changed)", "timeout")
+STATUSES = ("killed", "killed (z3)", "killed (conform)", "killed (crash)", "survived", "survived (count changed)",
+            "timeout")
 
 
 # ----------------------------------------------------------------------------------- enumeration
@@ -574,17 +582,16 @@ class Runner:
     def snapshot_has_spec(protocol: str) -> bool:
         return get_protocol(protocol).spec is not None
 
-    def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
-        """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
-        reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
-        | "timeout", a one-line detail). A disagreement kills a mutant the properties missed: the spec is the
-        second copy of the rules, which the mutation did not touch."""
+    @staticmethod
+    def has_z3(protocol: str) -> bool:
+        return get_protocol(protocol).z3 is not None
+
+    def _run_tool(self, work: Path, cmd: list[str], timeout: float) -> tuple[int, str, str] | None:
+        """One rollcheck command from the mutated copy, in its own session; None when over ``timeout``."""
         if self.stop.is_set():
             raise Stopped
         if timeout <= 0:
-            return "timeout", "no time left for conform"
-        cmd = [sys.executable, "-m", "rollcheck", "conform", protocol, "--config", "small", "--profile", profile,
-               "--json", "--quiet", "--out", str(work / "conform")]
+            return None
         proc = subprocess.Popen(cmd, cwd=work, env=self.env(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
         with self._lock:
@@ -595,25 +602,63 @@ class Runner:
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 proc.communicate()
-                return "timeout", f"conform over the time limit ({timeout:.0f} s)"
+                return None
         finally:
             with self._lock:
                 self._procs.pop(proc.pid, None)
         if self.stop.is_set():
             raise Stopped
-        if proc.returncode == 3:
+        return proc.returncode, stdout, stderr
+
+    def run_z3(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+        """``rollcheck prove --differential-only --differential 0`` on the small config from the mutated copy
+        (the ci tier's z3 cell on small): the Z3 relation against the mutated reference on every reachable
+        state, and the decision rules on their bounded input domain. ("disagrees" | "agrees" | "error" |
+        "timeout", a one-line detail). The encoding is a copy of the rules the mutation did not touch, so a
+        disagreement kills a mutant the properties missed; an error (an exception the mutated reference
+        raises where the decision differential calls it) is reported as such."""
+        cmd = [sys.executable, "-m", "rollcheck", "prove", protocol, "--config", "small", "--profile", profile,
+               "--differential-only", "--differential", "0", "--json", "--quiet", "--out", str(work / "prove")]
+        ran = self._run_tool(work, cmd, timeout)
+        if ran is None:
+            return "timeout", f"z3 over the time limit ({timeout:.0f} s left)"
+        code, stdout, stderr = ran
+        if code == 3:
             try:
-                reports = json.loads(stdout).get("reports", [])
-                bad = next((r for r in reports if not r.get("ok", True)), {})
+                doc = json.loads(stdout)
+                why = str((doc.get("differential") or {}).get("mismatch")
+                          or (doc.get("decisions") or {}).get("disagreement") or "")
+            except (ValueError, AttributeError):
+                why = ""
+            return "disagrees", f"small/{profile}: {why.splitlines()[0] if why else 'exit 3'}"[:300]
+        if code == 0:
+            return "agrees", ""
+        return "error", f"small/{profile}: exit {code}: {stderr.strip()[-300:]}"
+
+    def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+        """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
+        reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
+        | "timeout", a one-line detail). A disagreement kills a mutant the properties missed: the spec is the
+        second copy of the rules, which the mutation did not touch."""
+        cmd = [sys.executable, "-m", "rollcheck", "conform", protocol, "--config", "small", "--profile", profile,
+               "--json", "--quiet", "--out", str(work / "conform")]
+        ran = self._run_tool(work, cmd, timeout)
+        if ran is None:
+            return "timeout", f"conform over the time limit ({timeout:.0f} s left)"
+        code, stdout, stderr = ran
+        if code == 3:
+            try:
+                reports: list[dict[str, Any]] = json.loads(stdout).get("reports", [])
+                bad: dict[str, Any] = next((r for r in reports if not r.get("ok", True)), {})
                 parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation")
                          if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
                 why = (parts[0] if parts else str(bad.get("error") or ""))
             except (ValueError, AttributeError):
                 why = ""
             return "disagrees", f"small/{profile}: {why or 'exit 3'}"[:300]
-        if proc.returncode == 0:
+        if code == 0:
             return "agrees", ""
-        return "error", f"small/{profile}: exit {proc.returncode}: {stderr.strip()[-300:]}"
+        return "error", f"small/{profile}: exit {code}: {stderr.strip()[-300:]}"
 
     def kill_all(self) -> None:
         self.stop.set()
@@ -655,10 +700,17 @@ def classify(cell: Cell, code: int, stdout: str, stderr: str, seconds: float) ->
     return res
 
 
+def profiles_of(protocol: str) -> tuple[str, ...]:
+    """Every semantics profile of the protocol (kip, kafka and any it adds, e.g. streams' kafka-2.0), as the
+    gate runs them."""
+    return get_protocol(protocol).profiles
+
+
 def cells_of(protocol: str) -> list[Cell]:
-    """small, then the gate's config; kip then kafka: the cheapest runs first, since a kill stops a mutant."""
+    """small, then the gate's config; each profile in turn: the cheapest runs first, since a kill stops a
+    mutant."""
     configs = list(dict.fromkeys(["small", get_protocol(protocol).gate_config]))
-    return [Cell(c, p) for c in configs for p in PROFILES]
+    return [Cell(c, p) for c in configs for p in profiles_of(protocol)]
 
 
 @dataclass
@@ -688,12 +740,13 @@ def run_baseline(runner: Runner, protocol: str, timeout: float) -> Baseline:
 
 
 def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool,
-               conform: bool = True) -> dict[str, Any]:
+               conform: bool = True, z3: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     work = runner.workdir(mutant)
     cells: list[CellResult] = []
     killed_by: list[dict[str, Any]] = []
     conformance: list[dict[str, str]] = []
+    differential: list[dict[str, str]] = []
     try:
         for cell in cells_of(mutant.protocol):
             res = runner.run_cell(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
@@ -705,8 +758,15 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             if res.outcome == "timeout" or (not all_cells and (killed_by or res.outcome == "crash")):
                 break
         explored_ok = not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
-        if conform and explored_ok and runner.snapshot_has_spec(mutant.protocol):
-            for profile in PROFILES:
+        if z3 and explored_ok and runner.has_z3(mutant.protocol):
+            for profile in profiles_of(mutant.protocol):
+                verdict, detail = runner.run_z3(work, mutant.protocol, profile, timeout - (time.perf_counter() - t0))
+                differential.append({"profile": profile, "verdict": verdict, "detail": detail})
+                if verdict != "agrees":
+                    break
+        if conform and explored_ok and all(d["verdict"] == "agrees" for d in differential) \
+                and runner.snapshot_has_spec(mutant.protocol):
+            for profile in profiles_of(mutant.protocol):
                 verdict, detail = runner.run_conform(work, mutant.protocol, profile,
                                                      timeout - (time.perf_counter() - t0))
                 conformance.append({"profile": profile, "verdict": verdict, "detail": detail})
@@ -724,19 +784,25 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "killed"
     elif any(c.outcome == "crash" for c in cells):
         status = "killed (crash)"
+    elif any(d["verdict"] == "disagrees" for d in differential):
+        status = "killed (z3)"
+    elif any(d["verdict"] == "error" for d in differential):
+        status = "killed (crash)"
     elif any(c["verdict"] == "disagrees" for c in conformance):
         status = "killed (conform)"
-    elif any(c.outcome in ("timeout", "incomplete") for c in cells):
+    elif any(c.outcome in ("timeout", "incomplete") for c in cells) or any(
+            d["verdict"] == "timeout" for d in [*differential, *conformance]):
         status = "timeout"
     else:
         status = "survived (count changed)" if small_changed else "survived"
-    crash = next((c for c in cells if c.outcome == "crash"), None)
+    crash = next((c.detail for c in cells if c.outcome == "crash"),
+                 next((d["detail"] for d in differential if d["verdict"] == "error"), None))
     return {
         "id": mutant.id, "protocol": mutant.protocol, "operator": mutant.operator, "file": mutant.file,
         "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,
         "status": status, "seconds": round(time.perf_counter() - t0, 2), "killed_by": killed_by,
-        "crash": crash.detail if crash else None, "count_changed": changed, "small_count_changed": small_changed,
-        "conform": conformance,
+        "crash": crash, "count_changed": changed, "small_count_changed": small_changed,
+        "z3": differential, "conform": conformance,
         "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in cells],
     }
 
@@ -757,8 +823,9 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
     for p in protocols:
         rows = [r for r in results if r["protocol"] == p]
         n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-        killed = n["killed"] + n["killed (conform)"] + n["killed (crash)"]
-        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_conform": n["killed (conform)"],
+        killed = n["killed"] + n["killed (z3)"] + n["killed (conform)"] + n["killed (crash)"]
+        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_z3": n["killed (z3)"],
+                  "killed_conform": n["killed (conform)"],
                   "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
                   "survived_count_changed": n["survived (count changed)"], "timeout": n["timeout"],
@@ -767,11 +834,13 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
 
 
 def print_summary(doc: dict[str, Any]) -> None:
-    head = ("protocol", "mutants", "killed", "by conform", "crash", "survived (count changed)", "timeout", "kill rate")
+    head = ("protocol", "mutants", "killed", "by z3", "by conform", "crash", "survived (count changed)", "timeout",
+            "kill rate")
     rows = [head]
     for p, s in doc["summary"].items():
         rate = "-" if s["kill_rate"] is None else f"{100 * s['kill_rate']:.1f}%"
-        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_conform", 0)), str(s["killed_crash"]),
+        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_z3", 0)),
+                     str(s.get("killed_conform", 0)), str(s["killed_crash"]),
                      f"{s['survived']} ({s['survived_count_changed']})", str(s["timeout"]), rate))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     print()
@@ -781,7 +850,8 @@ def print_summary(doc: dict[str, Any]) -> None:
         print("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths, strict=True))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("kill rate = (killed + killed by crash) / mutants run; a timeout counts as not killed")
+    print("kill rate = (killed by a property, by z3, by conform or by crash) / mutants run; a timeout counts as "
+          "not killed")
     survivors = [r for r in doc["mutants"] if r["status"].startswith("survived")]
     if survivors:
         print(f"\nsurvivors ({len(survivors)}):")
@@ -837,6 +907,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-conform", action="store_true",
                    help="do not run `rollcheck conform` (TLC against the mutated reference, small config) on the "
                    "mutants the explorer's properties did not kill")
+    p.add_argument("--no-z3", action="store_true",
+                   help="do not run the Z3 differential (`rollcheck prove --differential-only`, small config, every "
+                   "reachable state and the decision rules) on the mutants the explorer's properties did not kill")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -881,7 +954,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
         "params": {"argv": sys.argv[1:], "protocols": protocols, "operators": args.operators, "match": args.match,
                    "limit": args.limit, "timeout": args.timeout, "jobs": args.jobs, "max_memory_gib": args.max_memory,
-                   "all_cells": args.all_cells, "profiles": list(PROFILES)},
+                   "all_cells": args.all_cells, "conform": not args.no_conform, "z3": not args.no_z3,
+                   "profiles": {p: list(profiles_of(p)) for p in protocols}},
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
     }
     # SIGTERM ends the campaign as Ctrl-C does: partial results written, explorer processes stopped. SIGINT
@@ -968,7 +1042,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                         break
                     order, m = nxt
                     fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells,
-                                      not args.no_conform)
+                                      not args.no_conform, not args.no_z3)
                     running[fut] = (order, m)
                 if not running:
                     break
@@ -999,7 +1073,7 @@ def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running
     n = {s: sum(r["status"] == s for r in results) for s in STATUSES}
     now = ", ".join(m.id for m in running) or "-"
     print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
-          f"{n['killed (conform)']} by conform, "
+          f"{n['killed (z3)']} by z3, {n['killed (conform)']} by conform, "
           f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
           f"{n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
 

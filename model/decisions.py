@@ -15,6 +15,11 @@ Rules:
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
   registration, the /controller_epoch take-over, the driver's valid state changes.
+* ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
+  SupportedVersionRange and FinalizedVersionRange constructors accept, a level's membership, and a finalized
+  range's incompatibility with a supported one.
+* ``finalized_cache``: a broker's FinalizedFeatureCache (reference_impl/features/api.py): an update's
+  acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition.
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
@@ -31,10 +36,13 @@ from typing import Any
 import z3
 
 from reference_impl.features.api import (
+    FeatureCacheUpdateException,
     FeatureController,
     FeatureUpdate,
     FeatureZNode,
     FeatureZNodeStatus,
+    FinalizedFeatureCache,
+    FinalizedFeaturesAndEpoch,
     FinalizedVersionRange,
     SupportedVersionRange,
     UpdateFeaturesRequest,
@@ -641,9 +649,107 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
            lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
 
 
+# --------------------------------------------------------------------------- features: version ranges
+
+RANGE_SPAN = range(-1, 5)  # below, at and above KIP-584's floor of 1, for every min/max/level combination
+
+
+def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KIP-584 "Schema" (and Kafka 2.8's BaseVersionRange constructor): a SupportedVersionRange and a
+    FinalizedVersionRange exist only for ``1 <= min <= max``; a level is in a supported range iff
+    ``min <= level <= max``; a finalized range is incompatible with a supported one iff it does not lie inside
+    it (FinalizedVersionRange.isIncompatibleWith). No config builds a bad range (the reference never does), so
+    only this comparison sees a constructor that lets one through or refuses a good one."""
+    def valid(lo: Any, hi: Any) -> Any:
+        return z3.And(lo >= 1, hi >= 1, lo <= hi)
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        ok_s, ok_f = valid(x["smin"], x["smax"]), valid(x["fmin"], x["fmax"])
+        return {"supported_valid": z3.If(ok_s, 1, 0), "finalized_valid": z3.If(ok_f, 1, 0),
+                "level_in_supported": z3.If(z3.And(ok_s, x["smin"] <= x["fmax"], x["fmax"] <= x["smax"]), 1, 0),
+                "incompatible": z3.If(z3.And(ok_s, ok_f, z3.Or(x["fmin"] < x["smin"], x["fmax"] > x["smax"])), 1, 0)}
+
+    def reference(x: Inputs) -> Outputs:
+        def made(cls: Any, lo: int, hi: int) -> Any:
+            try:
+                return cls(lo, hi)
+            except ValueError:
+                return None
+        sup = made(SupportedVersionRange, x["smin"], x["smax"])
+        fin = made(FinalizedVersionRange, x["fmin"], x["fmax"])
+        return {"supported_valid": int(sup is not None), "finalized_valid": int(fin is not None),
+                "level_in_supported": int(sup is not None and x["fmax"] in sup),
+                "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup))}
+
+    names = ["smin", "smax", "fmin", "fmax"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
+    yield "SupportedVersionRange x FinalizedVersionRange", Formula(names, build), domain, reference
+
+
+# --------------------------------------------------------------------------- features: a broker's cache
+
+CACHE_SUPPORTED = (1, 2)  # the broker supports feature "f" at levels 1..2, and no other feature
+ABSENT_NODE, DISABLED_NODE, ENABLED_NODE = 0, 1, 2
+CACHE_REFUSED = 2  # reached_epoch's answer to a negative expected epoch (an IllegalArgumentException)
+
+
+def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Kafka 2.8's FinalizedFeatureCache, as a broker's FinalizedFeatureChangeListener drives it: an absent or
+    disabled /features clears the cache; an enabled one replaces it, unless its epoch is below the cached one
+    (an equal epoch is accepted) or a finalized feature is one the broker cannot run with (``kafka``: the
+    whole range inside the supported one; ``kip``: the max level; an unknown feature always), when the update
+    is refused and the cache kept; ``waitUntilEpochOrThrow`` is satisfied by a cached epoch at or above the
+    expected one and refuses a negative one. The system keeps a broker's cache in its state and never reads
+    the API's cache class, so only this comparison reaches its epoch rule."""
+    smin, smax = CACHE_SUPPORTED
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            cached, kind, epoch, unknown, fmin, fmax, want = (x[n] for n in ("cached", "kind", "epoch", "unknown",
+                                                                            "fmin", "fmax", "want"))
+            fits = (z3.And(smin <= fmin, fmax <= smax) if profile == "kafka"
+                    else z3.And(smin <= fmax, fmax <= smax))
+            ok = z3.And(z3.Or(cached < 0, cached <= epoch), unknown == 0, fits)
+            after = z3.If(kind != ENABLED_NODE, -1, z3.If(ok, epoch, cached))
+            return {"accepted": z3.If(z3.Or(kind != ENABLED_NODE, ok), 1, 0), "epoch_after": after,
+                    "reached": z3.If(want < 0, CACHE_REFUSED, z3.If(z3.And(after >= 0, after >= want), 1, 0))}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            supported = (("f", SupportedVersionRange(smin, smax)),)
+            held = FinalizedFeaturesAndEpoch((), x["cached"]) if x["cached"] >= 0 else None  # an earlier update
+            cache = FinalizedFeatureCache(supported, held, profile)  # type: ignore[arg-type]
+            features = (("g" if x["unknown"] else "f", FinalizedVersionRange(x["fmin"], x["fmax"])),)
+            node = (None if x["kind"] == ABSENT_NODE else
+                    FeatureZNode(FeatureZNodeStatus.DISABLED, (), x["epoch"]) if x["kind"] == DISABLED_NODE else
+                    FeatureZNode(FeatureZNodeStatus.ENABLED, features, x["epoch"]))
+            try:
+                after, accepted = cache.update_latest_or_throw(node), 1
+            except FeatureCacheUpdateException:
+                after, accepted = cache, 0
+            got = after.get()
+            try:
+                reached = int(after.reached_epoch(x["want"]))
+            except ValueError:
+                reached = CACHE_REFUSED
+            return {"accepted": accepted, "epoch_after": -1 if got is None else got.epoch, "reached": reached}
+        return run
+
+    names = ["cached", "kind", "epoch", "unknown", "fmin", "fmax", "want"]
+    ranges = [(lo, hi) for lo in range(1, 4) for hi in range(lo, 4)]
+    domain = [dict(zip(names, (c, k, e, u, lo, hi, w), strict=True))
+              for c in range(-1, 3) for k in (ABSENT_NODE, DISABLED_NODE, ENABLED_NODE) for e in range(3)
+              for u in (0, 1) for lo, hi in ranges for w in range(-1, 4)]
+    for profile in ("kip", "kafka"):
+        yield f"FinalizedFeatureCache, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
 RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": streams_assign_cases,
     "features_update": features_update_cases,
+    "version_range": version_range_cases,
+    "finalized_cache": finalized_cache_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_update": mv_update_cases,
     "zk_triggers": zk_trigger_cases,
@@ -659,6 +765,8 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
     "features_update": lambda: features_update_cases(brokers=1),
+    "version_range": version_range_cases,
+    "finalized_cache": finalized_cache_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_update": lambda: itertools.chain(
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),

@@ -25,8 +25,9 @@ from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (kafka-2.0's Streams assignor has no formula of its own:
 # model/decisions.py restates the kip and kafka assignors only).
-RULES = {"features": ["features_update"], "metadata_version": ["mv_lossless", "mv_update"],
-         "zk_migration": ["zk_triggers"], "streams_probing": ["streams_assign"]}
+RULES = {"features": ["features_update", "version_range", "finalized_cache"],
+         "metadata_version": ["mv_lossless", "mv_update"], "zk_migration": ["zk_triggers"],
+         "streams_probing": ["streams_assign"]}
 
 
 def _sym(protocol: str, profile: str) -> Any:
@@ -105,3 +106,28 @@ def test_prove_exits_3_on_a_decision_disagreement(monkeypatch: pytest.MonkeyPatc
     summary = json.loads(capsys.readouterr().out)
     assert summary["differential"]["mismatch"] is None
     assert summary["decisions"]["disagreement"].startswith("features_update: ")
+
+
+def test_prove_differential_only_compares_every_state_and_proves_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the ci tier's z3 cell on small runs, and what benchmarks/mutation.py runs on a mutated copy."""
+    from rollcheck.cli import main
+
+    code = main(["prove", "zk_migration", "--config", "small", "--profile", "kafka", "--differential-only",
+                 "--differential", "0", "--json", "--quiet", "--out", str(tmp_path)])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["differential_only"] is True and summary["results"] == []
+    assert summary["differential"]["every_reachable_state"] is True and summary["differential"]["mismatch"] is None
+    assert summary["differential"]["states"] == 1440  # zk_migration small/kafka's reachable states
+    assert summary["decisions"]["inputs"] > 0 and summary["decisions"]["disagreement"] is None
+
+
+@pytest.mark.parametrize("extra", [["--no-differential"], ["--property", "MIG-01"]])
+def test_prove_differential_only_refuses_what_contradicts_it(extra: list[str], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from rollcheck.cli import main
+
+    code = main(["prove", "zk_migration", "--config", "small", "--differential-only", *extra,
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "--differential-only" in err, err

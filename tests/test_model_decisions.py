@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+import reference_impl.features.api as features_api
 from model.decisions import (
     differential,
     features_update_cases,
     features_update_formula,
     features_update_reference,
+    finalized_cache_cases,
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
+    version_range_cases,
 )
 from reference_impl.streams_probing.releases import release
 
@@ -108,3 +115,50 @@ def test_zk_activation_profiles_differ_concretely() -> None:
     res = differential("zk_triggers", [("kip formula vs kafka", kip[1], kafka[2], kafka[3])])
     assert res.disagreement is not None
     assert res.disagreement.inputs["state"] == 1 and res.disagreement.inputs["enabled"] == 0
+
+
+def test_version_range_formula_agrees_and_sees_a_constructor_that_lets_max_below_min(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No config builds a bad range; only the decision differential reaches the constructors' check."""
+    res = differential("version_range", version_range_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.inputs == 6**4
+
+    def planted(min_value: int, max_value: int) -> None:  # Kafka's check without "maxValue >= minValue"
+        if min_value < 1 or max_value < 1:
+            raise ValueError("planted")
+
+    monkeypatch.setattr(features_api, "_check_range", planted)
+    bad = differential("version_range", version_range_cases())
+    assert bad.disagreement is not None
+    assert bad.disagreement.inputs["smin"] > bad.disagreement.inputs["smax"] or \
+        bad.disagreement.inputs["fmin"] > bad.disagreement.inputs["fmax"]
+
+
+@pytest.mark.parametrize("planted", ["equal_epoch_refused", "older_epoch_accepted", "negative_wait_accepted"])
+def test_finalized_cache_formula_agrees_and_sees_each_planted_epoch_bug(planted: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system never reads the API's FinalizedFeatureCache: its epoch rule is reached here only."""
+    res = differential("finalized_cache", finalized_cache_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 and res.inputs == 2 * 2160
+    cache = features_api.FinalizedFeatureCache
+    update, reached = cache.update_or_throw, cache.reached_epoch
+
+    def update_or_throw(self: Any, latest_features: Any, latest_epoch: int) -> Any:
+        held = self.features_and_epoch
+        if planted == "equal_epoch_refused" and held is not None and held.epoch == latest_epoch:
+            raise features_api.FeatureCacheUpdateException("planted")
+        if planted == "older_epoch_accepted" and held is not None and held.epoch > latest_epoch:
+            return cache(self.supported, features_api.FinalizedFeaturesAndEpoch(latest_features, latest_epoch),
+                         self.profile)
+        return update(self, latest_features, latest_epoch)
+
+    def reached_epoch(self: Any, min_expected_epoch: int) -> bool:
+        if planted == "negative_wait_accepted" and min_expected_epoch < 0:
+            return True
+        return bool(reached(self, min_expected_epoch))
+
+    monkeypatch.setattr(cache, "update_or_throw", update_or_throw)
+    monkeypatch.setattr(cache, "reached_epoch", reached_epoch)
+    assert differential("finalized_cache", finalized_cache_cases()).disagreement is not None

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "default: 50)")
     p.add_argument("--no-differential", action="store_true",
                    help="prove the Z3 model alone (neither the successor nor the decision differential)")
+    p.add_argument("--differential-only", action="store_true",
+                   help="prove nothing: only compare the Z3 relation and decision rules with the reference (what "
+                        "the ci tier's z3 cell on a small config does; with --differential 0, every reachable state)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
@@ -41,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timeout <= 0:
         raise UserError(f"--timeout must be positive: {args.timeout}")
+    if args.differential_only and args.no_differential:
+        raise UserError("--differential-only and --no-differential exclude each other: one proves nothing, "
+                        "the other compares nothing")
+    if args.differential_only and args.property is not None:
+        raise UserError("--differential-only proves no property: drop --property, or --differential-only")
     entry, label, config, ts = resolve(args)
     try:
         sym = symbolic(ts)
@@ -53,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         if args.property not in sym.encoded():
             raise UserError(f"property '{args.property}' is not encoded in Z3; encoded: {', '.join(sym.encoded())}")
         ids = [args.property]
+    elif args.differential_only:
+        ids = []
     else:
         ids = [i for i in known if i in sym.encoded()]
     name = run_name(entry.name, label, config.profile, args.variant)
@@ -107,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
                     console.print(f"a Z3 decision rule and the reference differ: {decisions['disagreement']}",
                                   markup=False, soft_wrap=True)
         summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
-                   "depth": args.depth, "timeout": args.timeout, "not_encoded": [i for i in known if i not in ids],
+                   "depth": args.depth, "timeout": args.timeout, "differential_only": args.differential_only,
+                   "not_encoded": [i for i in known if i not in sym.encoded()],
                    "results": results, "differential": diff, "decisions": decisions}
         write_json_atomic(out / "summary.json", summary)
     if args.json:
