@@ -20,6 +20,8 @@ Rules:
   range's incompatibility with a supported one.
 * ``finalized_cache``: a broker's FinalizedFeatureCache (reference_impl/features/api.py): an update's
   acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition.
+* ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
+  needs allowDowngrade, no empty map, no empty feature name) and the request it sends.
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
@@ -36,6 +38,7 @@ from typing import Any
 import z3
 
 from reference_impl.features.api import (
+    AdminFeatureUpdate,
     FeatureCacheUpdateException,
     FeatureController,
     FeatureUpdate,
@@ -46,6 +49,7 @@ from reference_impl.features.api import (
     FinalizedVersionRange,
     SupportedVersionRange,
     UpdateFeaturesRequest,
+    admin_update_features_request,
 )
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
@@ -686,6 +690,44 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     yield "SupportedVersionRange x FinalizedVersionRange", Formula(names, build), domain, reference
 
 
+# --------------------------------------------------------------------------- features: the Admin client
+
+ADMIN_NAMES = ("f", "", " ", "\t f ")  # a name, empty, and ones Java's String.trim empties or keeps
+
+
+def admin_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KafkaAdminClient.updateFeatures' checks before it sends anything (Kafka 2.8, and Admin's FeatureUpdate
+    constructor): a level below 1 needs allowDowngrade; the map of updates may not be empty; no feature name
+    may be empty once trimmed; an accepted call sends each update as it was given. The system's operator
+    sends raw requests (the controller's own checks answer them), so only this comparison reaches the
+    client's."""
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        level, allow, count, name = x["level"], x["allow"], x["count"], x["name"]
+        ok = z3.And(z3.Or(level >= 1, allow == 1), count >= 1, z3.Or(count == 0, z3.Or(name == 0, name == 3)))
+        return {"accepted": z3.If(ok, 1, 0), "sent_level": z3.If(z3.And(ok, count >= 1), level, DONT_CARE_SENT)}
+
+    def reference(x: Inputs) -> Outputs:
+        try:
+            update = AdminFeatureUpdate(x["level"], bool(x["allow"]))
+            req = admin_update_features_request({ADMIN_NAMES[x["name"]]: update} if x["count"] else {})
+        except ValueError:
+            return {"accepted": 0, "sent_level": DONT_CARE_SENT}
+        if x["count"] == 0 or len(req.feature_updates) != 1:
+            return {"accepted": 1, "sent_level": DONT_CARE_SENT - 1}  # an empty call accepted, or not one update
+        sent = req.feature_updates[0]
+        if sent.allow_downgrade != bool(x["allow"]) or sent.feature != ADMIN_NAMES[x["name"]]:
+            return {"accepted": 1, "sent_level": DONT_CARE_SENT - 1}  # sent something else than asked
+        return {"accepted": 1, "sent_level": sent.max_version_level}
+
+    names = ["level", "allow", "count", "name"]
+    domain = [dict(zip(names, v, strict=True))
+              for v in itertools.product(range(-2, 4), (0, 1), (0, 1), range(len(ADMIN_NAMES)))]
+    yield "AdminFeatureUpdate", Formula(names, build), domain, reference
+
+
+DONT_CARE_SENT = -1000  # no request sent (a refused call): nothing to compare
+
+
 # --------------------------------------------------------------------------- features: a broker's cache
 
 CACHE_SUPPORTED = (1, 2)  # the broker supports feature "f" at levels 1..2, and no other feature
@@ -750,6 +792,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "features_update": features_update_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
+    "admin_update": admin_update_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_update": mv_update_cases,
     "zk_triggers": zk_trigger_cases,
@@ -767,6 +810,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "features_update": lambda: features_update_cases(brokers=1),
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
+    "admin_update": admin_update_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_update": lambda: itertools.chain(
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),

@@ -8,6 +8,7 @@ import pytest
 
 import reference_impl.features.api as features_api
 from model.decisions import (
+    admin_update_cases,
     differential,
     features_update_cases,
     features_update_formula,
@@ -162,3 +163,32 @@ def test_finalized_cache_formula_agrees_and_sees_each_planted_epoch_bug(planted:
     monkeypatch.setattr(cache, "update_or_throw", update_or_throw)
     monkeypatch.setattr(cache, "reached_epoch", reached_epoch)
     assert differential("finalized_cache", finalized_cache_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["no_downgrade_flag_check", "every_update_refused", "untrimmed_name"])
+def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    res = differential("admin_update", admin_update_cases())
+    assert res.ok, str(res.disagreement)
+    check, build = features_api.AdminFeatureUpdate.__post_init__, features_api.admin_update_features_request
+
+    def post_init(self: Any) -> None:
+        if planted == "every_update_refused":
+            raise ValueError("planted")
+        if planted != "no_downgrade_flag_check":
+            check(self)
+
+    def request(updates: Any, timeout_ms: int = 60000) -> Any:
+        if planted == "untrimmed_name" and any(not name for name in updates):
+            raise ValueError("planted: only the empty string is refused, not a blank one")
+        if planted == "untrimmed_name":
+            return features_api.UpdateFeaturesRequest(tuple(features_api.FeatureUpdate(f, u.max_version_level,
+                                                                                        u.allow_downgrade)
+                                                            for f, u in updates.items()), timeout_ms)
+        return build(updates, timeout_ms)
+
+    monkeypatch.setattr(features_api.AdminFeatureUpdate, "__post_init__", post_init)
+    monkeypatch.setattr(features_api, "admin_update_features_request", request)
+    import model.decisions as decisions
+    monkeypatch.setattr(decisions, "admin_update_features_request", request)
+    assert differential("admin_update", admin_update_cases()).disagreement is not None
