@@ -27,13 +27,21 @@ from properties.zk_migration import PROPERTIES
 from reference_impl.zk_migration.api import (
     ActivationError,
     MigrationDriverState,
+    OffsetAndEpoch,
     ZkBrokerRegistration,
     ZkMigrationState,
     activate,
+    become_zk_controller_event,
     bootstrap_migration_state,
     claim_controller_epoch,
     is_valid_state_change,
+    kraft_leader_event,
+    migrate_metadata_event,
     reason_all_controllers_zk_migration_not_ready,
+    send_rpcs_to_brokers_event,
+    sync_kraft_metadata_event,
+    wait_for_controller_quorum_event,
+    wait_for_zk_brokers_event,
     zk_broker_registration_error,
 )
 from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
@@ -42,6 +50,9 @@ from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
 
 D = MigrationDriverState
+# The offsets the sync and RPC events compare: the system keeps no offsets, and its leader's image always
+# holds what /migration records (see driver_steps), so both sides are one value.
+_IMAGE = OffsetAndEpoch(0, 0)
 T = TypeVar("T")
 
 
@@ -376,42 +387,46 @@ class ZkMigrationSystem(DataclassSystem):
             base = st if st is not None else s
             return _with(base, voters=_put(base.voters, v, _with(base.voters[v], driver=new, **changes)))
 
+        # Each driver step's next state is what the API's KRaftMigrationDriver event decides (one copy of the
+        # driver's rules: the events reference_impl/zk_migration/api.py transcribes from Kafka, which
+        # tests/kafka checks against KRaftMigrationDriverTest); this method decides when an event runs and
+        # what else the step changes (ZooKeeper, the log, the brokers).
         if not is_leader:
             if d is not D.INACTIVE:
                 # KRaftLeaderEvent: another voter leads; until this step the driver still acts as before.
                 # What it held of ZooKeeper is stale from now on; it claims afresh when it leads again.
-                steps.append(("DriverDeactivate", to(D.INACTIVE, zk_version=-1, zk_epoch=-1, epoch_version=-1,
-                                                     synced=0)))
+                steps.append(("DriverDeactivate", to(kraft_leader_event(d, False), zk_version=-1, zk_epoch=-1,
+                                                     epoch_version=-1, synced=0)))
             if d.allow_dual_write:
                 steps.extend(self._dual_write(s, v))  # a stale driver may still try
             return steps
         if d is D.INACTIVE:
             if "stale_migration_version" not in self.muts:
-                steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM)))
+                steps.append(("DriverActivate", to(kraft_leader_event(d, True))))
             elif z.available:
                 # KRaftLeaderEvent (active) reads /migration (getOrCreateMigrationRecoveryState, which waits
                 # for ZooKeeper). Before KAFKA-16171 / KAFKA-16667 the driver kept this version past its claim,
                 # and until that claim fences the previous controller, the latter's dual writes may still move
                 # /migration. (Kafka reads here in every version; with the fix the claim's write supersedes it.)
-                steps.append(("DriverActivate", to(D.WAIT_FOR_CONTROLLER_QUORUM, zk_version=z.migration_version)))
+                steps.append(("DriverActivate", to(kraft_leader_event(d, True), zk_version=z.migration_version)))
         elif d is D.WAIT_FOR_CONTROLLER_QUORUM:
-            m = s.migration
-            if m in (ZkMigrationState.NONE, ZkMigrationState.POST_MIGRATION):
-                steps.append(("DriverWaitForQuorum", to(D.INACTIVE)))
-            elif m is ZkMigrationState.PRE_MIGRATION:
-                if self.quorum_ready(s):
-                    steps.append(("DriverWaitForQuorum", to(D.WAIT_FOR_BROKERS)))
-            elif m is ZkMigrationState.MIGRATION:
-                steps.append(("DriverWaitForQuorum", to(D.BECOME_CONTROLLER if z.migrated else D.INACTIVE)))
+            # The quorum is asked only before the copy (PRE_MIGRATION), as the event does; a reason is all it
+            # needs, so the system's cached verdict stands in for Kafka's log line.
+            waiting = (s.migration is ZkMigrationState.PRE_MIGRATION and not self.quorum_ready(s))
+            nxt = wait_for_controller_quorum_event(d, s.migration, z.migrated,
+                                                   "controller quorum not ready" if waiting else None)
+            if nxt is not d:
+                steps.append(("DriverWaitForQuorum", to(nxt)))
         elif d is D.WAIT_FOR_BROKERS:
-            if self.brokers_ready(s):
-                steps.append(("DriverWaitForBrokers", to(D.BECOME_CONTROLLER)))
+            nxt = wait_for_zk_brokers_event(d, None if self.brokers_ready(s) else "ZK brokers not ready")
+            if nxt is not d:
+                steps.append(("DriverWaitForBrokers", to(nxt)))
         elif d is D.BECOME_CONTROLLER:
             if z.available:
                 claimed = self.claim(s, v)
-                if claimed is not None:
-                    nxt_state = D.SYNC_KRAFT_TO_ZK if z.migrated else D.ZK_MIGRATION
-                    steps.append(("BecomeZkController", to(nxt_state, claimed)))
+                step = become_zk_controller_event(d, claimed is not None, z.migrated)
+                if claimed is not None and step.state is not d:
+                    steps.append(("BecomeZkController", to(step.state, claimed)))
         elif d is D.ZK_MIGRATION:
             if not s.txn:
                 steps.append(("BeginMigration", self.begin_migration(s)))
@@ -422,21 +437,28 @@ class ZkMigrationSystem(DataclassSystem):
                 # /controller_epoch check; only the leader's driver copies, and its claim is the latest).
                 zk = _with(z, migrated=True, migration_version=z.migration_version + 1)
                 done = _with(s, zk=zk, log=z.data, txn=False, migration=ZkMigrationState.MIGRATION)
-                steps.append(("CompleteMigration", to(D.SYNC_KRAFT_TO_ZK, done, zk_version=zk.migration_version,
-                                                      synced=len(z.data))))
+                steps.append(("CompleteMigration", to(migrate_metadata_event(d).state, done,
+                                                      zk_version=zk.migration_version, synced=len(z.data))))
         elif d is D.SYNC_KRAFT_TO_ZK:
-            if z.available and self._zk_write_ok(voter, z) and "no_sync_after_failover" in self.muts:
+            # The leader's image is its committed log, which holds every record /migration says ZooKeeper has
+            # (the copy and every dual write were committed first): the events' "image >= migration" holds.
+            synced = sync_kraft_metadata_event(d, _IMAGE, _IMAGE).state
+            if synced is d:
+                pass
+            elif z.available and self._zk_write_ok(voter, z) and "no_sync_after_failover" in self.muts:
                 # Before KAFKA-15010 there was no reconciliation: the new controller resumes dual writes
                 # after the log's end, as if ZooKeeper held every record the previous one committed.
-                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, synced=len(s.log))))
+                steps.append(("SyncKRaftToZk", to(synced, synced=len(s.log))))
             elif z.available and self._zk_write_ok(voter, z):
                 # KAFKA-15010: a full KRaft -> ZooKeeper sync after every take-over.
                 zk = _with(z, data=s.log, migration_version=z.migration_version + 1)
-                steps.append(("SyncKRaftToZk", to(D.KRAFT_CONTROLLER_TO_BROKER_COMM, _with(s, zk=zk),
-                                                  zk_version=zk.migration_version, synced=len(s.log))))
+                steps.append(("SyncKRaftToZk", to(synced, _with(s, zk=zk), zk_version=zk.migration_version,
+                                                  synced=len(s.log))))
         elif d is D.KRAFT_CONTROLLER_TO_BROKER_COMM:
             brokers = tuple(_with(b, kraft_rpcs=True) if self._gets_rpcs(b) else b for b in s.brokers)
-            steps.append(("SendRpcsToBrokers", to(D.DUAL_WRITE, _with(s, brokers=brokers))))
+            sent = send_rpcs_to_brokers_event(d, _IMAGE, _IMAGE).state
+            if sent is not d:
+                steps.append(("SendRpcsToBrokers", to(sent, _with(s, brokers=brokers))))
             # MigrationDriverState.allowDualWrite: MetadataChangeEvent already writes to ZooKeeper here.
             steps.extend(self._dual_write(s, v))
         elif d is D.DUAL_WRITE:
