@@ -13,6 +13,8 @@ Rules:
 * ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
+* ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
+  format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
   registration, the /controller_epoch take-over, the driver's valid state changes.
 * ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
@@ -56,6 +58,7 @@ from reference_impl.metadata_version.api import (
     DowngradeType,
     QuorumController,
     VersionRange,
+    format_storage,
     request,
 )
 from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
@@ -543,6 +546,45 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
                    mv_update_reference(cat, profile, release, dry, voters, brokers))
 
 
+def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``kafka-storage format --metadata-version N`` (KIP-778 "New kafka-storage argument"): the level a new
+    cluster bootstraps at, or a refusal. kip: a level of the catalog at or above its minimum. kafka (Kafka's
+    Formatter, 3.9 and 4.0): a level the release knows (fromFeatureLevel: from its minimum), production
+    unless unstable feature versions are enabled, and not below MINIMUM_BOOTSTRAP_VERSION. The levels,
+    minimums and production bounds are the catalog's data (tests/kafka checks them against
+    MetadataVersionTest); this compares the decision built on them, which no config reaches (every config
+    starts formatted)."""
+    def build(cat: Any, profile: str, release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            level, unstable = x["level"], x["unstable"]
+            known = z3.And(cat.minimum <= level, level <= cat.latest)
+            if profile == "kip":
+                ok = known
+            else:
+                ok = z3.And(known, level >= cat.minimum_for(release),
+                            z3.Or(unstable == 1, level <= cat.latest_production_for(release)),
+                            level >= cat.bootstrap_floor)
+            return {"accepted": z3.If(ok, 1, 0), "level": z3.If(ok, level, DONT_CARE)}
+        return outputs
+
+    def reference(cat: Any, profile: str, release: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                meta = format_storage("cluster", cat, cat.latest, x["level"], profile, kafka_release=release,
+                                      unstable_feature_versions_enabled=bool(x["unstable"]))
+            except ValueError:
+                return {"accepted": 0, "level": DONT_CARE}
+            return {"accepted": 1, "level": meta.metadata_version}
+        return run
+
+    for name, cat in CATALOGS.items():
+        domain = [{"level": lvl, "unstable": u} for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1)]
+        for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+            label = f"{name} catalog, {profile}" + (f", kafka {release}" if profile == "kafka" else "")
+            yield (label, Formula(["level", "unstable"], build(cat, profile, release)), domain,
+                   reference(cat, profile, release))
+
+
 # --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
 
 ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
@@ -795,6 +837,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "admin_update": admin_update_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_update": mv_update_cases,
+    "format_storage": format_storage_cases,
     "zk_triggers": zk_trigger_cases,
 }
 
@@ -815,6 +858,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "mv_update": lambda: itertools.chain(
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
+    "format_storage": format_storage_cases,
     "zk_triggers": zk_trigger_cases,
 }
 _PROFILE_WORDS = ("kip", "kafka", "kafka-2.0")

@@ -14,6 +14,7 @@ from model.decisions import (
     features_update_formula,
     features_update_reference,
     finalized_cache_cases,
+    format_storage_cases,
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
@@ -192,3 +193,27 @@ def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: s
     import model.decisions as decisions
     monkeypatch.setattr(decisions, "admin_update_features_request", request)
     assert differential("admin_update", admin_update_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["unstable_ignored", "floor_dropped"])
+def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(planted: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every config starts formatted: only the decision differential reaches kafka-storage format's checks."""
+    import model.decisions as decisions
+    import reference_impl.metadata_version.api as mv_api
+
+    res = differential("format_storage", format_storage_cases())
+    assert res.ok, str(res.disagreement)
+    real = mv_api.format_storage
+
+    def planted_format(cluster_id: str, catalog: Any, binary_default: int, metadata_version: Any = None,
+                       profile: str = "kip", **kw: Any) -> Any:
+        if planted == "unstable_ignored":
+            kw["unstable_feature_versions_enabled"] = True  # "is not yet stable" never said
+        elif profile == "kafka" and isinstance(metadata_version, int) and metadata_version in catalog.levels \
+                and metadata_version >= catalog.minimum_for(kw.get("kafka_release", "3.9")):
+            return mv_api.MetaProperties(cluster_id, metadata_version)  # no bootstrap floor, no stability check
+        return real(cluster_id, catalog, binary_default, metadata_version, profile, **kw)
+
+    monkeypatch.setattr(decisions, "format_storage", planted_format)
+    assert differential("format_storage", format_storage_cases()).disagreement is not None
