@@ -15,6 +15,8 @@ Rules:
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
+* ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
+  bootstrap record an activating controller writes and the version it runs at, for empty and non-empty logs.
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
   registration, the /controller_epoch take-over, the driver's valid state changes.
 * ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
@@ -56,8 +58,11 @@ from reference_impl.features.api import (
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
     DowngradeType,
+    MetaProperties,
     QuorumController,
     VersionRange,
+    activation_metadata_version,
+    bootstrap_metadata_version,
     format_storage,
     request,
 )
@@ -585,6 +590,50 @@ def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
                    reference(cat, profile, release))
 
 
+MV_UNSET = 0  # meta.properties without a metadata.version (a pre-KIP-778 "preview" cluster)
+LOG_EMPTY_UNSAID, LOG_EMPTY, LOG_NOT_EMPTY = 0, 1, 2  # log_is_empty: None, True, False
+
+
+def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KIP-778 "Initialization" as Kafka's ActivationRecordsGenerator and QuorumController do it: an empty log
+    gets a bootstrap FeatureLevelRecord at meta.properties' level (the catalog's minimum for a preview
+    cluster without one) and the controller runs at it; a log that already holds FeatureLevelRecords gets
+    nothing and runs at the last; a non-empty log without one gets nothing and runs at the minimum
+    (MINIMUM_KRAFT_VERSION, "treats the log as version 3.0-IV1"); saying a log with records is empty is an
+    error. Every config starts from an empty log, so only this reaches the other cases."""
+    def build(cat: Any) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            meta, n, last, empty = x["meta"], x["records"], x["last"], x["empty"]
+            error = z3.And(empty == LOG_EMPTY, n > 0)
+            writes = z3.And(n == 0, empty != LOG_NOT_EMPTY)
+            boot = z3.If(meta == MV_UNSET, cat.minimum, meta)
+            level = z3.If(writes, boot, z3.If(n > 0, last, cat.minimum))
+            return {"error": z3.If(error, 1, 0),
+                    "bootstrap_record": z3.If(error, DONT_CARE, z3.If(writes, boot, -1)),
+                    "level": z3.If(error, DONT_CARE, level)}
+        return outputs
+
+    def reference(cat: Any) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            meta = MetaProperties("cluster", None if x["meta"] == MV_UNSET else x["meta"])
+            levels = tuple([cat.minimum] * (x["records"] - 1) + [x["last"]]) if x["records"] else ()
+            empty = {LOG_EMPTY_UNSAID: None, LOG_EMPTY: True, LOG_NOT_EMPTY: False}[x["empty"]]
+            try:
+                record = bootstrap_metadata_version(meta, cat, levels, log_is_empty=empty)
+                level = activation_metadata_version(meta, cat, levels, log_is_empty=empty)
+            except ValueError:
+                return {"error": 1, "bootstrap_record": DONT_CARE, "level": DONT_CARE}
+            return {"error": 0, "bootstrap_record": -1 if record is None else record.feature_level, "level": level}
+        return run
+
+    for name, cat in CATALOGS.items():
+        levels = [lvl for lvl in cat.levels if lvl <= cat.minimum + 4]
+        domain = [{"meta": m, "records": n, "last": last, "empty": e}
+                  for m in (MV_UNSET, *levels) for n in (0, 1, 2) for last in (levels if n else levels[:1])
+                  for e in (LOG_EMPTY_UNSAID, LOG_EMPTY, LOG_NOT_EMPTY)]
+        yield f"{name} catalog", Formula(["meta", "records", "last", "empty"], build(cat)), domain, reference(cat)
+
+
 # --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
 
 ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
@@ -838,6 +887,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "mv_lossless": mv_lossless_cases,
     "mv_update": mv_update_cases,
     "format_storage": format_storage_cases,
+    "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,
 }
 
@@ -859,6 +909,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
     "format_storage": format_storage_cases,
+    "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,
 }
 _PROFILE_WORDS = ("kip", "kafka", "kafka-2.0")

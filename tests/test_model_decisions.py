@@ -15,6 +15,7 @@ from model.decisions import (
     features_update_reference,
     finalized_cache_cases,
     format_storage_cases,
+    mv_activation_cases,
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
@@ -217,3 +218,22 @@ def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(plant
 
     monkeypatch.setattr(decisions, "format_storage", planted_format)
     assert differential("format_storage", format_storage_cases()).disagreement is not None
+
+
+def test_mv_activation_formula_agrees_and_sees_a_bootstrap_record_on_a_non_empty_log(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """KAFKA's ActivationRecordsGenerator writes bootstrap records only to an empty log; a planted generator
+    that also writes them to a non-empty log without a FeatureLevelRecord is a disagreement."""
+    import model.decisions as decisions
+    import reference_impl.metadata_version.api as mv_api
+
+    res = differential("mv_activation", mv_activation_cases())
+    assert res.ok, str(res.disagreement)
+    real = mv_api.bootstrap_metadata_version
+
+    def planted(meta: Any, catalog: Any, log_levels: Any = (), *, log_is_empty: bool | None = None) -> Any:
+        return real(meta, catalog, log_levels, log_is_empty=None if log_is_empty is False else log_is_empty)
+
+    monkeypatch.setattr(decisions, "bootstrap_metadata_version", planted)
+    bad = differential("mv_activation", mv_activation_cases()).disagreement
+    assert bad is not None and bad.inputs["records"] == 0 and bad.inputs["empty"] == 2
