@@ -11,7 +11,8 @@ and, where present, ``catalog.py``, ``releases.py``, ``config.py``; never the re
 keys, the command-line tool or the JVM bridge). For each mutant the repository's packages are copied into a
 temporary directory, the mutated module is written there, and ``rollcheck explore`` runs from that copy
 (``PYTHONPATH`` first, working directory the copy, so the copy wins over the editable install) on the
-protocol's ``small`` config and its gate config, under each of the protocol's profiles (kip, kafka, and
+protocol's ``small`` config, its gate config and the story configs the gate's ``ci`` tier explores, under
+each of the protocol's profiles (kip, kafka, and
 streams' kafka-2.0). A property violated that the unmutated baseline does not violate kills the mutant; a
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
@@ -707,9 +708,11 @@ def profiles_of(protocol: str) -> tuple[str, ...]:
 
 
 def cells_of(protocol: str) -> list[Cell]:
-    """small, then the gate's config; each profile in turn: the cheapest runs first, since a kill stops a
-    mutant."""
-    configs = list(dict.fromkeys(["small", get_protocol(protocol).gate_config]))
+    """small, then the gate's config, then the story configs the gate's ci tier explores (stories the gate
+    config does not tell: crashes, deprecation, two-bounce upgrades ...); each profile in turn: the cheapest
+    runs first, since a kill stops a mutant."""
+    entry = get_protocol(protocol)
+    configs = list(dict.fromkeys(["small", entry.gate_config, *entry.story_configs]))
     return [Cell(c, p) for c in configs for p in profiles_of(protocol)]
 
 
