@@ -38,6 +38,7 @@ from reference_impl.zk_migration.api import (
     kraft_leader_event,
     migrate_metadata_event,
     reason_all_controllers_zk_migration_not_ready,
+    reason_zk_brokers_not_ready_for_migration,
     send_rpcs_to_brokers_event,
     sync_kraft_metadata_event,
     wait_for_controller_quorum_event,
@@ -129,12 +130,14 @@ class ZkMigrationSystem(DataclassSystem):
         self._registration_ok: dict[tuple[int, int, bool], bool] = {}
         self._activation: dict[tuple[ZkMigrationState, bool, bool, bool], Any] = {}
         self._quorum_ok: dict[tuple[bool, ...], bool] = {}
+        self._brokers_ok: dict[tuple[tuple[bool, bool], ...], bool] = {}
 
     def __getstate__(self) -> dict[str, object]:
         d = super().__getstate__()
         d["_registration_ok"] = {}  # memos: rebuilt wherever the system is unpickled
         d["_activation"] = {}
         d["_quorum_ok"] = {}
+        d["_brokers_ok"] = {}
         return d
 
     # ------------------------------------------------------------------ interface
@@ -509,7 +512,15 @@ class ZkMigrationSystem(DataclassSystem):
         if "start_without_all_brokers" in self.muts:
             return any(b.registered for b in zk_brokers)
         if self.config.profile == "kafka":
-            return bool(zk_brokers) and all(b.registered for b in zk_brokers)
+            # The API's areZkBrokersReadyForMigration decides (one copy of the rule): /brokers/ids lists the
+            # ZK-mode brokers, each registered one is in the image as a migrating ZK broker.
+            key = tuple((b.mode is BrokerMode.ZK, b.registered) for b in s.brokers)
+            hit = self._brokers_ok.get(key)
+            if hit is None:
+                hit = self._brokers_ok[key] = reason_zk_brokers_not_ready_for_migration(
+                    True, {i: True for i, (zk, reg) in enumerate(key) if zk and reg},
+                    [i for i, (zk, _) in enumerate(key) if zk]) is None
+            return hit
         return bool(zk_brokers) and all(b.migration and b.registered and b.ibp == self.config.quorum_level
                                         for b in zk_brokers)
 
