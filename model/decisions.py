@@ -739,6 +739,17 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         edge = z3.Or([z3.And(cur == a, new == b) for a, b in DRIVER_EDGES])
         return {"valid": z3.Or(cur == new, z3.And(new != 0, edge))}
 
+    # KIP-866 "Broker registration" (kip only; Kafka 3.9 has no such rule): a KRaft broker reusing the id of a
+    # ZK broker taking part in the migration is rejected. The system's brokers keep their ids when they move
+    # to KRaft, so no config registers a new KRaft broker: this is the only place the rule is reached.
+    zk_flags = ["zk0", "zk1", "zk2"]  # whether ZK broker 0, 1, 2 takes part in the migration
+    yield ("KRaft broker registration, kip", Formula(["broker", *zk_flags], lambda x: {
+        "rejected": z3.Or([z3.And(x["broker"] == b, x[f] == 1) for b, f in enumerate(zk_flags)])}),
+           [{"broker": b, **dict(zip(zk_flags, bits, strict=True))}
+            for b in range(4) for bits in itertools.product((0, 1), repeat=3)],
+           lambda x: {"rejected": int(zk_api.kraft_broker_registration_error(
+               x["broker"], frozenset(b for b, f in enumerate(zk_flags) if x[f])) is not None)})
+
     yield ("driver state changes", Formula(["current", "new"], driver_formula),
            [{"current": a, "new": b} for a in range(9) for b in range(9)],
            lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})

@@ -104,8 +104,19 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
 
     res = differential("zk_triggers", zk_trigger_cases())
     assert res.ok, str(res.disagreement)
-    # activate, bootstrap and registration per profile, epoch claim, driver changes
-    assert res.cases == 8
+    # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
+    # changes
+    assert res.cases == 9
+
+
+def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No config registers a new KRaft broker: the KIP's id rule is reached by the decision differential only."""
+    from model.decisions import zk_trigger_cases
+    from reference_impl.zk_migration import api as zk_api
+
+    monkeypatch.setattr(zk_api, "kraft_broker_registration_error", lambda broker_id, zk_broker_ids: None)
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == "KRaft broker registration, kip"])
+    assert bad.disagreement is not None
 
 
 def test_zk_activation_profiles_differ_concretely() -> None:
