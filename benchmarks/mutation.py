@@ -727,16 +727,29 @@ class Baseline:
         return next(c for c in self.cells if (c.config, c.profile) == (cell.config, cell.profile))
 
 
-def run_baseline(runner: Runner, protocol: str, timeout: float) -> Baseline:
+def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = True, z3: bool = True
+                 ) -> Baseline:
+    """Every run a mutant may need, on the unmutated copy: the explorer's cells, then Z3 and TLC under each
+    profile, which must agree with the reference (else nothing they say of a mutant means anything). Their
+    total time sets the per-mutant limit, so a survivor that goes through every step is not cut short."""
     work = runner.workdir(None)
     try:
         imports = runner.import_check(work, protocol)
         t0 = time.perf_counter()
         results = [runner.run_cell(work, protocol, cell, timeout) for cell in cells_of(protocol)]
-        bad = [r for r in results if r.outcome not in ("holds", "violated")]
+        bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
+               if r.outcome not in ("holds", "violated")]
+        for profile in profiles_of(protocol):
+            if z3 and runner.has_z3(protocol):
+                verdict, detail = runner.run_z3(work, protocol, profile, timeout)
+                if verdict != "agrees":
+                    bad.append(f"z3 small/{profile}: {verdict} {detail}")
+            if conform and runner.snapshot_has_spec(protocol):
+                verdict, detail = runner.run_conform(work, protocol, profile, timeout)
+                if verdict != "agrees":
+                    bad.append(f"conform small/{profile}: {verdict} {detail}")
         if bad:
-            raise RuntimeError(f"baseline of {protocol} failed: " + "; ".join(
-                f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in bad))
+            raise RuntimeError(f"baseline of {protocol} failed: " + "; ".join(bad))
         return Baseline(protocol, results, time.perf_counter() - t0, imports)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -900,8 +913,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="where the JSON goes: a .json file, or a directory for mutation-<UTC time>.json "
                    "(default: benchmarks/results/)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="per-mutant time limit over all its runs (default: 10x the protocol's baseline, "
-                   "at least 60 s)")
+                   help="per-mutant time limit over all its runs (default: 10x the protocol's baseline: every explorer "
+                   "run, then z3 and conform on small, on the unmutated copy; at least 60 s)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="mutants run at once (default 1)")
     p.add_argument("--max-memory", type=float, default=2.0, metavar="GIB",
                    help="each explorer run's memory budget (default 2 GiB): above it the run stops, timeout")
@@ -1014,10 +1027,11 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
     for p in protocols:
         if not selected[p]:
             continue
-        print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))})",
+        print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))}, then "
+              "z3 and conform on small)",
               file=sys.stderr, flush=True)
         try:
-            base = run_baseline(runner, p, timeout=max(3600.0, args.timeout or 0))
+            base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3)
         except RuntimeError as exc:
             # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
             doc["baseline"][p] = {"error": str(exc)}
