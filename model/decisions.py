@@ -574,8 +574,13 @@ def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 
     def reference(cat: Any, profile: str, release: str) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
+            # --metadata-version as the operator types it (the level's name; an unknown one for a level the
+            # catalog lacks) or as a number.
+            given: str | int = x["level"]
+            if x["text"]:
+                given = cat.label(x["level"]) if x["level"] in cat.levels else "9.9-IV9"
             try:
-                meta = format_storage("cluster", cat, cat.latest, x["level"], profile, kafka_release=release,
+                meta = format_storage("cluster", cat, cat.latest, given, profile, kafka_release=release,
                                       unstable_feature_versions_enabled=bool(x["unstable"]))
             except ValueError:
                 return {"accepted": 0, "level": DONT_CARE}
@@ -583,10 +588,11 @@ def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         return run
 
     for name, cat in CATALOGS.items():
-        domain = [{"level": lvl, "unstable": u} for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1)]
+        domain = [{"level": lvl, "unstable": u, "text": t}
+                  for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1) for t in (0, 1)]
         for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
             label = f"{name} catalog, {profile}" + (f", kafka {release}" if profile == "kafka" else "")
-            yield (label, Formula(["level", "unstable"], build(cat, profile, release)), domain,
+            yield (label, Formula(["level", "unstable", "text"], build(cat, profile, release)), domain,
                    reference(cat, profile, release))
 
 
