@@ -21,6 +21,7 @@ from rollcheck.console import status_progress
 from rollcheck.errors import Terminated
 from rollcheck.outlock import output_lock
 from rollcheck.rundir import run_name, staged_run
+from tests.terminal import as_from_a_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -193,7 +194,7 @@ def _signal_after(args: list[str], sig: int, ready: float | Path, timeout: float
     """Start ``rollcheck ARGS``, send ``sig`` once ``ready`` (seconds, or a file that appears), and return
     (exit code, stderr, seconds from the signal to the end)."""
     proc = subprocess.Popen([sys.executable, "-m", "rollcheck", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_terminal)
     if isinstance(ready, Path):
         deadline = time.monotonic() + timeout
         while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -384,7 +385,8 @@ def test_a_command_that_swallows_every_interrupt_is_stopped_hard() -> None:
               "while True:\n    try:\n        if not ready:\n            ready = True\n"
               "            print('ready', flush=True)\n        time.sleep(0.05)\n"
               "    except KeyboardInterrupt:\n        pass\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_from_a_terminal)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

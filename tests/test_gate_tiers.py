@@ -26,6 +26,7 @@ from rollcheck.gate import (
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.reports import write_outputs
+from tests.terminal import as_from_a_terminal
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
 
@@ -166,17 +167,6 @@ def test_fuzz_checker_finds_the_broken_variant_and_holds_on_the_reference(tmp_pa
     assert list((tmp_path / "traces").rglob("TOY-01.itf.json"))
 
 
-def _as_from_a_terminal() -> None:
-    """In the child before exec: Ctrl-C and SIGTERM at their defaults and unblocked, as a shell starts a command.
-    An ignored disposition and a blocked mask are inherited through exec, and rollcheck rightly leaves an
-    ignored SIGINT ignored (nohup, a background job): in CI's full suite this test's gate never reacted."""
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
 def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -186,7 +176,7 @@ def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_pat
     proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "gate", "--protocol", "streams_probing",
                              "--checker", "z3", "--checker", "explore", "--parallel", "2", "--out", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_as_from_a_terminal)
+                            preexec_fn=as_from_a_terminal)
     time.sleep(6.0)  # inside the Z3 cells (about 20 s each)
     assert proc.poll() is None
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
@@ -214,7 +204,7 @@ def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path
     proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "gate", "--protocol", "streams_probing",
                              "--checker", "z3", "--parallel", "2", "--quiet", "--out", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_as_from_a_terminal)
+                            preexec_fn=as_from_a_terminal)
     time.sleep(6.0)
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)  # as a CI runner's timeout does: the main process only

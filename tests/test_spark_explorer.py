@@ -17,6 +17,7 @@ import pytest
 from rollcheck.explorer import ExplorationResult, explore
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.spark.explorer import explore_system_spark
+from tests.terminal import as_from_a_terminal
 from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToySystem
 
@@ -129,7 +130,8 @@ def test_bad_master_is_one_line_and_exit_2_before_spark_starts(master: str, mess
 def test_ctrl_c_stops_the_run_with_exit_130_and_one_line(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "rollcheck", "explore", "features", "--engine", "spark",
                              "--config", "default", "--master", "local[2]", "--spark-min", "0", "--quiet",
-                             "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_from_a_terminal)
     manifest = tmp_path / "features-default-kip-spark.checkpoint" / "manifest.json"
     deadline = time.monotonic() + 120
     while not manifest.exists() and proc.poll() is None and time.monotonic() < deadline:
