@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -39,6 +39,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ANCHOR = "50414c0"
 
 
+def _fail(message: str) -> NoReturn:
+    """A user mistake or a run that gave nothing to measure: one line on stderr, exit 2."""
+    print(f"gate.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, timeout=120, check=False)
 
@@ -46,7 +52,7 @@ def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
 def resolve(commit: str) -> str:
     proc = _git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
     if proc.returncode != 0:
-        raise SystemExit(f"gate.py: {commit!r} is not a commit of this repository")
+        _fail(f"{commit!r} is not a commit of this repository")
     return proc.stdout.decode().strip()
 
 
@@ -54,7 +60,7 @@ def export_tree(commit: str, dest: Path) -> None:
     """The commit's files (no .git), as ``git archive`` writes them."""
     proc = _git("archive", "--format=tar", commit)
     if proc.returncode != 0:
-        raise SystemExit(f"gate.py: git archive {commit} failed: {proc.stderr.decode().strip()}")
+        _fail(f"git archive {commit} failed: {proc.stderr.decode().strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
         tar.extractall(dest, filter="data")
 
@@ -68,8 +74,8 @@ def run_gate(cwd: Path, env: dict[str, str], tier: str, out: Path, extra: Sequen
     try:
         doc = json.loads(proc.stdout)
     except ValueError:
-        raise SystemExit(f"gate.py: the gate in {cwd} printed no JSON summary (exit {proc.returncode}): "
-                         f"{proc.stderr.strip()[-500:]}") from None
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        _fail(f"the gate in {cwd} printed no JSON summary (exit {proc.returncode}): {last}")
     per_checker: dict[str, float] = {}
     for r in doc.get("reports", []):
         per_checker[r["checker"]] = round(per_checker.get(r["checker"], 0.0) + float(r.get("elapsed_seconds", 0.0)), 1)
