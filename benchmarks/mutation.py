@@ -620,21 +620,12 @@ class Runner:
         raises where the decision differential calls it) is reported as such."""
         cmd = [sys.executable, "-m", "rollcheck", "prove", protocol, "--config", "small", "--profile", profile,
                "--differential-only", "--differential", "0", "--json", "--quiet", "--out", str(work / "prove")]
-        ran = self._run_tool(work, cmd, timeout)
-        if ran is None:
-            return "timeout", f"z3 over the time limit ({timeout:.0f} s left)"
-        code, stdout, stderr = ran
-        if code == 3:
-            try:
-                doc = json.loads(stdout)
-                why = str((doc.get("differential") or {}).get("mismatch")
-                          or (doc.get("decisions") or {}).get("disagreement") or "")
-            except (ValueError, AttributeError):
-                why = ""
-            return "disagrees", f"small/{profile}: {why.splitlines()[0] if why else 'exit 3'}"[:300]
-        if code == 0:
-            return "agrees", ""
-        return "error", f"small/{profile}: exit {code}: {stderr.strip()[-300:]}"
+        def why(doc: dict[str, Any]) -> str:
+            text = str((doc.get("differential") or {}).get("mismatch")
+                       or (doc.get("decisions") or {}).get("disagreement") or "")
+            return text.splitlines()[0] if text else ""
+
+        return self._verdict("z3", profile, self._run_tool(work, cmd, timeout), timeout, why)
 
     def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
         """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
@@ -643,20 +634,29 @@ class Runner:
         second copy of the rules, which the mutation did not touch."""
         cmd = [sys.executable, "-m", "rollcheck", "conform", protocol, "--config", "small", "--profile", profile,
                "--json", "--quiet", "--out", str(work / "conform")]
-        ran = self._run_tool(work, cmd, timeout)
+        def why(doc: dict[str, Any]) -> str:
+            reports: list[dict[str, Any]] = doc.get("reports", [])
+            bad: dict[str, Any] = next((r for r in reports if not r.get("ok", True)), {})
+            parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation")
+                     if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
+            return parts[0] if parts else str(bad.get("error") or "")
+
+        return self._verdict("conform", profile, self._run_tool(work, cmd, timeout), timeout, why)
+
+    @staticmethod
+    def _verdict(step: str, profile: str, ran: tuple[int, str, str] | None, timeout: float,
+                 why: Callable[[dict[str, Any]], str]) -> tuple[str, str]:
+        """A second copy's answer on a mutated copy: exit 3 "disagrees" (with ``why`` of its JSON summary),
+        0 "agrees", None (over the limit) "timeout", anything else "error"."""
         if ran is None:
-            return "timeout", f"conform over the time limit ({timeout:.0f} s left)"
+            return "timeout", f"{step} over the time limit ({timeout:.0f} s left)"
         code, stdout, stderr = ran
         if code == 3:
             try:
-                reports: list[dict[str, Any]] = json.loads(stdout).get("reports", [])
-                bad: dict[str, Any] = next((r for r in reports if not r.get("ok", True)), {})
-                parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation")
-                         if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
-                why = (parts[0] if parts else str(bad.get("error") or ""))
-            except (ValueError, AttributeError):
-                why = ""
-            return "disagrees", f"small/{profile}: {why or 'exit 3'}"[:300]
+                reason = why(json.loads(stdout))
+            except (ValueError, AttributeError, TypeError, KeyError, IndexError):
+                reason = ""
+            return "disagrees", f"small/{profile}: {reason or 'exit 3'}"[:300]
         if code == 0:
             return "agrees", ""
         return "error", f"small/{profile}: exit {code}: {stderr.strip()[-300:]}"
