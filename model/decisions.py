@@ -10,6 +10,10 @@ Rules:
 * ``streams_assign``: the Kafka Streams leader's ``assign()`` (reference_impl/streams_probing/api.py): the
   used version, the supported version it encodes, what a future member gets, the error assignment, the
   follow-up rebalance, and when the leader fails; per leader release, profile and assignor mutation.
+* ``streams_on_assignment``: a Kafka Streams member's ``onAssignment()`` (api.py ``on_assignment``) on every
+  reply (used, received and supported version, error code), per member release and profile: the member step,
+  the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
+  relation's own chain (model/streams_probing.py ``on_assignment_outcomes``).
 * ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
@@ -288,6 +292,79 @@ def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN
                     case = f"leader {leader.name}, {profile}, mutation {mutation or '-'}, {n} members"
                     yield (case, streams_assign_formula(leader.latest_supported, profile, mutation, n), domain,
                            streams_assign_reference(leader, profile, mutation, n))
+
+
+# --------------------------------------------------------------------------- Kafka Streams onAssignment()
+
+# The member step a reply leads to (the transition system's action names), as an output code.
+ON_ASSIGNMENT_STEPS = ("OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "AssignmentFailure", "ErrorShutdown",
+                       "LeaderFollowUpRebalance")
+_STEP_OF_OUTCOME = {"NONE": 0, "PROBE_DOWNGRADE": 1, "ADOPT_SUPPORTED": 2}
+
+
+def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """A member's ``on_assignment`` on every reply it could be handed: per member release and profile, every
+    used version it can send, every received version (one past the newest release's too), every supported version
+    (UNKNOWN included) and every error code. The Z3 side is the transition relation's own chain
+    (``model.streams_probing.on_assignment_outcomes``) folded into terms: the rule reaches the branches no config's
+    states reach (an assignment above the version sent, a supported version above the member's own, an error code
+    the leader of a config never sends)."""
+    # model.streams_probing imports this module (gate_differential): import it when the cases are asked for.
+    from model.streams_probing import FAILURES, on_assignment_outcomes, parse_failure
+    from reference_impl.streams_probing.api import AssignmentInfo, AssignorError, MemberOutcome, on_assignment
+
+    top = max(r.latest_supported for r in RELEASES) + 1
+    names = ("used", "received", "supported", "err")
+
+    def build(rel: Any, profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            def fail(kind: int, a: Any = 0, b: Any = 0) -> dict[str, Any]:
+                return {"used": DONT_CARE, "rejoin": 0, "kind": kind, "a": a, "b": b}
+
+            def done(new_used: Any, rebalance: Any) -> dict[str, Any]:
+                return {"used": new_used, "rejoin": z3.If(rebalance, 1, 0), "kind": 0, "a": 0, "b": 0}
+
+            trigger = z3.BoolVal(False)  # the leader's follow-up trigger is the system's, not the member's
+            none = [("OnAssignment", True, done(x["used"], False))]
+            chain = on_assignment_outcomes(profile, frozenset(), rel, x["received"], x["supported"], x["err"],
+                                           x["used"], none, trigger, fail, done)
+            out: dict[str, Any] = {k: z3.IntVal(DONT_CARE) for k in ("step", "used", "rejoin", "kind", "a", "b")}
+            for cond, outcomes in reversed(chain):
+                picked = {k: z3.IntVal(DONT_CARE) for k in out}
+                for name, sub, eff in reversed(outcomes):
+                    values = {**{k: z3.IntVal(v) if isinstance(v, int) else v for k, v in eff.items()},
+                              "step": z3.IntVal(ON_ASSIGNMENT_STEPS.index(name))}
+                    picked = {k: z3.If(sub, values[k], picked[k]) for k in out}
+                out = {k: z3.If(cond, picked[k], out[k]) for k in out}
+            return out
+        return outputs
+
+    def reference(rel: Any, profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            info = AssignmentInfo(x["received"], x["supported"], error=AssignorError(x["err"]))
+            try:
+                upd = on_assignment(rel, profile, x["used"], info)
+            except (TaskAssignmentException, IllegalStateException) as exc:
+                kind, a, b = parse_failure(f"member: {exc}")
+                return {"step": ON_ASSIGNMENT_STEPS.index("AssignmentFailure"), "used": DONT_CARE, "rejoin": 0,
+                        "kind": kind, "a": a, "b": b}
+            if upd.outcome is MemberOutcome.ERROR_SHUTDOWN:
+                return {"step": ON_ASSIGNMENT_STEPS.index("ErrorShutdown"), "used": DONT_CARE, "rejoin": 0,
+                        "kind": 8, "a": int(upd.error), "b": 0}
+            return {"step": _STEP_OF_OUTCOME[upd.outcome.name], "used": upd.used_version, "rejoin": int(upd.rebalance),
+                    "kind": 0, "a": 0, "b": 0}
+        return run
+
+    assert 5 in FAILURES and 8 in FAILURES  # the failure kinds the reference side maps to
+    for rel in RELEASES:
+        for profile in ("kip", "kafka", "kafka-2.0"):
+            if rel.name == "3.9" and profile != "kafka":
+                continue  # release 3.9 exists in the kafka profile only
+            domain = ({"used": u, "received": r, "supported": s, "err": e}
+                      for u in range(1, rel.latest_supported + 1) for r in range(1, top + 1)
+                      for s in (UNKNOWN, *range(1, top + 1)) for e in range(len(AssignorError)))
+            yield (f"member {rel.name}, {profile}", Formula(names, build(rel, profile)), domain,
+                   reference(rel, profile))
 
 
 # --------------------------------------------------------------------------- features UpdateFeatures
@@ -897,6 +974,7 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
 
 RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": streams_assign_cases,
+    "streams_on_assignment": streams_on_assignment_cases,
     "features_update": features_update_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
@@ -917,6 +995,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 # not a config's states ever ask it: a wrong error code or a refused deletion that no config reaches is caught.
 GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
+    "streams_on_assignment": streams_on_assignment_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,

@@ -428,8 +428,6 @@ class StreamsProbingZ3(SymbolicSystem):
 
     def _on_assignment(self, v: V, v2: V, i: int, rel: StreamsRelease) -> list[tuple[str, Any, Any]]:
         """A member's onAssignment: (action name, exclusive condition, effect) for each outcome."""
-        L = rel.latest_supported
-        probing = L >= PROBEABLE
         received, supported, err = self.x(v, i, "iv"), self.x(v, i, "isup"), self.x(v, i, "ierr")
         used = self.x(v, i, "used")
         trigger = v["follow"] == i
@@ -445,12 +443,8 @@ class StreamsProbingZ3(SymbolicSystem):
 
         none = [("LeaderFollowUpRebalance", trigger, done(used, False)),
                 ("OnAssignment", z3.Not(trigger), done(used, False))]
-        raw: list[tuple[Any, Any]] = []  # (condition, [(name, subcondition, effect)])
-        raw.append((z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))]))
-        if self.profile == KAFKA_20 and probing:
-            raw += self._own_branch_outcomes(rel, received, supported, err, used, none, trigger, fail, done)
-        else:
-            raw += self._shared_outcomes(rel, received, supported, err, used, none, fail, done)
+        raw = on_assignment_outcomes(self.profile, self.muts, rel, received, supported, err, used, none, trigger,
+                                     fail, done)
         out = []
         earlier: list[Any] = []
         for cond, outcomes in raw:
@@ -459,70 +453,6 @@ class StreamsProbingZ3(SymbolicSystem):
                 out.append((name, z3.And(guard, sub), eff))
             earlier.append(cond)
         return out
-
-    def _shared_outcomes(self, rel: StreamsRelease, received: Any, supported: Any, err: Any, used: Any,
-                         none: list[tuple[str, Any, Any]], fail: Any, done: Any) -> list[tuple[Any, Any]]:
-        """A member's onAssignment under kip and kafka, and of a pre-2.0 member under every profile."""
-        kip, L = self.profile == "kip", rel.latest_supported
-        probing = L >= PROBEABLE
-        raw: list[tuple[Any, Any]] = []
-        if not kip and probing:
-            # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
-            raw.append((z3.And(received >= 4, err == 2), none))
-            raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
-        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
-        if not probing:
-            raw.append((z3.BoolVal(True), none))
-            return raw
-        raw.append((received < PROBEABLE, none))
-        never = "member_never_upgrades" in self.muts
-        if not kip:
-            raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
-            if not never:
-                raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
-            raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
-        else:
-            raw.append((z3.And(received < used, received == supported),
-                        [("ProbeDowngrade", True, done(received, True))]))
-            if not never:
-                target = supported if "uncapped_adopt" in self.muts else z3.If(supported < L, supported, L)
-                raw.append((z3.And(supported > used, target > used),
-                            [("AdoptSupportedVersion", True, done(target, False))]))
-        raw.append((z3.BoolVal(True), none))
-        return raw
-
-    def _own_branch_outcomes(self, rel: StreamsRelease, received: Any, supported: Any, err: Any, used: Any,
-                             none: list[tuple[str, Any, Any]], trigger: Any, fail: Any, done: Any
-                             ) -> list[tuple[Any, Any]]:
-        """kafka-2.0: a probing member's onAssignment by its own branch. The 2.1 branch: an error code first
-        (1 shuts the thread down, 2 makes it rejoin, others are a no-op), then validateMetadataVersions and
-        maybeUpdateSubscriptionVersion (adopt or come down to the commonly supported version, rejoin). Kafka 2.0,
-        and 2.1.0 / 2.1.1 under uncapped_adopt: a probe takes the received version when it equals the supported
-        one, else the supported one, and rejoins; at the version sent it adopts the supported one, uncapped."""
-        L = rel.latest_supported
-        never = "member_never_upgrades" in self.muts
-        rejoin = [("LeaderFollowUpRebalance", trigger, done(used, True)),
-                  ("OnAssignment", z3.Not(trigger), done(used, True))]
-        raw: list[tuple[Any, Any]] = []
-        if L >= 4:
-            raw.append((z3.And(received >= 4, err == 1), [("ErrorShutdown", True, fail(8, err))]))
-            raw.append((z3.And(received >= 4, err == 2), rejoin))
-            raw.append((z3.And(received >= 4, err != 0), none))
-        raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
-        if L >= 4 and "uncapped_adopt" not in self.muts:
-            raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
-            raw.append((received < PROBEABLE, none))
-            if not never:
-                raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
-            raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
-        else:
-            raw.append((z3.And(received >= PROBEABLE, received < used),
-                        [("ProbeDowngrade", True, done(z3.If(received == supported, received, supported), True))]))
-            if not never:
-                raw.append((z3.And(received >= PROBEABLE, supported > used),
-                            [("AdoptSupportedVersion", True, done(supported, False))]))
-        raw.append((z3.BoolVal(True), none))
-        return raw
 
     # ---- invariants (properties/streams_probing.py)
     def inbox_supported_within_own(self, v: V) -> z3.BoolRef:
@@ -559,7 +489,7 @@ class StreamsProbingZ3(SymbolicSystem):
     # ---- step properties (properties/streams_probing.py). The leader of a Rebalance and the instance of a
     # member step are their parameters: one sub-relation each (``_rebalance_by``, ``_member_step_of``).
     def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("streams_assign",), self.config.profile)
+        return gate_differential(("streams_assign", "streams_on_assignment"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         out: list[tuple[str, dict[str, Any], Relation]] = [
@@ -616,6 +546,87 @@ class StreamsProbingZ3(SymbolicSystem):
             steps = z3.Or([self._member_step_of(name, i)(v, v2) for name in MEMBER_STEPS])
             out.append(z3.Implies(z3.And(steps, probe), self.x(v2, i, "used") <= self.x(v, i, "isup")))
         return z3.And(out)
+
+
+def on_assignment_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, received: Any, supported: Any,
+                           err: Any, used: Any, none: list[tuple[str, Any, Any]], trigger: Any, fail: Any, done: Any
+                           ) -> list[tuple[Any, Any]]:
+    """A member's onAssignment (``api.on_assignment``) as an if / elif chain: (condition, [(action name,
+    subcondition, effect)]) in order, the first condition that holds decides. ``fail(kind, a, b)`` and
+    ``done(new_used, rebalance)`` build the effects and ``none`` is the no-op's outcomes, so the transition
+    relation (``_on_assignment``) and the ``streams_on_assignment`` decision rule (model/decisions.py) read the
+    same rules."""
+    L = rel.latest_supported
+    raw: list[tuple[Any, Any]] = [
+        (z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))])]
+    if profile == KAFKA_20 and L >= PROBEABLE:
+        return raw + own_branch_outcomes(muts, rel, received, supported, err, used, none, trigger, fail, done)
+    return raw + shared_outcomes(profile, muts, rel, received, supported, err, used, none, fail, done)
+
+
+def shared_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, received: Any, supported: Any, err: Any,
+                    used: Any, none: list[tuple[str, Any, Any]], fail: Any, done: Any) -> list[tuple[Any, Any]]:
+    """A member's onAssignment under kip and kafka, and of a pre-2.0 member under every profile."""
+    kip, L = profile == "kip", rel.latest_supported
+    probing = L >= PROBEABLE
+    raw: list[tuple[Any, Any]] = []
+    if not kip and probing:
+        # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
+        raw.append((z3.And(received >= 4, err == 2), none))
+        raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
+    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+    if not probing:
+        raw.append((z3.BoolVal(True), none))
+        return raw
+    raw.append((received < PROBEABLE, none))
+    never = "member_never_upgrades" in muts
+    if not kip:
+        raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
+        if not never:
+            raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
+        raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
+    else:
+        raw.append((z3.And(received < used, received == supported),
+                    [("ProbeDowngrade", True, done(received, True))]))
+        if not never:
+            target = supported if "uncapped_adopt" in muts else z3.If(supported < L, supported, L)
+            raw.append((z3.And(supported > used, target > used),
+                        [("AdoptSupportedVersion", True, done(target, False))]))
+    raw.append((z3.BoolVal(True), none))
+    return raw
+
+def own_branch_outcomes(muts: frozenset[str], rel: StreamsRelease, received: Any, supported: Any, err: Any, used: Any,
+                         none: list[tuple[str, Any, Any]], trigger: Any, fail: Any, done: Any
+                         ) -> list[tuple[Any, Any]]:
+    """kafka-2.0: a probing member's onAssignment by its own branch. The 2.1 branch: an error code first
+    (1 shuts the thread down, 2 makes it rejoin, others are a no-op), then validateMetadataVersions and
+    maybeUpdateSubscriptionVersion (adopt or come down to the commonly supported version, rejoin). Kafka 2.0,
+    and 2.1.0 / 2.1.1 under uncapped_adopt: a probe takes the received version when it equals the supported
+    one, else the supported one, and rejoins; at the version sent it adopts the supported one, uncapped."""
+    L = rel.latest_supported
+    never = "member_never_upgrades" in muts
+    rejoin = [("LeaderFollowUpRebalance", trigger, done(used, True)),
+              ("OnAssignment", z3.Not(trigger), done(used, True))]
+    raw: list[tuple[Any, Any]] = []
+    if L >= 4:
+        raw.append((z3.And(received >= 4, err == 1), [("ErrorShutdown", True, fail(8, err))]))
+        raw.append((z3.And(received >= 4, err == 2), rejoin))
+        raw.append((z3.And(received >= 4, err != 0), none))
+    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+    if L >= 4 and "uncapped_adopt" not in muts:
+        raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
+        raw.append((received < PROBEABLE, none))
+        if not never:
+            raw.append((supported > used, [("AdoptSupportedVersion", True, done(supported, True))]))
+        raw.append((received < used, [("ProbeDowngrade", True, done(supported, True))]))
+    else:
+        raw.append((z3.And(received >= PROBEABLE, received < used),
+                    [("ProbeDowngrade", True, done(z3.If(received == supported, received, supported), True))]))
+        if not never:
+            raw.append((z3.And(received >= PROBEABLE, supported > used),
+                        [("AdoptSupportedVersion", True, done(supported, False))]))
+    raw.append((z3.BoolVal(True), none))
+    return raw
 
 
 def _first_match(cases: list[tuple[Any, Any]]) -> z3.BoolRef:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 import reference_impl.features.api as features_api
+import reference_impl.streams_probing.api as streams_api
 from model.decisions import (
     admin_update_cases,
     differential,
@@ -19,6 +21,7 @@ from model.decisions import (
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
+    streams_on_assignment_cases,
     version_range_cases,
 )
 from reference_impl.streams_probing.releases import release
@@ -248,3 +251,40 @@ def test_mv_activation_formula_agrees_and_sees_a_bootstrap_record_on_a_non_empty
     monkeypatch.setattr(decisions, "bootstrap_metadata_version", planted)
     bad = differential("mv_activation", mv_activation_cases()).disagreement
     assert bad is not None and bad.inputs["records"] == 0 and bad.inputs["empty"] == 2
+
+
+def _accept_a_higher_assignment(real: Any) -> Any:
+    def planted(member: Any, profile: str, used: int, info: Any, mutations: frozenset[str] = frozenset()) -> Any:
+        if info.version > used and member.can_decode(info.version):  # no "got an assignment with higher version"
+            return streams_api.MemberUpdate(used, False, streams_api.MemberOutcome.NONE)
+        return real(member, profile, used, info, mutations)
+    return planted
+
+
+def _adopt_above_own(real: Any) -> Any:
+    def planted(member: Any, profile: str, used: int, info: Any, mutations: frozenset[str] = frozenset()) -> Any:
+        if profile == "kafka" and info.latest_supported > member.latest_supported >= 3 and info.version <= used:
+            # no "Can't upgrade to metadata version greater than we support"
+            return streams_api.MemberUpdate(info.latest_supported, True, streams_api.MemberOutcome.ADOPT_SUPPORTED)
+        return real(member, profile, used, info, mutations)
+    return planted
+
+
+def _ignore_the_error_code(real: Any) -> Any:
+    def planted(member: Any, profile: str, used: int, info: Any, mutations: frozenset[str] = frozenset()) -> Any:
+        return real(member, profile, used, dataclasses.replace(info, error=streams_api.AssignorError.NONE), mutations)
+    return planted
+
+
+@pytest.mark.parametrize("planted", [_accept_a_higher_assignment, _adopt_above_own, _ignore_the_error_code])
+def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
+        planted: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The member's branches no config's states reach (an assignment above the version sent, a commonly supported
+    version above the member's own, an error code, which no config's leader sends) are on the rule's domain: a
+    planted member that gets any of them wrong is a disagreement."""
+    res = differential("streams_on_assignment", streams_on_assignment_cases())
+    assert res.ok, str(res.disagreement)
+    # 8 member releases x 3 profiles + 3.9 (kafka only)
+    assert res.cases == 8 * 3 + 1
+    monkeypatch.setattr(streams_api, "on_assignment", planted(streams_api.on_assignment))
+    assert differential("streams_on_assignment", streams_on_assignment_cases()).disagreement is not None
