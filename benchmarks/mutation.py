@@ -552,11 +552,7 @@ class Runner:
         if timeout <= 0:
             return CellResult(cell.config, cell.profile, "timeout", None, 0.0, detail="no time left for this run")
         out = work / "out"
-        cmd = [sys.executable, "-m", "rollcheck", "explore", protocol, "--config", cell.config,
-               "--profile", cell.profile, "--json", "--quiet", "--collect-all", "--out", str(out),
-               # One process per mutant (--jobs runs several), and a bound on what a mutant that blows the
-               # state space up may take (the explorer then stops, incomplete, instead of swapping).
-               "--workers", "1", "--max-memory", str(self.max_memory)]
+        cmd = [sys.executable, "-m", "rollcheck", *explore_argv(protocol, cell, out, self.max_memory)]
         t0 = time.perf_counter()
         # Its own session: the explorer's processes can be killed as a group, and a terminal's Ctrl-C
         # reaches only this script, which stops them itself.
@@ -618,8 +614,8 @@ class Runner:
         "timeout", a one-line detail). The encoding is a copy of the rules the mutation did not touch, so a
         disagreement kills a mutant the properties missed; an error (an exception the mutated reference
         raises where the decision differential calls it) is reported as such."""
-        cmd = [sys.executable, "-m", "rollcheck", "prove", protocol, "--config", "small", "--profile", profile,
-               "--differential-only", "--differential", "0", "--json", "--quiet", "--out", str(work / "prove")]
+        cmd = [sys.executable, "-m", "rollcheck", *z3_argv(protocol, profile, work / "prove")]
+
         def why(doc: dict[str, Any]) -> str:
             text = str((doc.get("differential") or {}).get("mismatch")
                        or (doc.get("decisions") or {}).get("disagreement") or "")
@@ -632,8 +628,8 @@ class Runner:
         reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
         | "timeout", a one-line detail). A disagreement kills a mutant the properties missed: the spec is the
         second copy of the rules, which the mutation did not touch."""
-        cmd = [sys.executable, "-m", "rollcheck", "conform", protocol, "--config", "small", "--profile", profile,
-               "--json", "--quiet", "--out", str(work / "conform")]
+        cmd = [sys.executable, "-m", "rollcheck", *conform_argv(protocol, profile, work / "conform")]
+
         def why(doc: dict[str, Any]) -> str:
             reports: list[dict[str, Any]] = doc.get("reports", [])
             bad: dict[str, Any] = next((r for r in reports if not r.get("ok", True)), {})
@@ -699,6 +695,25 @@ def classify(cell: Cell, code: int, stdout: str, stderr: str, seconds: float) ->
     elif not doc.get("complete", False):
         res.outcome, res.detail = "incomplete", "; ".join(doc.get("notes", [])) or "exploration not complete"
     return res
+
+
+# The checker commands a mutant meets (``rollcheck`` arguments; benchmarks/coverage_map.py runs the same ones).
+def explore_argv(protocol: str, cell: Cell, out: Path, max_memory: float) -> list[str]:
+    """``rollcheck explore`` on one cell: one process (``--jobs`` runs several mutants), and a bound on what a
+    mutant that blows the state space up may take (the explorer then stops, incomplete, instead of swapping)."""
+    return ["explore", protocol, "--config", cell.config, "--profile", cell.profile, "--json", "--quiet",
+            "--collect-all", "--out", str(out), "--workers", "1", "--max-memory", str(max_memory)]
+
+
+def z3_argv(protocol: str, profile: str, out: Path) -> list[str]:
+    """The ci tier's z3 cell on small: the successor differential and the decision rules, nothing proved."""
+    return ["prove", protocol, "--config", "small", "--profile", profile, "--differential-only", "--differential",
+            "0", "--json", "--quiet", "--out", str(out)]
+
+
+def conform_argv(protocol: str, profile: str, out: Path) -> list[str]:
+    """The ci tier's TLC conformance on small."""
+    return ["conform", protocol, "--config", "small", "--profile", profile, "--json", "--quiet", "--out", str(out)]
 
 
 def profiles_of(protocol: str) -> tuple[str, ...]:
