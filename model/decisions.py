@@ -22,7 +22,9 @@ Rules:
 * ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
   bootstrap record an activating controller writes and the version it runs at, for empty and non-empty logs.
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
-  registration, the /controller_epoch take-over, the driver's valid state changes.
+  registration, the /controller_epoch take-over, the driver's valid state changes; and the driver helpers no
+  config varies: ``isLeader``, ``onControllerChange`` and ``PollEvent``, the copy's record batches, and the two
+  image events for an image behind /migration or an event made under another leader.
 * ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
   SupportedVersionRange and FinalizedVersionRange constructors accept, a level's membership, and a finalized
   range's incompatibility with a supported one.
@@ -836,6 +838,103 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield ("driver state changes", Formula(["current", "new"], driver_formula),
            [{"current": a, "new": b} for a in range(9) for b in range(9)],
            lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
+
+    yield from zk_driver_event_cases()
+
+
+# The driver's event classes as codes (their order in zk_api.DriverEvent) and the PollEvent of each state
+# (KRaftMigrationDriver.PollEvent.run; -1: nothing, the driver waits for a leader or a metadata event).
+_EVENTS = list(zk_api.DriverEvent)
+_EV = {e.name: i for i, e in enumerate(_EVENTS)}
+POLL_OF_STATE = {0: _EV["RECOVER_MIGRATION_STATE_FROM_ZK"], 1: -1, 2: _EV["WAIT_FOR_CONTROLLER_QUORUM"],
+                 3: _EV["WAIT_FOR_ZK_BROKERS"], 4: _EV["BECOME_ZK_CONTROLLER"], 5: _EV["MIGRATE_METADATA"],
+                 6: _EV["SYNC_KRAFT_METADATA"], 7: _EV["SEND_RPCS_TO_BROKERS"], 8: -1}
+
+
+def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The KRaftMigrationDriver helpers the system's one driver step per event does not vary: who leads
+    (``LeaderAndEpoch.isLeader``), what the loader's ``onControllerChange`` and ``PollEvent`` enqueue, how
+    ``MigrateMetadataEvent`` batches ZooKeeper's records (``BufferingBatchConsumer``), and the two image events
+    (``SyncKRaftMetadataEvent``, ``SendRPCsToBrokersEvent``) for an image behind /migration's offset and for an
+    event created under another leader: the system's leader image always holds what /migration records and
+    its events always run under the leader that made them, so no config reaches those branches."""
+    drivers = list(zk_api.MigrationDriverState)
+    yield ("LeaderAndEpoch.is_leader", Formula(["leader", "node"], lambda x: {
+        "leads": z3.And(x["leader"] >= 0, x["leader"] == x["node"])}),
+           [{"leader": a, "node": b} for a in range(-1, 3) for b in range(3)],
+           lambda x: {"leads": int(zk_api.LeaderAndEpoch(None if x["leader"] < 0 else x["leader"], 1)
+                                   .is_leader(x["node"]))})
+
+    def events_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        # The recovery from ZooKeeper goes first while UNINITIALIZED, so the leader event finds INACTIVE.
+        first_boot = x["state"] == 0
+        poll: Any = z3.IntVal(-1)
+        for st, ev in POLL_OF_STATE.items():
+            poll = z3.If(x["state"] == st, ev, poll)
+        return {"count": z3.If(first_boot, 2, 1),
+                "first": z3.If(first_boot, _EV["RECOVER_MIGRATION_STATE_FROM_ZK"], _EV["KRAFT_LEADER"]),
+                "second": z3.If(first_boot, _EV["KRAFT_LEADER"], -1), "poll": poll}
+
+    def events_ref(x: Inputs) -> Outputs:
+        st = drivers[x["state"]]
+        queued = [_EVENTS.index(e) for e in zk_api.on_controller_change(st)]
+        poll = zk_api.poll_event(st)
+        return {"count": len(queued), "first": queued[0], "second": queued[1] if len(queued) > 1 else -1,
+                "poll": -1 if poll is None else _EVENTS.index(poll)}
+
+    yield ("onControllerChange and PollEvent", Formula(["state"], events_formula),
+           [{"state": i} for i in range(len(drivers))], events_ref)
+
+    sizes = ("b0", "b1", "b2")
+
+    def batches_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        # Buffered until at least min records are held, then handed over whole; the rest flushed at the end.
+        held: Any = z3.IntVal(0)
+        count: Any = z3.IntVal(0)
+        out: list[Any] = [z3.IntVal(0)] * len(sizes)
+        for b in sizes:
+            held = held + x[b]
+            emit = z3.And(held >= x["min"], held > 0)
+            out = [z3.If(z3.And(emit, count == k), held, o) for k, o in enumerate(out)]
+            count = z3.If(emit, count + 1, count)
+            held = z3.If(emit, 0, held)
+        out = [z3.If(z3.And(held > 0, count == k), held, o) for k, o in enumerate(out)]
+        count = z3.If(held > 0, count + 1, count)
+        return {"count": count, **{f"out{k}": o for k, o in enumerate(out)}}
+
+    def batches_ref(x: Inputs) -> Outputs:
+        got = zk_api.coalesce_migration_batches([x[b] for b in sizes], x["min"])
+        return {"count": len(got), **{f"out{k}": got[k] if k < len(got) else 0 for k in range(len(sizes))}}
+
+    yield ("MigrateMetadataEvent batches", Formula(["min", *sizes], batches_formula),
+           [{"min": m, **dict(zip(sizes, bs, strict=True))}
+            for m in range(1, 5) for bs in itertools.product(range(4), repeat=len(sizes))], batches_ref)
+
+    image_events = (("SYNC_KRAFT_METADATA", zk_api.sync_kraft_metadata_event, 7, ("metadata",), -1),
+                    ("SEND_RPCS_TO_BROKERS", zk_api.send_rpcs_to_brokers_event, 8, (), 1))
+    names = ["state", "ie", "io", "me", "mo", "same_leader"]
+    for event, run, target, writes, rpcs in image_events:
+        expected = next(s for s, e in POLL_OF_STATE.items() if e == _EV[event])
+
+        def image_formula(x: dict[str, z3.ArithRef], expected: int = expected, target: int = target,
+                          writes: tuple[str, ...] = writes, rpcs: int = rpcs) -> dict[str, Any]:
+            # OffsetAndEpoch compares by epoch, then by offset; a write event made under another leader or
+            # epoch, or found in another state, does nothing; so does an image behind /migration.
+            behind = z3.Or(x["ie"] < x["me"], z3.And(x["ie"] == x["me"], x["io"] < x["mo"]))
+            runs = z3.And(x["state"] == expected, x["same_leader"] == 1, z3.Not(behind))
+            return {"state": z3.If(runs, target, x["state"]), "writes": z3.If(runs, len(writes), 0),
+                    "rpcs": z3.If(runs, rpcs, -1)}
+
+        def image_ref(x: Inputs, run: Callable[..., Any] = run) -> Outputs:
+            made, now = zk_api.LeaderAndEpoch(1, 2), zk_api.LeaderAndEpoch(1, 2 if x["same_leader"] else 3)
+            step = run(drivers[x["state"]], zk_api.OffsetAndEpoch(x["ie"], x["io"]),
+                       zk_api.OffsetAndEpoch(x["me"], x["mo"]), made, now)
+            return {"state": step.state.value, "writes": len(step.zk_writes),
+                    "rpcs": {None: -1, "image": 1}.get(step.rpcs, 2)}
+
+        yield (f"{_EVENTS[_EV[event]].value}", Formula(names, image_formula),
+               [dict(zip(names, c, strict=True)) for c in itertools.product(
+                   range(len(drivers)), range(2), range(2), range(2), range(2), (0, 1))], image_ref)
 
 
 # --------------------------------------------------------------------------- features: version ranges

@@ -108,8 +108,9 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     res = differential("zk_triggers", zk_trigger_cases())
     assert res.ok, str(res.disagreement)
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
-    # changes
-    assert res.cases == 9
+    # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
+    # events
+    assert res.cases == 9 + 5
 
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,6 +121,50 @@ def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: 
     monkeypatch.setattr(zk_api, "kraft_broker_registration_error", lambda broker_id, zk_broker_ids: None)
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == "KRaft broker registration, kip"])
     assert bad.disagreement is not None
+
+
+def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Plants one bug in a KRaftMigrationDriver helper no config's driver step varies; returns the case that
+    must see it."""
+    from reference_impl.zk_migration import api as zk_api
+
+    if planted == "an unknown leader leads":
+        monkeypatch.setattr(zk_api.LeaderAndEpoch, "is_leader", lambda self, node_id: self.leader_id in (None, node_id))
+        return "LeaderAndEpoch.is_leader"
+    if planted == "no recovery before the first leader event":
+        monkeypatch.setattr(zk_api, "on_controller_change", lambda state: (zk_api.DriverEvent.KRAFT_LEADER,))
+        return "onControllerChange and PollEvent"
+    if planted == "a batch handed over one record late":
+        real = zk_api.coalesce_migration_batches
+        monkeypatch.setattr(zk_api, "coalesce_migration_batches",
+                            lambda sizes, min_batch_size=1000: real(sizes, min_batch_size + 1))
+        return "MigrateMetadataEvent batches"
+    real_sync = zk_api.sync_kraft_metadata_event
+    if planted == "a sync from an image behind /migration":
+        def sync(state: Any, image: Any, migration: Any, *leaders: Any) -> Any:
+            return real_sync(state, max(image, migration), migration, *leaders)
+        monkeypatch.setattr(zk_api, "sync_kraft_metadata_event", sync)
+        return "SyncKRaftMetadataEvent"
+    assert planted == "RPCs sent for an older leader"
+    real_rpcs = zk_api.send_rpcs_to_brokers_event
+
+    def rpcs(state: Any, image: Any, migration: Any, event_leader: Any = None, current_leader: Any = None) -> Any:
+        return real_rpcs(state, image, migration, current_leader, current_leader)
+    monkeypatch.setattr(zk_api, "send_rpcs_to_brokers_event", rpcs)
+    return "SendRPCsToBrokersEvent"
+
+
+@pytest.mark.parametrize("planted", ["an unknown leader leads", "no recovery before the first leader event",
+                                     "a batch handed over one record late", "a sync from an image behind /migration",
+                                     "RPCs sent for an older leader"])
+def test_zk_driver_helpers_no_config_varies_are_decision_rules(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's leader image always holds what /migration records, its events run under the leader that made
+    them and it copies no record batches: a bug in those driver helpers is seen by the decision differential."""
+    from model.decisions import zk_trigger_cases
+
+    case = _planted_driver_helper(planted, monkeypatch)
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, case
 
 
 def test_zk_activation_profiles_differ_concretely() -> None:
