@@ -15,6 +15,8 @@ Rules:
   the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
   relation's own chain (model/streams_probing.py ``on_assignment_outcomes``).
 * ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
+* ``mv_catalog``: the catalogs' own rules (reference_impl/metadata_version/catalog.py): Kafka's level numbering,
+  KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
@@ -61,6 +63,7 @@ from reference_impl.features.api import (
     UpdateFeaturesRequest,
     admin_update_features_request,
 )
+from reference_impl.metadata_version import catalog as mv_catalog
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
     DowngradeType,
@@ -492,6 +495,53 @@ def mv_lossless_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callab
         domain = [{"source": a, "target": b} for a in cat.levels for b in cat.levels]
         yield (f"catalog {name}", formula, domain,
                lambda x, cat=cat: {"lossless": int(cat.is_lossless(x["source"], x["target"]))})
+
+
+# Kafka's MetadataVersion enum (MetadataVersion.java, 3.9 branch): 34 ZooKeeper-era IBPs (0.8.0 .. 3.0-IV0, feature
+# level -1, the three-argument constructor), then 3.0-IV1 at level 1, each later member one level up.
+FIRST_KRAFT_ORDINAL = 34
+CATALOG_ERROR = -2  # the reference raised (an unparsable label, a level no member has)
+
+
+def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The catalogs' own rules, for every member / level: Kafka's level numbering (-1 before 3.0-IV1, then one
+    per member), KRaft support from 3.0-IV1, ``previous()``, and that every printed name parses back to its
+    member (``fromVersionString(version())``, the catalog's ``parse(label)``) and every KRaft level to its member
+    (``fromFeatureLevel``), per Kafka release (4.0's enum starts at 3.3-IV3). The system reads levels as ints and
+    never prints or parses a name, so without this rule only ``tests/kafka`` would see a wrong level or name."""
+    k = FIRST_KRAFT_ORDINAL
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        o = x["ordinal"]
+        return {"level": z3.If(o >= k, o - k + 1, -1), "kraft": o >= k, "previous": o - 1, "parsed": o,
+                # fromFeatureLevel(-1) is the first member with that level: 0.8.0.
+                "by_level": z3.If(o >= k, o, 0)}
+
+    def reference(release: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            mv = mv_catalog.VERSIONS[x["ordinal"]]
+            prev = mv.previous()
+
+            def ordinal_of(read: Callable[[], Any]) -> int:
+                try:
+                    return int(read().ordinal)
+                except ValueError:
+                    return CATALOG_ERROR
+
+            return {"level": mv.feature_level, "kraft": int(mv.is_kraft_supported()),
+                    "previous": -1 if prev is None else prev.ordinal,
+                    "parsed": ordinal_of(lambda: mv_catalog.from_version_string(mv.version(), release)),
+                    "by_level": ordinal_of(lambda: mv_catalog.from_feature_level(mv.feature_level, release))}
+        return run
+
+    for release in mv_catalog.KAFKA_RELEASES:
+        members = mv_catalog.versions(release)
+        yield (f"MetadataVersion, release {release}", Formula(["ordinal"], formula),
+               [{"ordinal": mv.ordinal} for mv in members], reference(release))
+    for name, cat in CATALOGS.items():
+        yield (f"catalog {name}, labels", Formula(["level"], lambda x: {"parsed": x["level"]}),
+               [{"level": level} for level in cat.levels],
+               lambda x, cat=cat: {"parsed": cat.parse(cat.label(x["level"]))})
 
 
 def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: Any, y: Any, dt: Any, llo: Any,
@@ -1079,6 +1129,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
     "mv_lossless": mv_lossless_cases,
+    "mv_catalog": mv_catalog_cases,
     "mv_update": mv_update_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
@@ -1100,6 +1151,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
     "mv_lossless": mv_lossless_cases,
+    "mv_catalog": mv_catalog_cases,
     "mv_update": lambda: itertools.chain(
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),

@@ -333,3 +333,47 @@ def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
     assert res.cases == 8 * 3 + 1
     monkeypatch.setattr(streams_api, "on_assignment", planted(streams_api.on_assignment))
     assert differential("streams_on_assignment", streams_on_assignment_cases()).disagreement is not None
+
+
+def _zk_era_level_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version.catalog import MetadataVersion
+
+    monkeypatch.setattr(MetadataVersion, "feature_level",
+                        property(lambda self: -2 if self is MetadataVersion.IBP_0_8_2 else self.value[0]))
+
+
+def _version_string_without_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version.catalog import MetadataVersion
+
+    monkeypatch.setattr(MetadataVersion, "version_string", property(lambda self: self.value[1] + self.value[2]))
+
+
+def _previous_skips_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version.catalog import VERSIONS, MetadataVersion
+
+    monkeypatch.setattr(MetadataVersion, "previous",
+                        lambda self: VERSIONS[self.ordinal - 2] if self.ordinal > 1 else None)
+
+
+def _example_label_parses_to_the_next_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version.catalog import Catalog
+
+    real = Catalog.parse
+    monkeypatch.setattr(Catalog, "parse", lambda self, text, release=None: real(self, text, release) + (
+        1 if self.name == "example" and text == "V2" else 0))
+
+
+@pytest.mark.parametrize("planted", [_zk_era_level_off_by_one, _version_string_without_dash, _previous_skips_one,
+                                     _example_label_parses_to_the_next_level])
+def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    """The system reads levels as ints and never prints or parses a version's name: a wrong ZooKeeper-era level,
+    a name that no longer reads back, a wrong ``previous()`` are seen by the catalog rule, not only by
+    tests/kafka's MetadataVersionTest."""
+    from model.decisions import mv_catalog_cases
+
+    res = differential("mv_catalog", mv_catalog_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 4  # MetadataVersion under releases 3.9 and 4.0, the labels of both catalogs
+    planted(monkeypatch)
+    assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
