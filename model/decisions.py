@@ -507,8 +507,9 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     """The catalogs' own rules, for every member / level: Kafka's level numbering (-1 before 3.0-IV1, then one
     per member), KRaft support from 3.0-IV1, ``previous()``, and that every printed name parses back to its
     member (``fromVersionString(version())``, the catalog's ``parse(label)``) and every KRaft level to its member
-    (``fromFeatureLevel``), per Kafka release (4.0's enum starts at 3.3-IV3). The system reads levels as ints and
-    never prints or parses a name, so without this rule only ``tests/kafka`` would see a wrong level or name."""
+    (``fromFeatureLevel``), per Kafka release (4.0's enum starts at 3.3-IV3); a level given as a bool or a string
+    is refused. The system reads levels as ints and never prints or parses a name, so without this rule only
+    ``tests/kafka`` would see a wrong level or name."""
     k = FIRST_KRAFT_ORDINAL
 
     def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
@@ -538,10 +539,21 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         members = mv_catalog.versions(release)
         yield (f"MetadataVersion, release {release}", Formula(["ordinal"], formula),
                [{"ordinal": mv.ordinal} for mv in members], reference(release))
+    def label_reference(cat: Any) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            # The API's callers are Python: a level given as a bool or a string is refused (ValueError), as
+            # Java's types would refuse it, never read as the int it looks like.
+            value: Any = (x["level"], x["level"] == 1, str(x["level"]))[x["kind"]]
+            try:
+                return {"parsed": cat.parse(cat.label(value))}
+            except ValueError:
+                return {"parsed": CATALOG_ERROR}
+        return run
+
     for name, cat in CATALOGS.items():
-        yield (f"catalog {name}, labels", Formula(["level"], lambda x: {"parsed": x["level"]}),
-               [{"level": level} for level in cat.levels],
-               lambda x, cat=cat: {"parsed": cat.parse(cat.label(x["level"]))})
+        yield (f"catalog {name}, labels", Formula(["level", "kind"], lambda x: {
+            "parsed": z3.If(x["kind"] == 0, x["level"], CATALOG_ERROR)}),
+               [{"level": level, "kind": kind} for level in cat.levels for kind in range(3)], label_reference(cat))
 
 
 def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: Any, y: Any, dt: Any, llo: Any,

@@ -363,8 +363,15 @@ def _example_label_parses_to_the_next_level(monkeypatch: pytest.MonkeyPatch) -> 
         1 if self.name == "example" and text == "V2" else 0))
 
 
+def _a_level_as_text_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version.catalog import Catalog
+
+    real = Catalog._entry
+    monkeypatch.setattr(Catalog, "_entry", lambda self, level: real(self, int(level)))
+
+
 @pytest.mark.parametrize("planted", [_zk_era_level_off_by_one, _version_string_without_dash, _previous_skips_one,
-                                     _example_label_parses_to_the_next_level])
+                                     _example_label_parses_to_the_next_level, _a_level_as_text_accepted])
 def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                   ) -> None:
     """The system reads levels as ints and never prints or parses a version's name: a wrong ZooKeeper-era level,
