@@ -17,14 +17,17 @@ streams' kafka-2.0). A property violated that the unmutated baseline does not vi
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
-A mutant no property kills then meets the two other copies of the rules, which the mutation did not touch, as
-the gate's ``ci`` tier runs them on ``small``: first Z3 (``rollcheck prove --differential-only
+A mutant no property kills on the reference's configs then meets the gate's broken variants (``rollcheck
+mutants``: the reference with one bug switched on, each on its config): they take the reference's code through
+paths no reference config reaches (a failed member, a refused write ...), and a variant no longer caught would
+turn the gate red: "killed (variant)". Then it meets the two other copies of the rules, which the mutation did
+not touch, as the gate's ``ci`` tier runs them on ``small``: first Z3 (``rollcheck prove --differential-only
 --differential 0``: the Z3 relation against the mutated reference on every reachable state, and the decision
 rules on their bounded input domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``:
 reachable views and traces both ways), "killed (conform)". An exception the mutated reference raises under
-the decision differential is a crash. ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor
-whose ``small`` distinct-state count differs from the baseline is "survived (count changed)": the mutation
-changed behaviour and no checker noticed.
+the decision differential is a crash. ``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps
+out. A survivor whose ``small`` distinct-state count differs from the baseline is "survived (count changed)":
+the mutation changed behaviour and no checker noticed.
 
 Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
 
@@ -85,6 +88,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 # Every package a run imports from the repository: all of them are copied, so that no module of the copy
 # can import its sibling from the editable install instead.
 PACKAGES = ("rollcheck", "reference_impl", "properties", "model", "specs")
+# What the explorer's verdict on a mutant depends on (--recheck carries it over only while these are unchanged).
+EXPLORER_INPUTS = ("reference_impl", "properties", "rollcheck")
 MUTATED_MODULES = ("api.py", "system.py", "catalog.py", "releases.py", "config.py")
 OPERATORS = ("cmp_swap", "int_plus_1", "int_minus_1", "bound_plus_1", "bound_minus_1", "drop_increment",
              "drop_and_operand", "drop_or_operand", "if_true", "if_false", "swap_branches", "early_return")
@@ -94,8 +99,8 @@ NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of 
 PROGRESS_EVERY = 10.0
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
-STATUSES = ("killed", "killed (z3)", "killed (conform)", "killed (crash)", "survived", "survived (count changed)",
-            "timeout")
+STATUSES = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)", "survived",
+            "survived (count changed)", "timeout")
 
 
 # ----------------------------------------------------------------------------------- enumeration
@@ -623,6 +628,25 @@ class Runner:
 
         return self._verdict("z3", profile, self._run_tool(work, cmd, timeout), timeout, why)
 
+    def run_variants(self, work: Path, protocol: str, timeout: float) -> tuple[str, str]:
+        """The gate's broken variants from the mutated copy (``rollcheck mutants``): each variant is the
+        reference with one bug switched on, so its run takes the reference's code through paths no reference
+        config reaches (a failed member, a fenced write ...). A variant no longer caught ("escaped") would turn
+        the gate red: it kills the mutant. ("escaped" | "caught" | "error" | "timeout", a one-line detail)."""
+        ran = self._run_tool(work, [sys.executable, "-m", "rollcheck", *variants_argv(protocol, work / "variants")],
+                             timeout)
+        if ran is None:
+            return "timeout", f"variants over the time limit ({timeout:.0f} s left)"
+        code, stdout, stderr = ran
+        try:
+            rows: list[dict[str, Any]] = json.loads(stdout)["mutants"]
+        except (ValueError, KeyError, TypeError):
+            return "error", f"variants: exit {code}: {stderr.strip()[-300:]}"
+        escaped = [f"{r['variant']} ({r.get('config', '?')})" for r in rows if not r.get("killed")]
+        if escaped:
+            return "escaped", ("no property catches " + ", ".join(escaped))[:300]
+        return ("caught", "") if code == 0 else ("error", f"variants: exit {code}: {stderr.strip()[-300:]}")
+
     def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
         """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
         reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
@@ -716,6 +740,12 @@ def conform_argv(protocol: str, profile: str, out: Path) -> list[str]:
     return ["conform", protocol, "--config", "small", "--profile", profile, "--json", "--quiet", "--out", str(out)]
 
 
+def variants_argv(protocol: str, out: Path) -> list[str]:
+    """The gate's ``mutants`` checker: every broken variant of the protocol, each on its own config, by the
+    explorer (each must still be caught)."""
+    return ["mutants", "--protocol", protocol, "--json", "--quiet", "--parallel", "1", "--out", str(out)]
+
+
 def profiles_of(protocol: str) -> tuple[str, ...]:
     """Every semantics profile of the protocol (kip, kafka and any it adds, e.g. streams' kafka-2.0), as the
     gate runs them."""
@@ -742,18 +772,24 @@ class Baseline:
         return next(c for c in self.cells if (c.config, c.profile) == (cell.config, cell.profile))
 
 
-def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = True, z3: bool = True
-                 ) -> Baseline:
-    """Every run a mutant may need, on the unmutated copy: the explorer's cells, then Z3 and TLC under each
-    profile, which must agree with the reference (else nothing they say of a mutant means anything). Their
-    total time sets the per-mutant limit, so a survivor that goes through every step is not cut short."""
+def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = True, z3: bool = True,
+                 variants: bool = True, explored: list[CellResult] | None = None) -> Baseline:
+    """Every run a mutant may need, on the unmutated copy: the explorer's cells, the broken variants (each
+    caught), then Z3 and TLC under each profile, which must agree with the reference (else nothing they say of
+    a mutant means anything). Their total time sets the per-mutant limit, so a survivor that goes through every
+    step is not cut short."""
     work = runner.workdir(None)
     try:
         imports = runner.import_check(work, protocol)
         t0 = time.perf_counter()
-        results = [runner.run_cell(work, protocol, cell, timeout) for cell in cells_of(protocol)]
+        results = explored if explored is not None else [runner.run_cell(work, protocol, cell, timeout)
+                                                         for cell in cells_of(protocol)]
         bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
                if r.outcome not in ("holds", "violated")]
+        if variants:
+            verdict, detail = runner.run_variants(work, protocol, timeout)
+            if verdict != "caught":
+                bad.append(f"variants: {verdict} {detail}")
         for profile in profiles_of(protocol):
             if z3 and runner.has_z3(protocol):
                 verdict, detail = runner.run_z3(work, protocol, profile, timeout)
@@ -771,15 +807,19 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
 
 
 def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool,
-               conform: bool = True, z3: bool = True) -> dict[str, Any]:
+               conform: bool = True, z3: bool = True, variants: bool = True,
+               explored: list[CellResult] | None = None) -> dict[str, Any]:
+    """One mutant through every step; with ``explored`` (``--recheck``: the explorer's runs of an earlier
+    campaign whose explorer inputs are unchanged, so its verdicts stand) the explorer is not run again."""
     t0 = time.perf_counter()
     work = runner.workdir(mutant)
     cells: list[CellResult] = []
+    broken: dict[str, str] = {}  # the broken variants' verdict
     killed_by: list[dict[str, Any]] = []
     conformance: list[dict[str, str]] = []
     differential: list[dict[str, str]] = []
     try:
-        for cell in cells_of(mutant.protocol):
+        for cell in ([] if explored is not None else cells_of(mutant.protocol)):
             res = runner.run_cell(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
             cells.append(res)
             # A property the unmutated reference violates too (none in these configs today) kills nothing.
@@ -788,7 +828,12 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                 killed_by.append({"config": cell.config, "profile": cell.profile, "properties": new})
             if res.outcome == "timeout" or (not all_cells and (killed_by or res.outcome == "crash")):
                 break
+        cells += explored or []
         explored_ok = not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
+        if variants and explored_ok:
+            verdict, detail = runner.run_variants(work, mutant.protocol, timeout - (time.perf_counter() - t0))
+            broken = {"verdict": verdict, "detail": detail}
+            explored_ok = verdict == "caught"
         if z3 and explored_ok and runner.has_z3(mutant.protocol):
             for profile in profiles_of(mutant.protocol):
                 verdict, detail = runner.run_z3(work, mutant.protocol, profile, timeout - (time.perf_counter() - t0))
@@ -815,6 +860,10 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "killed"
     elif any(c.outcome == "crash" for c in cells):
         status = "killed (crash)"
+    elif broken.get("verdict") == "escaped":
+        status = "killed (variant)"
+    elif broken.get("verdict") == "error":
+        status = "killed (crash)"
     elif any(d["verdict"] == "disagrees" for d in differential):
         status = "killed (z3)"
     elif any(d["verdict"] == "error" for d in differential):
@@ -822,18 +871,19 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     elif any(c["verdict"] == "disagrees" for c in conformance):
         status = "killed (conform)"
     elif any(c.outcome in ("timeout", "incomplete") for c in cells) or any(
-            d["verdict"] == "timeout" for d in [*differential, *conformance]):
+            d["verdict"] == "timeout" for d in [*differential, *conformance]) or broken.get("verdict") == "timeout":
         status = "timeout"
     else:
         status = "survived (count changed)" if small_changed else "survived"
     crash = next((c.detail for c in cells if c.outcome == "crash"),
+                 broken["detail"] if broken.get("verdict") == "error" else
                  next((d["detail"] for d in differential if d["verdict"] == "error"), None))
     return {
         "id": mutant.id, "protocol": mutant.protocol, "operator": mutant.operator, "file": mutant.file,
         "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,
         "status": status, "seconds": round(time.perf_counter() - t0, 2), "killed_by": killed_by,
         "crash": crash, "count_changed": changed, "small_count_changed": small_changed,
-        "z3": differential, "conform": conformance,
+        "variants": broken, "z3": differential, "conform": conformance,
         "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in cells],
     }
 
@@ -854,8 +904,9 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
     for p in protocols:
         rows = [r for r in results if r["protocol"] == p]
         n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-        killed = n["killed"] + n["killed (z3)"] + n["killed (conform)"] + n["killed (crash)"]
-        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_z3": n["killed (z3)"],
+        killed = n["killed"] + n["killed (variant)"] + n["killed (z3)"] + n["killed (conform)"] + n["killed (crash)"]
+        out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_variant": n["killed (variant)"],
+                  "killed_z3": n["killed (z3)"],
                   "killed_conform": n["killed (conform)"],
                   "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
@@ -865,13 +916,13 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
 
 
 def print_summary(doc: dict[str, Any]) -> None:
-    head = ("protocol", "mutants", "killed", "by z3", "by conform", "crash", "survived (count changed)", "timeout",
-            "kill rate")
+    head = ("protocol", "mutants", "killed", "by a variant", "by z3", "by conform", "crash", "survived (count changed)",
+            "timeout", "kill rate")
     rows = [head]
     for p, s in doc["summary"].items():
         rate = "-" if s["kill_rate"] is None else f"{100 * s['kill_rate']:.1f}%"
-        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_z3", 0)),
-                     str(s.get("killed_conform", 0)), str(s["killed_crash"]),
+        rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_variant", 0)),
+                     str(s.get("killed_z3", 0)), str(s.get("killed_conform", 0)), str(s["killed_crash"]),
                      f"{s['survived']} ({s['survived_count_changed']})", str(s["timeout"]), rate))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     print()
@@ -881,8 +932,8 @@ def print_summary(doc: dict[str, Any]) -> None:
         print("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths, strict=True))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("kill rate = (killed by a property, by z3, by conform or by crash) / mutants run; a timeout counts as "
-          "not killed")
+    print("kill rate = (killed by a property, by a broken variant that escapes, by z3, by conform or by crash) / "
+          "mutants run; a timeout counts as not killed")
     survivors = [r for r in doc["mutants"] if r["status"].startswith("survived")]
     if survivors:
         print(f"\nsurvivors ({len(survivors)}):")
@@ -941,6 +992,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-z3", action="store_true",
                    help="do not run the Z3 differential (`rollcheck prove --differential-only`, small config, every "
                    "reachable state and the decision rules) on the mutants the explorer's properties did not kill")
+    p.add_argument("--no-variants", action="store_true",
+                   help="do not run the gate's broken variants (`rollcheck mutants`) on the mutants the explorer's "
+                   "properties did not kill")
+    p.add_argument("--recheck", type=Path, metavar="FILE",
+                   help="the survivors of an earlier campaign's JSON, through the steps after the explorer (broken "
+                   "variants, z3, conform) at this checkout; their explorer runs are taken from FILE, which needs "
+                   "reference_impl/, properties/ and rollcheck/ unchanged since FILE's commit; the killed rows of "
+                   "FILE are kept, so the summary is the whole campaign's")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -949,12 +1008,40 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name in args.protocol or []:
         if name not in known:
             p.error(f"unknown protocol {name!r}; registered: {', '.join(known)}")
+    args.previous = None
+    if args.recheck is not None:
+        if args.match or args.limit is not None:
+            p.error("--recheck reruns FILE's survivors: --match and --limit do not apply")
+        args.previous = load_previous(p, args.recheck)
     return args
+
+
+def load_previous(p: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
+    """An earlier campaign's JSON for ``--recheck``, refused (one line, exit 2) when it is not one, or when the
+    explorer's inputs changed since its commit (its explorer verdicts would not carry over)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        p.error(f"--recheck: cannot read {path}: {exc}")
+    if not isinstance(doc, dict) or doc.get("benchmark") != "mutation" or not isinstance(doc.get("mutants"), list) \
+            or not doc.get("commit"):
+        p.error(f"--recheck: {path} is not a campaign's JSON (benchmarks/results/mutation-*.json)")
+    if doc.get("partial"):
+        p.error(f"--recheck: {path} is a partial campaign; its survivors are not all of its mutants' survivors")
+    changed = git("diff", "--name-only", doc["commit"], "--", *EXPLORER_INPUTS)
+    if changed:
+        first = changed.splitlines()[0]
+        p.error(f"--recheck: {first} (and what else changed under {', '.join(EXPLORER_INPUTS)}) differs from "
+                f"{path.name}'s commit {doc['commit'][:12]}: its explorer verdicts do not carry over; run the "
+                "campaign again")
+    return doc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     protocols = list(dict.fromkeys(args.protocol or protocol_names()))
+    if args.previous is not None:
+        protocols = [p for p in protocols if p in args.previous["params"].get("protocols", [])]
     if args.list:
         for p in protocols:
             mutants, gone = select(args, p, ROOT)
@@ -986,8 +1073,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "params": {"argv": sys.argv[1:], "protocols": protocols, "operators": args.operators, "match": args.match,
                    "limit": args.limit, "timeout": args.timeout, "jobs": args.jobs, "max_memory_gib": args.max_memory,
                    "all_cells": args.all_cells, "conform": not args.no_conform, "z3": not args.no_z3,
+                   "variants": not args.no_variants,
                    "profiles": {p: list(profiles_of(p)) for p in protocols}},
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
+        "rechecked_from": None if args.previous is None else {"file": str(args.recheck),
+                                                              "commit": args.previous["commit"]},
     }
     # SIGTERM ends the campaign as Ctrl-C does: partial results written, explorer processes stopped. SIGINT
     # too when it was started ignoring it (a background job of a non-interactive shell): Python then keeps it
@@ -1025,10 +1115,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[Mutant], list[dict[str, Any]]]:
     """The mutants of one protocol that the command line asks for, and the sites dropped."""
+    if args.previous is not None:
+        wanted = [r["id"] for r in args.previous["mutants"] if r["protocol"] == protocol and _rechecked(r)]
+        every, dropped = enumerate_mutants(protocol, OPERATORS, source)
+        by_id = {m.id: m for m in every}
+        missing = [i for i in wanted if i not in by_id]
+        if missing:
+            raise SystemExit(f"mutation.py: --recheck: {missing[0]} is no mutant of this checkout")
+        return [by_id[i] for i in wanted], dropped
     mutants, dropped = enumerate_mutants(protocol, args.operators, source)
     if args.match:
         mutants = [m for m in mutants if re.search(args.match, m.id)]
     return spread(mutants, args.limit), dropped
+
+
+def _rechecked(row: dict[str, Any]) -> bool:
+    """A row --recheck runs again: a survivor (a timeout or a kill stands as it was)."""
+    return str(row.get("status", "")).startswith("survived")
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -1045,22 +1148,33 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
         print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))}, then "
               "z3 and conform on small)",
               file=sys.stderr, flush=True)
+        earlier = (args.previous or {}).get("baseline", {}).get(p)
+        explored = None if args.previous is None else [CellResult(**r) for r in (earlier or {}).get("runs", [])]
         try:
-            base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3)
+            base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3,
+                                not args.no_variants, explored)
         except RuntimeError as exc:
             # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
             doc["baseline"][p] = {"error": str(exc)}
             print(f"mutation: {p} skipped: {exc}", file=sys.stderr, flush=True)
             continue
         bases[p] = base
-        timeouts[p] = args.timeout or max(60.0, 10 * base.seconds)
+        timeouts[p] = args.timeout or (earlier["timeout"] if earlier else max(60.0, 10 * base.seconds))
         doc["baseline"][p] = {"seconds": round(base.seconds, 2), "timeout": timeouts[p], "imports": base.imports,
                               "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in base.cells]}
         print(f"mutation: {p}: " + ", ".join(f"{c.config}/{c.profile} {c.distinct_states} states"
                                              for c in base.cells)
               + f"; {len(selected[p])} mutants, time limit {timeouts[p]:.0f} s each", file=sys.stderr, flush=True)
     queue = [(i, m) for i, m in enumerate(m for p in protocols if p in bases for m in selected[p])]
-    total = len(queue)
+    explored_of: dict[str, list[CellResult]] = {}
+    if args.previous is not None:
+        # The earlier rows: survivors run again (their explorer runs carried over), the others kept as they were.
+        rows = [r for r in args.previous["mutants"] if r["protocol"] in bases]
+        explored_of = {r["id"]: [CellResult(**c) for c in r["runs"]] for r in rows if _rechecked(r)}
+        order_of = {r["id"]: i for i, r in enumerate(rows)}
+        queue = [(order_of[m.id], m) for _, m in queue]
+        results += [dict(r, order=order_of[r["id"]]) for r in rows if not _rechecked(r)]
+    total = len(queue) + len(results)  # with --recheck, the earlier kills are already in results
     t0 = time.monotonic()
     last_progress = last_save = t0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -1074,7 +1188,8 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                         break
                     order, m = nxt
                     fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells,
-                                      not args.no_conform, not args.no_z3)
+                                      not args.no_conform, not args.no_z3, not args.no_variants,
+                                      explored_of.get(m.id))
                     running[fut] = (order, m)
                 if not running:
                     break
