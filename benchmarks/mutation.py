@@ -1220,7 +1220,7 @@ def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running
     n = {s: sum(r["status"] == s for r in results) for s in STATUSES}
     now = ", ".join(m.id for m in running) or "-"
     print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
-          f"{n['killed (z3)']} by z3, {n['killed (conform)']} by conform, "
+          f"{n['killed (variant)']} by a variant, {n['killed (z3)']} by z3, {n['killed (conform)']} by conform, "
           f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
           f"{n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
 
