@@ -14,6 +14,8 @@ Rules:
   reply (used, received and supported version, error code), per member release and profile: the member step,
   the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
   relation's own chain (model/streams_probing.py ``on_assignment_outcomes``).
+* ``streams_codec``: what each release's ``SubscriptionInfo`` / ``AssignmentInfo`` ``encode()`` writes, its own
+  ``decode()`` reads back (the fields each version carries), and a version above what it speaks is refused.
 * ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
 * ``mv_catalog``: the catalogs' own rules (reference_impl/metadata_version/catalog.py): Kafka's level numbering,
   KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -370,6 +373,103 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
                       for s in (UNKNOWN, *range(1, top + 1)) for e in range(len(AssignorError)))
             yield (f"member {rel.name}, {profile}", Formula(names, build(rel, profile)), domain,
                    reference(rel, profile))
+
+
+# --------------------------------------------------------------------------- Kafka Streams wire formats
+
+# The layouts Kafka's SubscriptionInfo / AssignmentInfo had up to 2.1 (versions 1 to 4); later versions pass the
+# system's fields without bytes (reference_impl/streams_probing/system.py).
+CODEC_LAYOUTS = 4
+CODEC_ERROR = -5  # the reference raised, or gave back a value that is none of the inputs'
+_PIDS = (0, 1, (1 << 64) + 5)  # process ids as UUID ints: zero, low half only, both halves
+_TASKS = ((0, 0), (1, 2), (2, 1))
+_ENDPOINT = "host:9092"
+
+
+def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What a release's ``encode()`` writes its own ``decode()`` reads back (SubscriptionInfoTest and
+    AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
+    supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
+    release speaks is refused. The system carries only the version, the supported version and the error code
+    between members; a field written at the wrong offset (the process id, the task sets, the endpoint, the
+    partitions) is seen here, not only by tests/kafka."""
+    from reference_impl.streams_probing import api as s_api
+
+    def tasks(n: int) -> list[Any]:
+        return [s_api.TaskId(*t) for t in _TASKS[:n]]
+
+    def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
+                    "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "pid": x["pid"], "prev": x["prev"],
+                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0)}
+        return build
+
+    def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[x["pid"]]), tasks(x["prev"]),
+                                                 tasks(x["standby"])[::-1], _ENDPOINT if x["endpoint"] else None)
+                got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
+            except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
+                return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint"),
+                                                    DONT_CARE)}
+            pid = got.process_id.int if got.process_id is not None else None
+            return {"error": 0, "version": got.version, "supported": got.latest_supported,
+                    "pid": _PIDS.index(pid) if pid in _PIDS else CODEC_ERROR,
+                    "prev": len(got.prev_tasks) if set(got.prev_tasks) == set(tasks(len(got.prev_tasks)))
+                    else CODEC_ERROR,
+                    "standby": len(got.standby_tasks) if set(got.standby_tasks) == set(tasks(len(got.standby_tasks)))
+                    else CODEC_ERROR,
+                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR)}
+        return run
+
+    def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
+                    "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "active": x["active"],
+                    "standby": x["standby"], "hosts": z3.If(v >= 2, x["hosts"], 0),
+                    "code": z3.If(v >= 4, x["code"], 0)}
+        return build
+
+    partitions = [s_api.TopicPartition("t", 0), s_api.TopicPartition("t", 1)]
+
+    def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.AssignmentInfo.of(
+                    x["v"], latest, tasks(x["active"]), [(t, partitions[:1]) for t in tasks(x["standby"])],
+                    [(s_api.HostInfo("host", 9092 + i), partitions[i:]) for i in range(x["hosts"])],
+                    error=s_api.AssignorError(x["code"]))
+                got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
+            except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
+                return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code"),
+                                                    DONT_CARE)}
+            hosts = [(h.host, h.port) for h, _ in got.partitions_by_host]
+            return {"error": 0, "version": got.version, "supported": got.latest_supported,
+                    "active": len(got.active_tasks) if list(got.active_tasks) == tasks(len(got.active_tasks))
+                    else CODEC_ERROR,
+                    "standby": len(got.standby_tasks) if [t for t, _ in got.standby_tasks] == tasks(
+                        len(got.standby_tasks)) else CODEC_ERROR,
+                    "hosts": len(hosts) if sorted(hosts) == [("host", 9092 + i) for i in range(len(hosts))]
+                    else CODEC_ERROR,
+                    "code": int(got.error)}
+        return run
+
+    for rel in RELEASES:
+        top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
+        yield (f"SubscriptionInfo, release {rel.name}",
+               Formula(["v", "pid", "prev", "standby", "endpoint"], sub_formula(rel.latest_supported)),
+               [dict(zip(("v", "pid", "prev", "standby", "endpoint"), c, strict=True)) for c in itertools.product(
+                   range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1))],
+               sub_reference(rel.latest_supported))
+        yield (f"AssignmentInfo, release {rel.name}",
+               Formula(["v", "active", "standby", "hosts", "code"], asg_formula(rel.latest_supported)),
+               [dict(zip(("v", "active", "standby", "hosts", "code"), c, strict=True)) for c in itertools.product(
+                   range(1, top + 1), range(3), range(2), range(2), (0, 3))],
+               asg_reference(rel.latest_supported))
 
 
 # --------------------------------------------------------------------------- features UpdateFeatures
@@ -1136,6 +1236,7 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
 RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": streams_assign_cases,
     "streams_on_assignment": streams_on_assignment_cases,
+    "streams_codec": streams_codec_cases,
     "features_update": features_update_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
@@ -1158,6 +1259,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
     "streams_on_assignment": streams_on_assignment_cases,
+    "streams_codec": streams_codec_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,

@@ -21,6 +21,7 @@ from model.decisions import (
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
+    streams_codec_cases,
     streams_on_assignment_cases,
     version_range_cases,
 )
@@ -384,3 +385,39 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
     assert res.cases == 4  # MetadataVersion under releases 3.9 and 4.0, the labels of both catalogs
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
+
+
+def _decoder_drops_the_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.decode_subscription
+    monkeypatch.setattr(streams_api, "decode_subscription",
+                        lambda data, latest=4: dataclasses.replace(real(data, latest), user_endpoint=None))
+
+
+def _decoder_drops_the_error_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.decode_assignment
+    monkeypatch.setattr(streams_api, "decode_assignment", lambda data, latest=4: dataclasses.replace(
+        real(data, latest), error=streams_api.AssignorError.NONE))
+
+
+def _encoder_writes_the_supported_version_below_version_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.encode_subscription
+
+    def planted(info: Any, latest: int = 4) -> bytes:
+        data = real(info, latest)
+        if info.version < 3 and latest >= 3:  # the field only versions 3 and later carry
+            return data[:4] + (-1).to_bytes(4, "big", signed=True) + data[4:]
+        return data
+    monkeypatch.setattr(streams_api, "encode_subscription", planted)
+
+
+@pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
+                                     _encoder_writes_the_supported_version_below_version_3])
+def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    """The system carries only the version, the supported version and the error code between members: a field
+    the codec loses, or one written where the version has none, is seen by the round-trip rule."""
+    res = differential("streams_codec", streams_codec_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
+    planted(monkeypatch)
+    assert differential("streams_codec", streams_codec_cases()).disagreement is not None
