@@ -7,8 +7,9 @@
 A mutant in a statement no checker runs can only be killed by a unit test (``tests/kafka``), never by a
 property, Z3 or TLC: the map says where the campaign's survivors can be, and which of them need a config, a
 decision rule or a system-level use before any checker can see them. The commands are exactly those a mutant
-meets in ``benchmarks/mutation.py`` (its ``cells_of`` cells through ``rollcheck explore``, then the ``small``
-z3 cell and TLC conformance, every profile), each run under ``coverage run`` from this checkout.
+meets in ``benchmarks/mutation.py`` (its ``cells_of`` cells through ``rollcheck explore``, the gate's broken
+variant cells with Z3's differential under each variant, then the ``small`` z3 cell and TLC conformance, every
+profile), each run under ``coverage run`` from this checkout.
 
 Needs ``coverage`` (``pip install -e '.[bench]'``). rollcheck re-executes itself once for stable hashes
 (``rollcheck.hashenv``), and a re-executed process records nothing; so this script first re-executes itself
@@ -46,6 +47,7 @@ from benchmarks.mutation import (  # noqa: E402
     explore_argv,
     profiles_of,
     protocol_dir,
+    variants_argv,
     z3_argv,
 )
 from benchmarks.mutation import cells_of as campaign_cells  # noqa: E402
@@ -81,6 +83,7 @@ def commands(protocol: str, scratch: Path, z3: bool, conform: bool, max_memory: 
     """The rollcheck argument lists a mutant of ``protocol`` meets, in the campaign's order."""
     out = [explore_argv(protocol, cell, scratch / "explore", max_memory) for cell in campaign_cells(protocol)]
     entry = get_protocol(protocol)
+    out.append(variants_argv(protocol, scratch / "variants", z3 and entry.z3 is not None))
     for profile in profiles_of(protocol):
         if z3 and entry.z3 is not None:
             out.append(z3_argv(protocol, profile, scratch / "prove"))

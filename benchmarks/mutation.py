@@ -17,10 +17,12 @@ streams' kafka-2.0). A property violated that the unmutated baseline does not vi
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
-A mutant no property kills on the reference's configs then meets the gate's broken variants (``rollcheck
-mutants``: the reference with one bug switched on, each on its config): they take the reference's code through
-paths no reference config reaches (a failed member, a refused write ...), and a variant no longer caught would
-turn the gate red: "killed (variant)". Then it meets the two other copies of the rules, which the mutation did
+A mutant no property kills on the reference's configs then meets the gate's broken variant cells (``rollcheck
+gate`` on a config with the protocol's variant cells alone, ``variants_argv``: the reference with one bug
+switched on, each on its config): they take the reference's code through paths no reference config reaches (a
+failed member, a refused write ...), and a variant no longer caught would turn the gate red: "killed
+(variant)"; so would the Z3 relation differing from the mutated reference where a variant steps otherwise than
+the reference: "killed (z3)". Then it meets the two other copies of the rules, which the mutation did
 not touch, as the gate's ``ci`` tier runs them on ``small``: first Z3 (``rollcheck prove --differential-only
 --differential 0``: the Z3 relation against the mutated reference on every reachable state, and the decision
 rules on their bounded input domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``:
@@ -472,12 +474,13 @@ def enumerate_mutants(protocol: str, operators: Sequence[str],
     return mutants, dropped
 
 
-def spread(items: list[Mutant], limit: int | None) -> list[Mutant]:
+def spread(items: list[Mutant], limit: int | None, offset: int = 0) -> list[Mutant]:
     """At most ``limit`` items evenly spaced over the list (deterministic), so that a small sample still
-    covers every module and operator."""
+    covers every module and operator; ``offset`` shifts every pick by that many places (another sample of the
+    same spread: offsets 0 .. len/limit - 1 never pick a mutant twice)."""
     if limit is None or limit >= len(items):
         return items
-    return [items[(i * len(items)) // limit] for i in range(limit)]
+    return [items[((i * len(items)) // limit + offset) % len(items)] for i in range(limit)]
 
 
 # ----------------------------------------------------------------------------------- running
@@ -628,23 +631,31 @@ class Runner:
 
         return self._verdict("z3", profile, self._run_tool(work, cmd, timeout), timeout, why)
 
-    def run_variants(self, work: Path, protocol: str, timeout: float) -> tuple[str, str]:
-        """The gate's broken variants from the mutated copy (``rollcheck mutants``): each variant is the
-        reference with one bug switched on, so its run takes the reference's code through paths no reference
-        config reaches (a failed member, a fenced write ...). A variant no longer caught ("escaped") would turn
-        the gate red: it kills the mutant. ("escaped" | "caught" | "error" | "timeout", a one-line detail)."""
-        ran = self._run_tool(work, [sys.executable, "-m", "rollcheck", *variants_argv(protocol, work / "variants")],
-                             timeout)
+    def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+        """The gate's broken variants from the mutated copy (the gate's variant cells alone, ``variants_argv``):
+        each variant is the reference with one bug switched on, so its run takes the reference's code through
+        paths no reference config reaches (a failed member, a fenced write ...). A variant no longer caught by
+        the explorer ("escaped") would turn the gate red; so would the Z3 relation differing from the mutated
+        reference where a variant steps otherwise than the reference ("disagrees", with ``z3``): either kills
+        the mutant. ("escaped" | "disagrees" | "caught" | "error" | "timeout", a one-line detail)."""
+        argv = variants_argv(protocol, work / "variants", z3 and self.has_z3(protocol))
+        ran = self._run_tool(work, [sys.executable, "-m", "rollcheck", *argv], timeout)
         if ran is None:
             return "timeout", f"variants over the time limit ({timeout:.0f} s left)"
         code, stdout, stderr = ran
         try:
-            rows: list[dict[str, Any]] = json.loads(stdout)["mutants"]
+            doc = json.loads(stdout)
+            rows: list[dict[str, Any]] = doc["mutants"]["mutants"]
+            findings: list[dict[str, Any]] = doc["findings"]
         except (ValueError, KeyError, TypeError):
             return "error", f"variants: exit {code}: {stderr.strip()[-300:]}"
         escaped = [f"{r['variant']} ({r.get('config', '?')})" for r in rows if not r.get("killed")]
         if escaped:
             return "escaped", ("no property catches " + ", ".join(escaped))[:300]
+        for kind, verdict in (("disagreement", "disagrees"), ("error", "error")):
+            first = next((f for f in findings if f.get("kind") == kind), None)
+            if first is not None:
+                return verdict, str(first.get("message", "")).splitlines()[0][:300]
         return ("caught", "") if code == 0 else ("error", f"variants: exit {code}: {stderr.strip()[-300:]}")
 
     def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
@@ -740,10 +751,21 @@ def conform_argv(protocol: str, profile: str, out: Path) -> list[str]:
     return ["conform", protocol, "--config", "small", "--profile", profile, "--json", "--quiet", "--out", str(out)]
 
 
-def variants_argv(protocol: str, out: Path) -> list[str]:
-    """The gate's ``mutants`` checker: every broken variant of the protocol, each on its own config, by the
-    explorer (each must still be caught)."""
-    return ["mutants", "--protocol", protocol, "--json", "--quiet", "--parallel", "1", "--out", str(out)]
+def variants_argv(protocol: str, out: Path, z3: bool = True) -> list[str]:
+    """The gate's variant cells alone (``rollcheck gate`` on a config with no reference cell, written under
+    ``out``): every broken variant of the protocol on its own config by the explorer (each must still be
+    caught) and, with ``z3``, the Z3 relation against the reference on every state where a variant steps
+    otherwise than the reference (``z3_variant_states = 0``: all of them; the ci tier bounds them)."""
+    out.mkdir(parents=True, exist_ok=True)
+    config = out / "variants.toml"
+    config.write_text(
+        "[gate]\n"
+        f"protocols = [{json.dumps(protocol)}]\n"
+        f"checkers = {json.dumps(['z3'] if z3 else [])}\n"
+        f"configs = {{ {protocol} = [] }}\nci_configs = {{ {protocol} = [] }}\nstory_configs = {{ {protocol} = [] }}\n"
+        "mutants = true\nmutant_checkers = [\"explore\"]\nparallel = 1\n"
+        "options = { z3_variant_states = 0 }\n", encoding="utf-8")
+    return ["gate", "--config", str(config), "--out", str(out / "gate"), "--json", "--quiet"]
 
 
 def profiles_of(protocol: str) -> tuple[str, ...]:
@@ -787,7 +809,7 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
         bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
                if r.outcome not in ("holds", "violated")]
         if variants:
-            verdict, detail = runner.run_variants(work, protocol, timeout)
+            verdict, detail = runner.run_variants(work, protocol, timeout, z3)
             if verdict != "caught":
                 bad.append(f"variants: {verdict} {detail}")
         for profile in profiles_of(protocol):
@@ -831,7 +853,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         cells += explored or []
         explored_ok = not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
         if variants and explored_ok:
-            verdict, detail = runner.run_variants(work, mutant.protocol, timeout - (time.perf_counter() - t0))
+            verdict, detail = runner.run_variants(work, mutant.protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
             explored_ok = verdict == "caught"
         if z3 and explored_ok and runner.has_z3(mutant.protocol):
@@ -862,6 +884,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "killed (crash)"
     elif broken.get("verdict") == "escaped":
         status = "killed (variant)"
+    elif broken.get("verdict") == "disagrees":
+        status = "killed (z3)"
     elif broken.get("verdict") == "error":
         status = "killed (crash)"
     elif any(d["verdict"] == "disagrees" for d in differential):
@@ -975,6 +999,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--match", default=None, metavar="REGEX", help="only the mutants whose id matches (re.search)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="at most N mutants per protocol, evenly spread over its enumeration (deterministic)")
+    p.add_argument("--offset", type=int, default=0, metavar="K",
+                   help="with --limit: each pick K places further on (another sample of the same spread; default 0)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR|FILE.json",
                    help="where the JSON goes: a .json file, or a directory for mutation-<UTC time>.json "
                    "(default: benchmarks/results/)")
@@ -1004,6 +1030,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
         p.error("--jobs and --limit must be at least 1")
+    if args.offset < 0 or (args.offset and args.limit is None):
+        p.error("--offset must be a whole number of places, and needs --limit")
     known = protocol_names()
     for name in args.protocol or []:
         if name not in known:
@@ -1071,7 +1099,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
         "params": {"argv": sys.argv[1:], "protocols": protocols, "operators": args.operators, "match": args.match,
-                   "limit": args.limit, "timeout": args.timeout, "jobs": args.jobs, "max_memory_gib": args.max_memory,
+                   "limit": args.limit, "offset": args.offset, "timeout": args.timeout, "jobs": args.jobs,
+                   "max_memory_gib": args.max_memory,
                    "all_cells": args.all_cells, "conform": not args.no_conform, "z3": not args.no_z3,
                    "variants": not args.no_variants,
                    "profiles": {p: list(profiles_of(p)) for p in protocols}},
@@ -1126,7 +1155,7 @@ def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[
     mutants, dropped = enumerate_mutants(protocol, args.operators, source)
     if args.match:
         mutants = [m for m in mutants if re.search(args.match, m.id)]
-    return spread(mutants, args.limit), dropped
+    return spread(mutants, args.limit, args.offset), dropped
 
 
 def _rechecked(row: dict[str, Any]) -> bool:

@@ -291,7 +291,8 @@ class FeaturesZ3(SymbolicSystem):
         opts = []
         node = self.node_of(v)
         for i in range(self.n):
-            ok = self.compatible(v, i, node)
+            # skip_startup_validation (FEAT-M8): the broker runs whatever /features says
+            ok = z3.BoolVal(True) if "skip_startup_validation" in self.muts else self.compatible(v, i, node)
             exited = frame(v, v2, {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True})
             q = {"qlen": z3.If(v["controller"] >= 0, v["qlen"] + 1, v["qlen"]),
                  **{f"q{k}": z3.If(z3.And(v["controller"] >= 0, v["qlen"] == k), i, v[f"q{k}"]) for k in range(self.n)}}

@@ -14,6 +14,7 @@ disagreement means some checker is wrong, which matters most.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollcheck.cellrun import Cell, run_cells
+from rollcheck.cellrun import Cell, CellResult, run_cells
 from rollcheck.checkers import (
     CHECKERS,
     HOLDS,
@@ -59,6 +60,7 @@ DEFAULT_CHECKERS = ("explore", "spark", "hypothesis", "z3", "tlc", "conform", "a
 # checker, and a fuzzing round per protocol x profile.
 TIERS = ("ci", "nightly")
 CI_SIZED_CHECKERS = ("spark", "tlc", "conform")
+CI_VARIANT_STATES = 2_000
 NIGHTLY_EXTRA_CHECKERS = ("fuzz",)
 
 
@@ -93,6 +95,11 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     # BMC to 5 steps: metadata_version's default config takes minutes per profile at 8 (every encoded
     # property is proved by k-induction anyway).
     context: dict[str, Any] = {"z3_depth": 5}
+    if tier == "ci":
+        # Under each broken variant, the first 2,000 states (breadth-first) where it steps otherwise than the
+        # reference: where its failure paths start; all of them (up to 47,792 a variant) cost the gate 406
+        # checker-seconds more, the nightly tier's business.
+        context["options"] = {"z3_variant_states": CI_VARIANT_STATES}
     if tier == "nightly":
         checkers += [c for c in NIGHTLY_EXTRA_CHECKERS if c in present]
         mutant_checkers = [c for c in ALL_MUTANT_CHECKERS if c in present]
@@ -187,7 +194,8 @@ _NUMBERS: dict[str, int | None] = {"z3_depth": 1, "hypothesis_examples": 1, "hyp
                                    "spark_partitions": 1, "seed": 0, "timeout_seconds": None}
 OPTIONS: dict[str, int | None] = {"conform_max_states": 0, "conform_traces": 1, "conform_depth": 1,
                                   "spark_max_states": 0, "spark_min": 0, "fuzz_minutes": None,
-                                  "z3_differential_states": 0, "z3_differential_all_below": 0}
+                                  "z3_differential_states": 0, "z3_differential_all_below": 0,
+                                  "z3_variant_states": 0}
 SWITCHES = ("tlc_witnesses",)  # boolean options (true / false)
 
 
@@ -330,6 +338,13 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
                              for name in checkers if runs_on(name, spec))
     if cfg.mutants:
         cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))
+        if "z3" in checkers and "z3" not in cfg.mutant_checkers:
+            # The Z3 relation against the reference where each broken variant steps otherwise than the
+            # reference (no proof: the variant's kill is the explorer's): the failure branches a variant leads
+            # into and no reference config reaches are then compared too, so a bug planted there is a
+            # disagreement. The nightly tier's z3 variant cells do this beside their proofs.
+            cells.extend(dataclasses.replace(c, differential_only=True, decisions=False)
+                         for c in mutant_cells(cfg.protocols, ["z3"], lookup, subdir="mutants"))
     return cells, skipped
 
 
@@ -357,7 +372,9 @@ def estimate_plan(cfg: GateConfig, cells: Sequence[Cell]) -> dict[str, Any]:
     for c in cells:
         cid = _cell_id(*c.key, c.variant)
         rows.append({"id": cid, "protocol": c.entry.name, "config": c.label, "profile": c.config.profile,
-                     "checker": c.checker, "variant": c.variant, "estimated_seconds": previous.get(cid)})
+                     "checker": c.checker, "variant": c.variant,
+                     # z3 without proofs: the successor differential alone (under a variant: it must agree)
+                     "differential_only": c.differential_only, "estimated_seconds": previous.get(cid)})
     known = [r["estimated_seconds"] for r in rows if r["estimated_seconds"] is not None]
     total = round(sum(known), 1) if known else None
     return {"tier": cfg.tier, "parallel": cfg.parallel, "cells": rows,
@@ -397,9 +414,26 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     findings = _findings(reports)
     mutants = None
     if cfg.mutants:
-        outcomes = outcomes_from([r for r in results if r.cell.variant is not None])
-        names = list(dict.fromkeys(r.cell.checker for r in results if r.cell.variant is not None))
-        mutants = {"scores": scores(outcomes), "checkers": names, "mutants": [o.to_json() for o in outcomes]}
+        # A variant's differential-only cell expects agreement (a disagreement is a finding like the
+        # reference's); every other variant cell must catch the variant.
+        variant_results = [r for r in results if r.cell.variant is not None]
+        for r in variant_results:
+            if r.cell.differential_only:
+                found = _findings([r.report])
+            elif r.report.status == "diverged":  # a killer's own copy of the rules differs under the variant
+                found = [Finding("disagreement", *r.report.key, f"{r.report.checker}: {r.report.message}",
+                                 r.report.checker)]
+            else:
+                found = []
+            findings += [dataclasses.replace(f, message=f"under broken variant {r.cell.variant}: {f.message}")
+                         for f in found]
+        compared = [r for r in variant_results
+                    if r.cell.differential_only or isinstance(r.report.stats.get("differential"), dict)]
+        killers = [r for r in variant_results if not r.cell.differential_only]
+        outcomes = outcomes_from(killers)
+        names = list(dict.fromkeys(r.cell.checker for r in killers))
+        mutants = {"scores": scores(outcomes), "checkers": names, "mutants": [o.to_json() for o in outcomes],
+                   "differentials": [_variant_differential(r) for r in compared]}
         for o in outcomes:
             if not o.killed:
                 findings.append(Finding("survivor", o.protocol, o.config, "", f"mutant {o.variant} survived "
@@ -419,6 +453,19 @@ def _export_tests(reports: Sequence[CheckerReport], out_dir: Path, findings: lis
     for report, message in errors:
         findings.append(Finding("error", *report.key, f"--export-tests: {message}", report.checker))
     return [e.to_json() for e in written]
+
+
+def _variant_differential(res: CellResult) -> dict[str, Any]:
+    """The Z3 relation against the reference under one variant, as the report's mutation section lists it:
+    ``agrees`` when compared without a difference (a skipped cell, an encoding that does not cover the
+    variant's config, compared nothing)."""
+    r, diff = res.report, res.report.stats.get("differential") or {}
+    agrees = bool(diff) and diff.get("mismatch") is None and r.status not in ("error", "diverged")
+    return {"protocol": r.protocol, "variant": res.cell.variant, "config": r.config, "profile": r.profile,
+            "checker": r.checker, "status": r.status, "agrees": agrees, "message": r.message,
+            "states": diff.get("states"),
+            "variant_states": diff.get("variant_states"), "complete": diff.get("every_reachable_state"),
+            "seconds": round(res.seconds, 2)}
 
 
 def _findings(reports: Sequence[CheckerReport]) -> list[Finding]:

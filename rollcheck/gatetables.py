@@ -45,6 +45,18 @@ def verdict_matrix(reports: list[CheckerReport], mutants: dict[str, Any] | None
     return header, rows
 
 
+def variant_differential_line(mutants: dict[str, Any] | None) -> str:
+    """One line on the Z3 relation against the reference under each broken variant (empty: none ran)."""
+    rows = (mutants or {}).get("differentials") or []
+    if not rows:
+        return ""
+    agree = [r for r in rows if r["agrees"]]
+    other = [f"{r['variant']} {r['status']}" for r in rows if not r["agrees"]]
+    compared = sum(r["states"] or 0 for r in agree)
+    return (f"Z3 relation vs reference where each broken variant steps otherwise: {len(agree)} of {len(rows)} "
+            f"variants agree on {compared} states" + (f"; {', '.join(other)}" if other else ""))
+
+
 RUN_HEADER = ("protocol", "config", "profile", "checker", "status", "states", "depth", "seconds", "note",
               "rerun")
 

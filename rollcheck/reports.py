@@ -10,7 +10,7 @@ from typing import Any
 
 from rollcheck.checkers import BOUNDED, HOLDS, PROVED, REACHED, VACUOUS, VIOLATED
 from rollcheck.gate import GateResult
-from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
+from rollcheck.gatetables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
 from rollcheck.rundir import record_run
 from rollcheck.traces import write_json_atomic, write_text_atomic
 
@@ -144,6 +144,8 @@ def html_report(result: GateResult) -> str:
         parts.append(f"<h2>Mutation matrix</h2><p>killed {sc['killed']} of {sc['mutants']}; per checker: "
                      + e(", ".join(f"{c} {v['killed']}/{v['run']}" for c, v in sc["per_checker"].items())) + "</p>")
         parts.append(mutation_table(result.mutants["mutants"], result.mutants["checkers"]))
+        if variant_differential_line(result.mutants):
+            parts.append(f"<p id='variant-differentials'>{e(variant_differential_line(result.mutants))}</p>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

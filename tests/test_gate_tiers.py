@@ -54,10 +54,14 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
             assert stories == set(cfg.story_configs[proto])
             assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0], *stories}
             assert {c.checker for c in mine if c.label in stories} <= {"explore"}
-    # Every broken variant through the explorer.
+    # Every broken variant through the explorer, and the Z3 relation compared with the reference where each
+    # steps otherwise than the reference (no proof, no decision rules: the reference's cells run those).
     variants = {(c.entry.name, c.variant) for c in cells if c.variant}
     assert variants == {(p, v.id) for p in protocol_names() for v in get_protocol(p).variants}
-    assert {c.checker for c in cells if c.variant} == {"explore"}
+    assert {c.checker for c in cells if c.variant and not c.differential_only} == {"explore"}
+    compared = [c for c in cells if c.variant and c.differential_only]
+    assert {(c.entry.name, c.variant) for c in compared} == variants
+    assert {c.checker for c in compared} == {"z3"} and not any(c.decisions for c in compared)
 
 
 def test_ci_tier_kills_every_variant_the_nightly_tier_runs(tmp_path: Path) -> None:
@@ -67,6 +71,8 @@ def test_ci_tier_kills_every_variant_the_nightly_tier_runs(tmp_path: Path) -> No
     ci_variants = {(c.entry.name, c.variant) for c in ci_cells if c.variant}
     nightly_variants = {(c.entry.name, c.variant) for c in nightly_cells if c.variant}
     assert ci_variants == nightly_variants
+    # (the nightly tier's z3 variant cells prove and compare: no differential-only cell of their own)
+    assert not any(c.differential_only for c in nightly_cells if c.variant)
     assert {c.checker for c in nightly_cells if c.variant} == {
         c for c in ALL_MUTANT_CHECKERS if c in available_checkers()}
     # The nightly tier's verdict on a variant is "killed" when any checker kills it: the ci tier's checkers

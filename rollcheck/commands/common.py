@@ -19,7 +19,8 @@ PROFILE_HELP = ("semantics profile, one of the protocol's (`rollcheck list`): ki
 def add_protocol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("protocol", help="protocol name (see `rollcheck list`)")
     p.add_argument("--config", default=None, metavar="NAME|FILE",
-                   help="named config (small, default, large) or a .toml file (default: default)")
+                   help="named config (small, default, large) or a .toml file (default: default; with --variant, "
+                        "the config the variant is caught on)")
     p.add_argument("--profile", default=None, metavar="PROFILE", help=f"{PROFILE_HELP} (default: the config's)")
     p.add_argument("--variant", default=None, metavar="ID",
                    help="explore a deliberately broken variant (mutant) instead of the reference")
@@ -37,10 +38,13 @@ def resolve(args: argparse.Namespace) -> tuple[ProtocolEntry, str, Any, Transiti
     entry = get_protocol(args.protocol)
     if getattr(args, "profile", None) is not None:
         check_profile(entry, args.profile)  # before the config: the first thing wrong is the one reported
-    label, config = resolve_config(entry, args.config)
+    variant = getattr(args, "variant", None)
+    spec = args.config
+    if spec is None and variant is not None:  # a broken variant on the config it is caught on
+        spec = next((v.config for v in entry.variants if v.id == variant), None)
+    label, config = resolve_config(entry, spec)
     if getattr(args, "profile", None) is not None:
         config = replace_config(config, profile=args.profile)
-    variant = getattr(args, "variant", None)
     try:
         ts = build_system(entry.name, config, variant)
     except ValueError as exc:  # a config the system refuses (e.g. a release only the kafka profile knows)

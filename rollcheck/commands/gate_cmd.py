@@ -12,7 +12,7 @@ from rollcheck.commands.common import positive_int
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
 from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
-from rollcheck.gatetables import RUN_HEADER, run_rows, verdict_matrix
+from rollcheck.gatetables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
 from rollcheck.outlock import output_lock
 from rollcheck.reports import write_outputs
 from rollcheck.userinput import check_output_dir
@@ -107,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
     console.print(matrix)
     for s in result.skipped:
         console.print(f"[yellow]not run[/]: {s['checker']}: {s['reason']}")
+    line = variant_differential_line(result.mutants)
+    if line:
+        console.print(line, highlight=False, markup=False)
     for f in result.findings:
         console.print(f"[bold red]{f.kind}[/] {f.protocol}/{f.config}/{f.profile}: {f.message}")
     if result.exported_tests is not None:
@@ -144,7 +147,8 @@ def _dry_run(cfg: GateConfig, as_json: bool) -> int:
     grouped: dict[tuple[str, str, str, str], list[float | None]] = {}
     for row in plan["cells"]:
         key = ((row["protocol"], row["config"], row["profile"], row["checker"]) if row["variant"] is None
-               else (row["protocol"], "variants' own", "", "mutants: " + row["checker"]))
+               else (row["protocol"], "variants' own", "", ("compare under variants: " if row["differential_only"]
+                                                             else "mutants: ") + row["checker"]))
         grouped.setdefault(key, []).append(row["estimated_seconds"])
     for key, times in grouped.items():
         known = [t for t in times if t is not None]

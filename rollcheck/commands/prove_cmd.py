@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--differential", type=non_negative_int, default=50, metavar="N",
                    help="also compare the Z3 relation with the reference on the first N states, breadth-first "
                         "(0, or a config of at most 1,000 states: every reachable state; a mismatch exits 3; "
-                        "default: 50)")
+                        "default: 50); with --variant, on the first N states where the variant steps otherwise "
+                        "than the reference (0: every one)")
     p.add_argument("--no-differential", action="store_true",
                    help="prove the Z3 model alone (neither the successor nor the decision differential)")
     p.add_argument("--differential-only", action="store_true",
@@ -96,11 +97,21 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_differential:
             # The proofs are about the Z3 model, a second copy of the rules: only this comparison sees a bug
             # planted in the reference that the model does not share.
-            show(f"successor differential on {args.differential or 'every reachable'} state(s)")
-            diff = successor_differential(sym, ts, args.differential)
+            # Under a broken variant, where it steps otherwise than the reference: the reference's own
+            # differential compares every other state, and the variant's failure paths lead into code that no
+            # reference config reaches.
+            reference = None if args.variant is None else entry.build(config)
+            where = "" if reference is None else " where the variant steps otherwise than the reference"
+            show(f"successor differential on {args.differential or 'every'} state(s){where or ' reachable'}")
+            diff = successor_differential(sym, ts, args.differential, reference=reference)
             if not args.json:
-                scope = ("every reachable state" if diff["every_reachable_state"]
-                         else f"the first {diff['states']} states")
+                if reference is not None:
+                    scope = (f"{'all' if diff['every_reachable_state'] else 'the first'} {diff['states']} "
+                             f"state(s) where {args.variant} steps otherwise than the reference (of "
+                             f"{diff['variant_states']} visited)")
+                else:
+                    scope = ("every reachable state" if diff["every_reachable_state"]
+                             else f"the first {diff['states']} states")
                 if diff["mismatch"] is None:
                     console.print(f"Z3 relation = reference on {scope} ({diff['transitions']} transitions)",
                                   markup=False)

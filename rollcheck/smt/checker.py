@@ -34,7 +34,7 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import bfs_states, check_successors
+from rollcheck.smt.core import bfs_states, check_successors, variant_delta
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
@@ -45,37 +45,62 @@ from rollcheck.z3interrupt import interruptible_z3
 DIFFERENTIAL_STATES = 50
 # ... except a config this small, compared whole (finding that out explores this many states).
 DIFFERENTIAL_ALL_BELOW = 1_000
+# A broken variant's cell compares its relation with the variant's reference where the two step otherwise than
+# the reference (the reference's own cells compare the rest): at most this many states (0: all of them).
+VARIANT_STATES = 0
 # From this many states on the relations are compiled (rollcheck.smt.compiled: 1-3 s a config once, then
 # no solver call a state); fewer states go to the solver (15-50 ms a state, nothing to compile).
 COMPILE_FROM = 200
 
 
-def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIFFERENTIAL_ALL_BELOW
-                           ) -> dict[str, Any]:
+def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIFFERENTIAL_ALL_BELOW,
+                           reference: Any = None) -> dict[str, Any]:
     """The Z3 relation against the reference on the first ``limit`` states in breadth-first order (0, or a
     config of at most ``whole_below`` states: every reachable state): every action's successors and every
     parameter sub-relation, both directions. The result (JSON-ready) says how many states and transitions
-    were compared and the first mismatch, if any."""
+    were compared and the first mismatch, if any.
+
+    ``ts`` a broken variant's system and ``reference`` the reference on the same config: the states where
+    the variant steps otherwise (:func:`rollcheck.smt.core.variant_delta`: at a state the reference reaches too,
+    the actions whose steps differ; ``limit`` bounds the states, 0: all of them), which the reference's own
+    differential never compares; ``every_reachable_state`` then says every such state was compared, and
+    ``variant_states`` how many of the variant's states the search visited."""
     t0 = time.perf_counter()
-    probe = max(limit, whole_below) + 1 if limit > 0 else 2**62
-    states = bfs_states(ts, probe)
-    every = len(states) < probe  # the search ran out of states
-    if not every:
-        states = states[:limit]
+    extra: dict[str, Any] = {}
+    only = None
+    if reference is not None:
+        delta = variant_delta(ts, reference, limit)
+        states, every, only = delta.states, delta.complete, delta.actions
+        extra = {"scope": "variant delta", "variant_states": delta.visited}
+    else:
+        probe = max(limit, whole_below) + 1 if limit > 0 else 2**62
+        states = bfs_states(ts, probe)
+        every = len(states) < probe  # the search ran out of states
+        if not every:
+            states = states[:limit]
     with interruptible_z3():
-        res = check_successors(sym, ts, states, sym.parameter_relations(), compiled=len(states) >= COMPILE_FROM)
-    return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every,
+        # A variant's few states are compiled too: its search already paid for the config, and the solver
+        # costs up to 0.2 s a state on the bigger encodings.
+        res = check_successors(sym, ts, states, sym.parameter_relations(),
+                               compiled=reference is not None or len(states) >= COMPILE_FROM, only=only)
+    return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every, **extra,
             "excluded_actions": res.excluded, "solver_only": res.solver_only,
             "seconds": round(time.perf_counter() - t0, 2),
             "mismatch": None if res.mismatch is None else str(res.mismatch)}
 
 
-def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str) -> None:
-    limit = 0 if ctx.differential_only else int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str,
+                  reference: Any = None) -> None:
+    if reference is not None:  # a broken variant's cell: where it steps otherwise than the reference
+        limit = int(ctx.options.get("z3_variant_states", VARIANT_STATES))
+        scope = f"{limit or 'every'} state(s) where the variant steps otherwise than the reference"
+    else:
+        limit = 0 if ctx.differential_only else int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+        scope = f"{limit or 'every reachable'} state(s)"
     whole = int(ctx.options.get("z3_differential_all_below", DIFFERENTIAL_ALL_BELOW))
     if ctx.progress:
-        ctx.progress(f"z3 {where}: successor differential on {limit or 'every reachable'} state(s)")
-    diff = report.stats["differential"] = successor_differential(sym, ts, limit, whole)
+        ctx.progress(f"z3 {where}: successor differential on {scope}")
+    diff = report.stats["differential"] = successor_differential(sym, ts, limit, whole, reference)
     if diff["mismatch"] is not None:
         first = str(diff["mismatch"]).splitlines()[0]
         report.status = "diverged"
@@ -156,7 +181,8 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         report.message = "the successor differential alone (the ci tier proves on the gate config)"
     else:
         report.stats["depth"] = ctx.z3_depth
-    _differential(report, sym, ts, ctx, f"{entry.name}/{label}/{config.profile}")
+    _differential(report, sym, ts, ctx, f"{entry.name}/{label}/{config.profile}",
+                  None if ctx.variant is None else entry.build(config))
     if ctx.decisions:
         _decisions(report, sym, ctx, f"{entry.name}/{config.profile}")
     report.elapsed = time.perf_counter() - t0

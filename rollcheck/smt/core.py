@@ -372,6 +372,62 @@ def bfs_states(ts: TransitionSystem[Any], limit: int) -> list[Any]:
     return order[:limit]
 
 
+@dataclass
+class VariantDelta:
+    """Where a broken variant's system may step otherwise than the reference's (:func:`variant_delta`)."""
+
+    states: list[Any]  # breadth-first, at most the limit
+    visited: int  # the variant's states the search went through
+    complete: bool  # every such state of the variant's reachable set is in ``states``
+    # state -> the action names whose steps differ there (a state only the variant may reach: absent, every one)
+    actions: dict[Any, frozenset[str]] = field(default_factory=dict)
+
+
+def variant_delta(ts: TransitionSystem[Any], base: TransitionSystem[Any], limit: int) -> VariantDelta:
+    """The states of the variant's system ``ts`` at which it may take other steps than the reference ``base``
+    on the same config: a state whose labelled successors differ from the reference's (there, the actions
+    whose steps differ), and a state the search reaches only through such steps (the reference may never be
+    there: every action). Every other step of ``ts`` is one the reference takes from a state it reaches, so a
+    successor differential of the reference already compares it; comparing the variant's relation on the
+    rest sees the reference's code the variant's steps lead into (a failure branch, a state the reference
+    configs never reach) at a fraction of the cost of the variant's whole reachable set. A state is taken as
+    the reference's only when its first discovery came through a shared step (a safe under-approximation:
+    more to compare, never less). ``limit``: at most that many states (0: every one)."""
+    initial = set(base.initial_states())
+    shared: dict[Any, bool] = {}  # state -> reached through the reference's own steps
+    for s in ts.initial_states():
+        shared.setdefault(s, s in initial)
+    order = list(shared)
+    position = {s: k for k, s in enumerate(order)}
+    out = VariantDelta([], 0, True)
+    i = 0
+    while i < len(order):
+        s = order[i]
+        i += 1
+        steps = list(ts.successors(s))  # in the system's order: the same delta on every run
+        reference = list(base.successors(s)) if shared[s] else None
+        same = steps == reference  # the common case, told without hashing a state (states hash deep)
+        theirs: set[Any] | None = None
+        if not same:
+            out.states.append(s)
+            if reference is not None:
+                theirs = set(reference)
+                out.actions[s] = frozenset(a.name for a, _ in set(steps) ^ theirs)
+            if limit and len(out.states) >= limit:
+                out.visited, out.complete = i, False
+                return out
+        for a, t in steps:
+            ours = same or (theirs is not None and (a, t) in theirs)
+            if t not in shared:
+                shared[t] = ours
+                position[t] = len(order)
+                order.append(t)
+            elif ours and not shared[t] and position[t] >= i:  # not searched from yet: the reference's after all
+                shared[t] = True
+    out.visited = len(order)
+    return out
+
+
 class _ActionSolver:
     """One incremental solver per action: the relation is built once, each state is pushed and popped."""
 
@@ -557,13 +613,14 @@ SubRelation = tuple[str, Mapping[str, Any], Relation]
 
 
 def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Iterable[Any],
-                     subs: Iterable[SubRelation] = (), actions: bool = True, compiled: bool = True
-                     ) -> SuccessorCheck:
+                     subs: Iterable[SubRelation] = (), actions: bool = True, compiled: bool = True,
+                     only: Mapping[Any, frozenset[str]] | None = None) -> SuccessorCheck:
     """Per state and per action name, the Z3 successors equal the reference's (both directions); states also
     round-trip through ``values`` / ``from_values`` and are wellformed. With ``subs`` (``parameter_relations()``)
     the sub-relations too, in the same pass (:func:`check_parameters`). Stops at the first mismatch.
     ``compiled=False``: every relation through the solver (no compiling: for a few states, and the
-    benchmark's before)."""
+    benchmark's before). ``only``: per state, the action names whose relations are compared there (a state
+    it does not name: every one; :func:`variant_delta`)."""
     names = [n for n in sym.actions if n not in sym.excluded_actions] if actions else []
     items = [(name, dict(params), rel) for name, params, rel in subs]
     labels = [f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})" for name, params, _ in items]
@@ -571,6 +628,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
                                *((label, rel) for label, (_, _, rel) in zip(labels, items, strict=True))], compiled)
     first_sub = len(names)
     index = {n: i for i, n in enumerate(names)}
+    action_of = [*names, *(name for name, _, _ in items)]  # relation number -> its action's name
     # a sub-relation's action name -> the parameter names it fixes -> their values -> its relation numbers
     by_params: dict[str, dict[tuple[str, ...], dict[tuple[Any, ...], list[int]]]] = {}
     for i, (name, params, _rel) in enumerate(items, start=first_sub):
@@ -606,7 +664,10 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
         for name in sorted(unencoded):
             res.mismatch = Mismatch(s, name, frozenset(unencoded[name]), frozenset(), "action not encoded")
             return res
+        compare = None if only is None else only.get(s)
         for i in order:
+            if compare is not None and action_of[i] not in compare:
+                continue
             res.transitions += _distinct(ref[i])
             if not diff.matches(i, ref[i]):
                 res.mismatch = diff.mismatch(i, ref[i])
