@@ -6,6 +6,7 @@ it, and the variant's differential sees it."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,3 +170,30 @@ def test_prove_under_a_variant_runs_on_its_config_and_compares_where_it_steps_ot
     assert main(["prove", "streams_probing", "--variant", "STR-M99", "--differential-only"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "has no variant 'STR-M99'; known: STR-M1" in err
+
+
+def test_rollcheck_mutants_with_z3_reports_a_disagreement_under_a_variant(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from rollcheck.commands import mutants_cmd
+    from rollcheck.mutants import run_mutants
+
+    # STR-M1 alone (its z3 cell proves: BMC and k-induction), with the bug planted: Z3's counterexample no
+    # longer replays on the reference, and the relation differs where STR-M1 steps otherwise.
+    one = dataclasses.replace(STREAMS, variants=(STREAMS.variant("STR-M1"),))
+    monkeypatch.setattr(mutants_cmd, "run_mutants", functools.partial(run_mutants, lookup=lambda _name: one))
+    _leader_failure_keeps_a_rebalance(monkeypatch)
+    argv = ["mutants", "--protocol", "streams_probing", "--checker", "z3", "--parallel", "1", "--quiet",
+            "--out", str(tmp_path / "m")]
+    assert main(argv) == 3
+    out = capsys.readouterr().out
+    assert "disagreement under broken variant streams_probing:STR-M1 (z3)" in out
+
+
+def test_prove_names_a_counterexample_the_reference_does_not_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _leader_failure_keeps_a_rebalance(monkeypatch)
+    prop = STREAMS.variant("STR-M1").expect[0]
+    assert main(["prove", "streams_probing", "--variant", "STR-M1", "--property", prop, "--depth", "6",
+                 "--no-differential", "--quiet", "--out", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    assert f"{prop}: the Z3 counterexample does not replay on the reference" in out

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
@@ -83,4 +84,12 @@ def run(args: argparse.Namespace) -> int:
     s = doc["scores"]
     console.print(f"killed {s['killed']}/{s['mutants']}; per checker: " + ", ".join(
         f"{c} {v['killed']}/{v['run']}" for c, v in s["per_checker"].items()))
+    # A checker's own copy of the rules (the Z3 relation, the TLA+ spec) stepping otherwise than the reference
+    # under a variant is a disagreement, as in the gate, whether or not the variant was caught.
+    diverged = [(o, k) for o in outcomes for k in o.kills if k.status == "diverged"]
+    for o, k in diverged:
+        console.print(f"[bold red]disagreement[/] under broken variant {o.protocol}:{o.variant} ({k.checker}): "
+                      f"{escape(k.message)}", soft_wrap=True)
+    if diverged:
+        return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.OK if not s["survivors"] else ExitCode.VIOLATION)

@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from rollcheck.smt.checker import decision_differential, successor_differential  # late: z3 is heavy
+    from rollcheck.smt.core import ReplayError
     from rollcheck.smt.prove import prove, symbolic
 
     if args.timeout <= 0:
@@ -73,9 +74,18 @@ def run(args: argparse.Namespace) -> int:
         out = run_dir.staging
         results: list[dict[str, Any]] = []
         refuted = False
+        replay_failed = ""
         for pid in ids:
             show(f"{pid}: BMC to depth {args.depth}, then k-induction")
-            res = prove(sym, pid, args.depth, args.timeout)
+            try:
+                res = prove(sym, pid, args.depth, args.timeout)
+            except ReplayError as exc:  # Z3's counterexample is no run of the reference: the copies disagree
+                replay_failed = replay_failed or f"{pid}: {str(exc).splitlines()[0]}"
+                results.append({"property": pid, "status": "diverged", "replay_error": str(exc)})
+                if not args.json:
+                    console.print(f"{pid}: the Z3 counterexample does not replay on the reference: {exc}",
+                                  markup=False, soft_wrap=True)
+                continue
             doc = res.to_json()
             line = res.line
             if res.status == "refuted":
@@ -134,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(out / "summary.json", summary)
     if args.json:
         print_json(summary)
-    if (diff is not None and diff["mismatch"] is not None) or (decisions is not None
-                                                                and decisions["disagreement"] is not None):
+    if replay_failed or (diff is not None and diff["mismatch"] is not None) or (
+            decisions is not None and decisions["disagreement"] is not None):
         return int(ExitCode.DISAGREEMENT)
     return int(ExitCode.VIOLATION if refuted else ExitCode.OK)

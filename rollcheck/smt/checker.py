@@ -34,7 +34,7 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import bfs_states, check_successors, variant_delta
+from rollcheck.smt.core import ReplayError, bfs_states, check_successors, variant_delta
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
@@ -151,6 +151,7 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         return report
     encoded = sym.encoded()
     budget = max(1.0, ctx.timeout_seconds / max(1, len(encoded)))
+    diverged = ""
     for p in ts.properties():
         if ctx.differential_only:
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "this cell compares the Z3 relation with "
@@ -161,8 +162,16 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
             continue
         if ctx.progress:
             ctx.progress(f"z3 {entry.name}/{label}/{config.profile}: {p.id}")
-        with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
-            res = prove(sym, p.id, ctx.z3_depth, budget)
+        try:
+            with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
+                res = prove(sym, p.id, ctx.z3_depth, budget)
+        except ReplayError as exc:
+            # Z3's counterexample is not a run of the reference: the two copies of the rules step otherwise,
+            # a disagreement (the differential below names the first state where they do, when it reaches it).
+            report.properties[p.id] = PropertyVerdict(p.id, UNKNOWN, f"the Z3 counterexample does not replay on "
+                                                      f"the reference: {str(exc).splitlines()[0]}")
+            diverged = diverged or f"{p.id}: the Z3 counterexample does not replay on the reference ({exc})"
+            continue
         if res.status == "refuted":
             assert res.trace is not None
             res.trace.config = label
@@ -177,6 +186,9 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         report.properties[p.id] = verdict
         report.stats[p.id] = res.to_json()
     report.status = VIOLATED if any(v.status == VIOLATED for v in report.properties.values()) else "ok"
+    if diverged:
+        report.status = "diverged"
+        report.message = diverged.splitlines()[0]
     if ctx.differential_only:
         report.message = "the successor differential alone (the ci tier proves on the gate config)"
     else:
