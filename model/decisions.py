@@ -21,14 +21,17 @@ Rules:
   KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
+* ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
+  the active controller, a feature named twice) and what their messages name.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
 * ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
   bootstrap record an activating controller writes and the version it runs at, for empty and non-empty logs.
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
   registration, the /controller_epoch take-over, the driver's valid state changes; and the driver helpers no
-  config varies: ``isLeader``, ``onControllerChange`` and ``PollEvent``, the copy's record batches, and the two
-  image events for an image behind /migration or an event made under another leader.
+  config varies: ``isLeader``, ``onControllerChange`` and ``PollEvent``, the copy's record batches, the two
+  image events for an image behind /migration or an event made under another leader, and the KIP's four-valued
+  ``ZkMigrationState`` metric.
 * ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
   SupportedVersionRange and FinalizedVersionRange constructors accept, a level's membership, and a finalized
   range's incompatibility with a supported one.
@@ -36,6 +39,8 @@ Rules:
   acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition.
 * ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
   needs allowDowngrade, no empty map, no empty feature name) and the request it sends.
+* ``feature_znode``: Kafka 2.8's ``FeatureZNode.decode`` on well-formed and malformed /feature JSON (32-bit
+  edges of every int, a missing or mistyped key): the exception class it throws, or the node it decodes.
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
@@ -44,6 +49,7 @@ Rules:
 from __future__ import annotations
 
 import itertools
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -62,10 +68,12 @@ from reference_impl.features.api import (
     FinalizedFeatureCache,
     FinalizedFeaturesAndEpoch,
     FinalizedVersionRange,
+    JsonMappingException,
     SupportedVersionRange,
     UpdateFeaturesRequest,
     admin_update_features_request,
 )
+from reference_impl.metadata_version import api as mv_api
 from reference_impl.metadata_version import catalog as mv_catalog
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
@@ -792,6 +800,61 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
                    mv_update_reference(cat, profile, release, dry, voters, brokers))
 
 
+MV_LEADER = 7  # the active controller a non-active node knows of, when it knows one
+MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST, MV_NAMES_LEADER = 1, 2, 3  # what a top-level answer's message names
+
+
+def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The answers ControllerApis.handleUpdateFeatures gives before any feature is looked at (Kafka 3.9; the
+    kip profile takes them too), in Kafka's order: a principal without ALTER on the cluster gets
+    CLUSTER_AUTHORIZATION_FAILED naming the request ("Request <request> is not authorized.": the
+    RequestChannel.Request's description where there is one); a node that is not the active controller gets
+    NOT_CONTROLLER naming the active node when it knows one; under ``kip`` a request naming a feature twice
+    is INVALID_REQUEST (FeatureUpdates is keyed by name). A request that passes them gets one result per
+    feature. The system sends every update authorized to the active controller, one feature at a time, so
+    only this comparison reaches these answers."""
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            auth, desc, active, known, dup = (x[n] for n in ("auth", "desc", "active", "known", "dup"))
+            duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
+            errors = mv_api.Errors
+            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
+                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
+                              z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE))))
+            names = z3.If(auth == 0, z3.If(desc == 1, MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST),
+                          z3.If(z3.And(active == 0, known == 1), MV_NAMES_LEADER, 0))
+            return {"top": top, "names": names, "results": z3.If(top == int(errors.NONE), 1 + dup, 0)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        cat = CATALOGS["example"]
+        level = cat.levels[-1]
+
+        def run(x: Inputs) -> Outputs:
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, VersionRange(
+                cat.minimum, level)),), voters=((0, VersionRange(cat.minimum, level)),),
+                finalized=((FEATURE_NAME, level),), profile=profile, is_active=bool(x["active"]),
+                active_controller_id=MV_LEADER if x["known"] else None)
+            update = mv_api.FeatureUpdate(FEATURE_NAME, level, DowngradeType.NONE)  # a no-op: accepted once checked
+            req = mv_api.UpdateFeaturesRequest((update, update) if x["dup"] else (update,))
+            description = "RequestHeader(clientId=admin-1)" if x["desc"] else None
+            r = ctl.update_features(req, principal_can_alter=bool(x["auth"]), request_description=description).response
+            msg = r.message or ""
+            names = (MV_NAMES_DESCRIPTION if description is not None and description in msg else
+                     MV_NAMES_REQUEST if str(req) in msg else
+                     MV_NAMES_LEADER if f"node {MV_LEADER}" in msg else 0)
+            return {"top": int(r.error), "names": names, "results": len(r.results)}
+        return run
+
+    names = ["auth", "desc", "active", "known", "dup"]
+    for profile in ("kip", "kafka"):
+        # Kafka's FeatureUpdateKeyCollection may hold a feature twice; what its controller then does is not
+        # Kafka's documented behaviour, so kafka is compared on single-feature requests only.
+        dups = (0, 1) if profile == "kip" else (0,)
+        domain = [dict(zip(names, (*v, d), strict=True)) for v in itertools.product((0, 1), repeat=4) for d in dups]
+        yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
 def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """``kafka-storage format --metadata-version N`` (KIP-778 "New kafka-storage argument"): the level a new
     cluster bootstraps at, or a refusal. kip: a level of the catalog at or above its minimum. kafka (Kafka's
@@ -1000,6 +1063,31 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield ("driver state changes", Formula(["current", "new"], driver_formula),
            [{"current": a, "new": b} for a in range(9) for b in range(9)],
            lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
+
+    # KIP-866's ZkMigrationState metric ("these four will be exposed"), reported by the active controller from
+    # the persisted state and its driver: finalized once POST_MIGRATION; dual write once the data is copied and
+    # the driver may write to ZooKeeper (Kafka's allowDualWrite: KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE);
+    # copying while the driver takes ZooKeeper over and copies it, and after a failover until the new driver
+    # writes again; ineligible otherwise. (Kafka 3.5+ reports the persisted state's own code instead.) The
+    # system never reads the metric, so only this comparison sees it.
+    persisted = list(zk_api.ZkMigrationState)
+    kip = zk_api.KipMigrationState
+    zs, ds = zk_api.ZkMigrationState, zk_api.MigrationDriverState
+
+    def metric_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        st, drv = x["state"], x["driver"]
+        writes = z3.Or([drv == drivers.index(d) for d in (ds.KRAFT_CONTROLLER_TO_BROKER_COMM, ds.DUAL_WRITE)])
+        taking_over = z3.Or([drv == drivers.index(d) for d in (ds.BECOME_CONTROLLER, ds.ZK_MIGRATION)])
+        copied = st == persisted.index(zs.MIGRATION)
+        copying = z3.And(st == persisted.index(zs.PRE_MIGRATION), taking_over)
+        return {"metric": z3.If(st == persisted.index(zs.POST_MIGRATION), kip.MIGRATION_FINALIZED.value,
+                                z3.If(z3.And(copied, writes), kip.DUAL_WRITE.value,
+                                      z3.If(z3.Or(copied, copying), kip.MIGRATE_ZK_DATA.value,
+                                            kip.MIGRATION_INELIGIBLE.value)))}
+
+    yield ("ZkMigrationState metric", Formula(["state", "driver"], metric_formula),
+           [{"state": a, "driver": b} for a in range(len(persisted)) for b in range(len(drivers))],
+           lambda x: {"metric": zk_api.kip_state(persisted[x["state"]], drivers[x["driver"]]).value})
 
     yield from zk_driver_event_cases()
 
@@ -1233,6 +1321,87 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
         yield f"FinalizedFeatureCache, {profile}", Formula(names, build(profile)), domain, reference(profile)
 
 
+# --------------------------------------------------------------------------- features: the /feature znode's JSON
+
+INT32_EDGES = (-2**31 - 1, -2**31, -2, -1, 0, 1, 2, 2**31 - 1, 2**31)  # each side of Jackson's isInt and of 0/1
+ZNODE_DECODED, ZNODE_MAPPING, ZNODE_ILLEGAL = 0, 1, 2  # decoded; JsonMappingException; IllegalArgumentException
+# The ways a node's JSON can be malformed, each one at a time (0: well-formed).
+(WELL_FORMED, NO_VERSION, NO_FEATURES, NO_STATUS, VERSION_STRING, STATUS_BOOL, LEVEL_FLOAT, FEATURES_LIST,
+ NOT_JSON, STATUS_NULL) = range(10)
+
+
+def feature_znode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Kafka 2.8's ``FeatureZNode.decode`` (core/.../zk/ZkData.scala) on the JSON a /feature node can hold: each
+    check in Kafka's order, and which exception it throws. Jackson's ``to[Int]`` (DecodeJson.IntDecodeJson)
+    takes only a 32-bit JSON int and throws JsonMappingException for anything else (a bigger number, a string,
+    a boolean, a float) or a missing ``version``; a map that is not an object is a JsonMappingException too.
+    Kafka's own checks throw IllegalArgumentException: a version below the schema version (``kip``: the
+    KIP's 0, ``kafka``: V1), no ``features`` map, no (or a null) ``status``, a status that is neither 0 nor 1,
+    and a range FinalizedVersionRange refuses (``1 <= min <= max``). A decoded node keeps the status and the
+    levels. The system writes only nodes the reference encodes, so only this comparison reaches the decoder's
+    edges (an int32 bound off by one, a check done in another order)."""
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        schema = FeatureZNode.schema_version(profile)  # type: ignore[arg-type]
+
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            shape, version, status, fmin, fmax = (x[n] for n in ("shape", "version", "status", "fmin", "fmax"))
+
+            def int32(v: Any) -> Any:
+                return z3.And(-2**31 <= v, v <= 2**31 - 1)
+            # Kafka's checks in its order: the first that fails decides the outcome.
+            checks = [(shape == NOT_JSON, ZNODE_ILLEGAL), (shape == NO_VERSION, ZNODE_MAPPING),
+                      (shape == VERSION_STRING, ZNODE_MAPPING), (z3.Not(int32(version)), ZNODE_MAPPING),
+                      (version < schema, ZNODE_ILLEGAL), (shape == NO_FEATURES, ZNODE_ILLEGAL),
+                      (shape == FEATURES_LIST, ZNODE_MAPPING), (shape == LEVEL_FLOAT, ZNODE_MAPPING),
+                      (z3.Not(z3.And(int32(fmin), int32(fmax))), ZNODE_MAPPING),
+                      (z3.Or(shape == NO_STATUS, shape == STATUS_NULL), ZNODE_ILLEGAL),
+                      (shape == STATUS_BOOL, ZNODE_MAPPING), (z3.Not(int32(status)), ZNODE_MAPPING),
+                      (z3.And(status != 0, status != 1), ZNODE_ILLEGAL),
+                      (z3.Not(z3.And(fmin >= 1, fmax >= 1, fmin <= fmax)), ZNODE_ILLEGAL)]
+            outcome: Any = z3.IntVal(ZNODE_DECODED)
+            for failed, code in reversed(checks):
+                outcome = z3.If(failed, code, outcome)
+            decoded = outcome == ZNODE_DECODED
+            return {"outcome": outcome, "status": z3.If(decoded, status, DONT_CARE),
+                    "min": z3.If(decoded, fmin, DONT_CARE), "max": z3.If(decoded, fmax, DONT_CARE)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            shape = x["shape"]
+            level: object = float(x["fmax"]) if shape == LEVEL_FLOAT else x["fmax"]
+            ranges = {"min_version_level": x["fmin"], "max_version_level": level}
+            node: dict[str, object] = {"version": str(x["version"]) if shape == VERSION_STRING else x["version"],
+                                       "status": True if shape == STATUS_BOOL else
+                                       None if shape == STATUS_NULL else x["status"],
+                                       "features": [ranges] if shape == FEATURES_LIST else {"f": ranges}}
+            for gone, key in ((NO_VERSION, "version"), (NO_FEATURES, "features"), (NO_STATUS, "status")):
+                if shape == gone:
+                    del node[key]
+            text = json.dumps(node)[:-1] if shape == NOT_JSON else json.dumps(node)
+            try:
+                got = FeatureZNode.decode(text.encode("utf-8"), 0, profile)  # type: ignore[arg-type]
+            except JsonMappingException:
+                return {"outcome": ZNODE_MAPPING, "status": DONT_CARE, "min": DONT_CARE, "max": DONT_CARE}
+            except ValueError:
+                return {"outcome": ZNODE_ILLEGAL, "status": DONT_CARE, "min": DONT_CARE, "max": DONT_CARE}
+            rng = got.get("f")
+            if got.epoch != 0 or len(got.features) != 1 or rng is None:  # kept something else than was written
+                return {"outcome": ZNODE_DECODED, "status": DONT_CARE - 1, "min": DONT_CARE - 1,
+                        "max": DONT_CARE - 1}
+            return {"outcome": ZNODE_DECODED, "status": got.status.value, "min": rng.min_version_level,
+                    "max": rng.max_version_level}
+        return run
+
+    names = ["shape", "version", "status", "fmin", "fmax"]
+    well_formed = itertools.product((WELL_FORMED,), INT32_EDGES, INT32_EDGES, INT32_EDGES, INT32_EDGES)
+    # Each malformation over values that pass or fail the checks before and after it.
+    malformed = itertools.product(range(1, STATUS_NULL + 1), (-1, 0, 1, 2**31), (0, 1, 2), (0, 1), (1, 2**31))
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.chain(well_formed, malformed)]
+    for profile in ("kip", "kafka"):
+        yield f"FeatureZNode.decode, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
 RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
     "streams_assign": streams_assign_cases,
     "streams_on_assignment": streams_on_assignment_cases,
@@ -1241,9 +1410,11 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
+    "feature_znode": feature_znode_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_catalog": mv_catalog_cases,
     "mv_update": mv_update_cases,
+    "mv_request": mv_request_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,
@@ -1264,11 +1435,13 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
+    "feature_znode": feature_znode_cases,
     "mv_lossless": mv_lossless_cases,
     "mv_catalog": mv_catalog_cases,
     "mv_update": lambda: itertools.chain(
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
+    "mv_request": mv_request_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,

@@ -40,7 +40,7 @@ from rollcheck.checkers import (
 from rollcheck.configs import resolve_config
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.gatetables import rerun_command
-from rollcheck.mutants import ALL_MUTANT_CHECKERS, mutant_cells, outcomes_from, scores
+from rollcheck.mutants import ALL_MUTANT_CHECKERS, disagrees, mutant_cells, outcomes_from, scores
 from rollcheck.registry import check_profiles, get_protocol, known_profiles, protocol_names
 from rollcheck.regression import export_reports
 from rollcheck.rundir import clear_previous_run, record_run
@@ -420,7 +420,7 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
         for r in variant_results:
             if r.cell.differential_only:
                 found = _findings([r.report])
-            elif r.report.status == "diverged":  # a killer's own copy of the rules differs under the variant
+            elif disagrees(r.report):  # a killer's own copy of the rules differs under the variant
                 found = [Finding("disagreement", *r.report.key, f"{r.report.checker}: {r.report.message}",
                                  r.report.checker)]
             else:

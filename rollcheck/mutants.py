@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollcheck.cellrun import Cell, CellResult, run_cells
-from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext, available_checkers
+from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext, CheckerReport, available_checkers
 from rollcheck.registry import get_protocol
 from rollcheck.transition import ProtocolEntry
 
@@ -30,10 +30,19 @@ class Kill:
     elapsed: float
     status: str
     message: str = ""
+    disagrees: bool = False  # the checker's own copy of the rules stepped otherwise (:func:`disagrees`)
 
     def to_json(self) -> dict[str, Any]:
         return {"checker": self.checker, "killed": self.killed, "properties": self.properties,
-                "elapsed_seconds": round(self.elapsed, 3), "status": self.status, "message": self.message}
+                "elapsed_seconds": round(self.elapsed, 3), "status": self.status, "message": self.message,
+                "disagrees": self.disagrees}
+
+
+def disagrees(report: CheckerReport) -> bool:
+    """A variant cell whose checker's own copy of the rules (the Z3 relation, the TLA+ spec) stepped otherwise
+    than the reference under the variant: a disagreement (exit 3) whether or not the variant was caught, in
+    the gate as in ``rollcheck mutants``."""
+    return bool(report.status == "diverged")
 
 
 @dataclass
@@ -89,7 +98,8 @@ def outcomes_from(results: Sequence[CellResult]) -> list[MutantOutcome]:
         # protocol, as a liveness bug does) kills it as a violated property does.
         bad = [pid if verdict.status == VIOLATED else f"{pid} (vacuous)"
                for pid, verdict in report.properties.items() if verdict.status in (VIOLATED, VACUOUS)]
-        outcomes[key].kills.append(Kill(cell.checker, bool(bad), bad, res.seconds, report.status, report.message))
+        outcomes[key].kills.append(Kill(cell.checker, bool(bad), bad, res.seconds, report.status, report.message,
+                                        disagrees(report)))
     return list(outcomes.values())
 
 

@@ -25,8 +25,9 @@ from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (kafka-2.0's Streams assignor has no formula of its own:
 # model/decisions.py restates the kip and kafka assignors only; the member's onAssignment has all three).
-RULES = {"features": ["features_update", "version_range", "finalized_cache", "admin_update"],
-         "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "format_storage", "mv_activation"],
+RULES = {"features": ["features_update", "version_range", "finalized_cache", "admin_update", "feature_znode"],
+         "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "format_storage",
+                              "mv_activation"],
          "zk_migration": ["zk_triggers"],
          "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec"]}
 

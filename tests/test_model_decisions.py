@@ -12,12 +12,14 @@ import reference_impl.streams_probing.api as streams_api
 from model.decisions import (
     admin_update_cases,
     differential,
+    feature_znode_cases,
     features_update_cases,
     features_update_formula,
     features_update_reference,
     finalized_cache_cases,
     format_storage_cases,
     mv_activation_cases,
+    mv_request_cases,
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
@@ -110,8 +112,8 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     assert res.ok, str(res.disagreement)
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
-    # events
-    assert res.cases == 9 + 5
+    # events; the ZkMigrationState metric
+    assert res.cases == 9 + 6
 
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,6 +142,16 @@ def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(zk_api, "coalesce_migration_batches",
                             lambda sizes, min_batch_size=1000: real(sizes, min_batch_size + 1))
         return "MigrateMetadataEvent batches"
+    if planted == "copied data reported ineligible after a failover":
+        # The mutation campaign's survivor zk api.py:127: the metric was read by nothing.
+        real_metric = zk_api.kip_state
+
+        def metric(state: Any, driver: Any) -> Any:
+            if state is zk_api.ZkMigrationState.MIGRATION and not driver.allow_dual_write:
+                return zk_api.KipMigrationState.MIGRATION_INELIGIBLE
+            return real_metric(state, driver)
+        monkeypatch.setattr(zk_api, "kip_state", metric)
+        return "ZkMigrationState metric"
     real_sync = zk_api.sync_kraft_metadata_event
     if planted == "a sync from an image behind /migration":
         def sync(state: Any, image: Any, migration: Any, *leaders: Any) -> Any:
@@ -157,7 +169,8 @@ def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str
 
 @pytest.mark.parametrize("planted", ["an unknown leader leads", "no recovery before the first leader event",
                                      "a batch handed over one record late", "a sync from an image behind /migration",
-                                     "RPCs sent for an older leader"])
+                                     "RPCs sent for an older leader",
+                                     "copied data reported ineligible after a failover"])
 def test_zk_driver_helpers_no_config_varies_are_decision_rules(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's leader image always holds what /migration records, its events run under the leader that made
     them and it copies no record batches: a bug in those driver helpers is seen by the decision differential."""
@@ -421,3 +434,67 @@ def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, 
     assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
     planted(monkeypatch)
     assert differential("streams_codec", streams_codec_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
+                                     "unknown_status_enabled"])
+def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system writes only nodes the reference encodes: FeatureZNode.decode's edges are reached here only
+    (the mutation campaign's survivor features api.py:240, a 32-bit floor of -1, is the first planted bug)."""
+    res = differential("feature_znode", feature_znode_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 and res.inputs == 2 * (9 ** 4 + 9 * 4 * 3 * 2 * 2)
+    json_int, decode = features_api._json_int, features_api.FeatureZNode.decode
+
+    def planted_int(value: object) -> int:
+        got = json_int(value)
+        if (planted == "int32_floor_off" and got < -1) or (planted == "int32_ceiling_off" and got == 2**31 - 1):
+            raise features_api.JsonMappingException("planted")
+        return got
+
+    def planted_decode(data: bytes | str, epoch: int = 0, profile: Any = "kafka") -> Any:
+        info = features_api.json.loads(data)
+        if planted == "status_before_features" and isinstance(info, dict) and info.get("status") is None:
+            raise ValueError("planted: status checked first")
+        if planted == "unknown_status_enabled" and isinstance(info, dict) and info.get("status") == 2:
+            info = {**info, "status": 1}
+            data = features_api.json.dumps(info)
+        return decode(data, epoch, profile)
+
+    monkeypatch.setattr(features_api, "_json_int", planted_int)
+    monkeypatch.setattr(features_api.FeatureZNode, "decode", staticmethod(planted_decode))
+    bad = differential("feature_znode", feature_znode_cases())
+    assert bad.disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["authorization skipped", "the request named, not its description",
+                                     "a standby answers", "a known leader not named", "duplicates accepted"])
+def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """No config sends an unauthorized request, asks a standby or names a feature twice: handleUpdateFeatures'
+    own answers are reached here only (the mutation campaign's survivor metadata_version api.py:399 is the
+    second planted bug)."""
+    import reference_impl.metadata_version.api as mv_api
+
+    res = differential("mv_request", mv_request_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 and res.inputs == 32 + 16
+    real = mv_api.QuorumController.update_features
+
+    def update_features(self: Any, request: Any, principal_can_alter: bool = True,
+                        request_description: str | None = None) -> Any:
+        if planted == "authorization skipped":
+            principal_can_alter = True
+        elif planted == "the request named, not its description":
+            request_description = None
+        elif planted == "a standby answers":
+            self = dataclasses.replace(self, is_active=True)
+        elif planted == "a known leader not named":
+            self = dataclasses.replace(self, active_controller_id=None)
+        elif planted == "duplicates accepted":
+            request = dataclasses.replace(request, feature_updates=request.feature_updates[:1])
+        return real(self, request, principal_can_alter, request_description)
+
+    monkeypatch.setattr(mv_api.QuorumController, "update_features", update_features)
+    assert differential("mv_request", mv_request_cases()).disagreement is not None

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         f"{c} {v['killed']}/{v['run']}" for c, v in s["per_checker"].items()))
     # A checker's own copy of the rules (the Z3 relation, the TLA+ spec) stepping otherwise than the reference
     # under a variant is a disagreement, as in the gate, whether or not the variant was caught.
-    diverged = [(o, k) for o in outcomes for k in o.kills if k.status == "diverged"]
+    diverged = [(o, k) for o in outcomes for k in o.kills if k.disagrees]
     for o, k in diverged:
         console.print(f"[bold red]disagreement[/] under broken variant {o.protocol}:{o.variant} ({k.checker}): "
                       f"{escape(k.message)}", soft_wrap=True)

@@ -41,7 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from rollcheck.smt.checker import decision_differential, successor_differential  # late: z3 is heavy
-    from rollcheck.smt.core import ReplayError
     from rollcheck.smt.prove import prove, symbolic
 
     if args.timeout <= 0:
@@ -77,13 +76,12 @@ def run(args: argparse.Namespace) -> int:
         replay_failed = ""
         for pid in ids:
             show(f"{pid}: BMC to depth {args.depth}, then k-induction")
-            try:
-                res = prove(sym, pid, args.depth, args.timeout)
-            except ReplayError as exc:  # Z3's counterexample is no run of the reference: the copies disagree
-                replay_failed = replay_failed or f"{pid}: {str(exc).splitlines()[0]}"
-                results.append({"property": pid, "status": "diverged", "replay_error": str(exc)})
+            res = prove(sym, pid, args.depth, args.timeout)
+            if res.status == "diverged":  # Z3's counterexample is no run of the reference: the copies disagree
+                replay_failed = replay_failed or f"{pid}: {res.message.splitlines()[0]}"
+                results.append({"property": pid, "status": "diverged", "replay_error": res.message})
                 if not args.json:
-                    console.print(f"{pid}: the Z3 counterexample does not replay on the reference: {exc}",
+                    console.print(f"{pid}: the Z3 counterexample does not replay on the reference: {res.message}",
                                   markup=False, soft_wrap=True)
                 continue
             doc = res.to_json()

@@ -34,7 +34,7 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import ReplayError, bfs_states, check_successors, variant_delta
+from rollcheck.smt.core import bfs_states, check_successors, variant_delta
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
@@ -162,15 +162,13 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
             continue
         if ctx.progress:
             ctx.progress(f"z3 {entry.name}/{label}/{config.profile}: {p.id}")
-        try:
-            with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
-                res = prove(sym, p.id, ctx.z3_depth, budget)
-        except ReplayError as exc:
+        with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
+            res = prove(sym, p.id, ctx.z3_depth, budget)
+        if res.status == "diverged":
             # Z3's counterexample is not a run of the reference: the two copies of the rules step otherwise,
             # a disagreement (the differential below names the first state where they do, when it reaches it).
-            report.properties[p.id] = PropertyVerdict(p.id, UNKNOWN, f"the Z3 counterexample does not replay on "
-                                                      f"the reference: {str(exc).splitlines()[0]}")
-            diverged = diverged or f"{p.id}: the Z3 counterexample does not replay on the reference ({exc})"
+            report.properties[p.id] = PropertyVerdict(p.id, UNKNOWN, res.line)
+            diverged = diverged or f"{p.id}: the Z3 counterexample does not replay on the reference ({res.message})"
             continue
         if res.status == "refuted":
             assert res.trace is not None

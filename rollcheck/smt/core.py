@@ -127,7 +127,7 @@ class ProofResult:
     protocol: str
     property_id: str
     method: str  # "bmc" or "k-induction"
-    status: str  # "refuted", "checked", "proved", "unknown"
+    status: str  # "refuted", "checked", "proved", "unknown", "diverged" (the reference does not replay it)
     depth: int  # BMC: depth checked (or length of the counterexample); k-induction: k
     seconds: float
     trace: Trace | None = None
@@ -143,6 +143,8 @@ class ProofResult:
             return f"refuted at depth {self.depth}"
         if self.status == "checked":
             return f"checked to depth {self.depth}"
+        if self.status == "diverged":
+            return f"the Z3 counterexample does not replay on the reference: {self.message.splitlines()[0]}"
         return f"unknown at k={self.depth}" + (f" ({self.message})" if self.message else "")
 
     def to_json(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rollcheck.errors import UserError
 from rollcheck.registry import all_protocols, get_protocol
-from rollcheck.smt.core import ProofResult, SymbolicSystem, bmc, k_induction
+from rollcheck.smt.core import ProofResult, ReplayError, SymbolicSystem, bmc, k_induction
 from rollcheck.transition import TransitionSystem
 
 
@@ -24,9 +24,14 @@ def symbolic(ts: TransitionSystem[Any]) -> SymbolicSystem:
 def prove(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None,
           max_k: int = 2) -> ProofResult:
     """BMC to ``depth`` first (a refutation is final); then k-induction for k = 1 .. ``max_k``. The verdict
-    is "proved" if an induction succeeds, else "checked" to the BMC depth ("unknown" if BMC timed out)."""
+    is "proved" if an induction succeeds, else "checked" to the BMC depth ("unknown" if BMC timed out).
+    A counterexample the reference does not replay is "diverged" (its reason in ``message``): the Z3 model
+    and the reference, two copies of the rules, step otherwise; a disagreement, not a crash."""
     t0 = time.perf_counter()
-    res = bmc(sym, prop_id, depth, timeout)
+    try:
+        res = bmc(sym, prop_id, depth, timeout)
+    except ReplayError as exc:
+        return ProofResult(sym.name, prop_id, "bmc", "diverged", depth, time.perf_counter() - t0, message=str(exc))
     if res.status == "refuted":
         return res
     if res.depth < depth:
