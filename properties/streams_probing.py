@@ -99,8 +99,13 @@ def speaks_its_version(s: Any) -> bool:
     return all(x.used_version <= release(x.release).latest_supported for x in s.instances)
 
 
+def _configured_as_the_kip_says(ctx: StreamsProbingSystem) -> bool:
+    """upgrade.from names the release upgraded from, as KIP-268 prescribes (no operator's mistake)."""
+    return ctx.config.misconfigured_upgrade_from is None
+
+
 @invariant("STR-06", "no instance fails during the upgrade procedure (assignor exception or error assignment)",
-           source=f"{KIP} Motivation: zero downtime; rolling bounces work")
+           source=f"{KIP} Motivation: zero downtime; rolling bounces work", when=_configured_as_the_kip_says)
 def nobody_fails(s: Any) -> bool:
     return all(not x.failure for x in s.instances)
 
@@ -123,6 +128,17 @@ def one_extra_rebalance(ctx: StreamsProbingSystem, s: Any) -> bool:
     if any(x.inbox is not None for x in s.instances) or s.follow_up >= 0:
         return True  # the second rebalance is still being processed
     return bool(ctx.converged(s))
+
+
+@invariant("STR-09", "an instance that failed has stopped for good: it does not run and holds no assignment",
+           source="Kafka StreamsRebalanceListener.onPartitionsAssigned: an error code in the assignment shuts the "
+           "client down (SHUTDOWN_REQUESTED) or kills its thread (MissingSourceTopicException, "
+           "TaskAssignmentException); an assignor exception kills the thread")
+def failed_stays_down(s: Any) -> bool:
+    # Without it a member that shut down on the leader's error assignment could go on running, or keep the
+    # assignment it stopped on, and no other property would notice (the failed are out of the group).
+    return all(not x.running and x.inbox is None for x in s.instances if x.failure)
+
 
 
 # ---------------------------------------------------------------- liveness
@@ -200,6 +216,25 @@ def old_leader_answered_upgrade_from(ctx: StreamsProbingSystem, s: Any) -> bool:
          "switch back to the highest supported metadata version", when=_version_changes)
 def upgrade_completed(ctx: StreamsProbingSystem, s: Any) -> bool:
     return bool(ctx.stable(s) and ctx.bounces_done(s) and ctx.converged(s))
+
+
+def _misconfiguration_refused(ctx: StreamsProbingSystem) -> bool:
+    """A leader can meet a pre-2.0 and a future subscription at once and answers with an error assignment:
+    today's assignor (kafka) in a 2.1+ leader, an operator's wrong upgrade.from sending the pre-2.0 version from
+    a new member while another new member subscribes above the leader's version (three instances at least)."""
+    c = ctx.config
+    return (c.misconfigured_upgrade_from is not None and c.profile == "kafka" and ctx.old.latest_supported >= 4
+            and ctx.new.latest_supported > ctx.old.latest_supported and c.instances >= 3)
+
+
+@witness("STR-W6", "an operator's wrong upgrade.from stopped the group: the leader met a pre-2.0 and a future "
+         "subscription at once and every instance shut down on its error assignment",
+         source="Kafka StreamsPartitionAssignor.assign: \"Received a future (version probing) subscription ... and "
+         "an incompatible pre Kafka 2.0 subscription ... at the same time\" is a TaskAssignmentException the "
+         "leader answers with errorAssignment (ASSIGNMENT_ERROR) to every member",
+         when=_misconfiguration_refused)
+def misconfiguration_stopped_the_group(s: Any) -> bool:
+    return all(x.failure.startswith("shutdown") for x in s.instances)
 
 
 PROPERTIES = PropertySet.of(globals())

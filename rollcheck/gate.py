@@ -329,7 +329,9 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
         profiles = [p for p in cfg.profiles if p in entry.profiles]  # a profile runs where the protocol has it
         for spec in dict.fromkeys([*full, *small, *z3_small, *stories]):
             label, base_config = resolve_config(entry, spec)
-            for profile in profiles:
+            # A story config runs under the profiles it is valid for (a Kafka-only release: kafka alone).
+            valid = entry.config_profiles(base_config) if spec in stories else profiles
+            for profile in (p for p in profiles if p in valid):
                 config = replace_config(base_config, profile=profile)
                 # The decision differential depends on the profile alone: with ci configs, their cells run it.
                 cells.extend(Cell(entry, label, config, name, differential_only=name == "z3" and spec in z3_small

@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from rollcheck.errors import UserError
+
 State = TypeVar("State")
 S = TypeVar("S")
 
@@ -262,6 +264,21 @@ class ProtocolEntry:
         if isinstance(profile, str) and profile in self.profiles:
             return None
         return f"protocol {self.name} has no profile {profile!r}; its profiles: {', '.join(self.profiles)}"
+
+    def config_profiles(self, config: Any) -> tuple[str, ...]:
+        """The profiles ``config`` runs under: each of the protocol's profiles whose copy of the config validates
+        (a story only Apache Kafka can tell, e.g. streams' release 3.9, runs under ``kafka`` alone)."""
+        out: list[str] = []
+        for profile in self.profiles:
+            copy = replace_config(config, profile=profile)
+            validate = getattr(copy, "validate", None)
+            try:
+                if validate is not None:
+                    validate()
+            except (ValueError, UserError):
+                continue
+            out.append(profile)
+        return tuple(out)
 
     def spec_binding(self) -> Any:
         """The protocol's spec binding (None: no spec), with the spec's folder defaulting to its module's."""

@@ -156,7 +156,8 @@ Rebalance(l) ==
         known == {Supp(m) : m \in M}
         canGoHigher == Probing(lrel) /\ UNKNOWN \notin known /\ future = {}
                        /\ Min2(SetMin(known), latest) > used
-        followUp == IF ownBranch THEN FALSE
+        \* an error assignment schedules nothing (Kafka's errorAssignment sets no next rebalance time)
+        followUp == IF ownBranch \/ errorAssignment THEN FALSE
                     ELSE IF kipRules THEN canGoHigher /\ "no_leader_follow_up" \notin Mutations ELSE future # {}
         Delivered(m) ==
             IF errorAssignment THEN [version |-> latest, supported |-> latest, error |-> ASSIGNMENT_ERROR,
@@ -315,7 +316,7 @@ Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Properties: the ids of properties/streams_probing.py.  STR_01 .. STR_04 are action properties     *)
-(* (checked as [][A]_vars), STR_05 .. STR_08 state invariants.                                        *)
+(* (checked as [][A]_vars), STR_05 .. STR_09 state invariants.                                        *)
 
 LeaderFailedAt(l) == instances[l].failure = "" /\ instances'[l].failure = "leader"
 
@@ -360,6 +361,9 @@ STR_05 == \A i \in Idx : instances[i].used_version <= Latest[instances[i].releas
 (* STR-06: no instance fails during the upgrade procedure. *)
 STR_06 == \A i \in Idx : instances[i].failure = ""
 
+(* STR-09: an instance that failed has stopped for good: it does not run and holds no assignment. *)
+STR_09 == \A i \in Idx : instances[i].failure # "" => (~instances[i].running /\ instances[i].inbox = {})
+
 (* STR-07: once every bounce is done and the group is stable, every member uses the highest version    *)
 (* all members support.                                                                                 *)
 STR_07 == (BouncesDone /\ Stable) => Converged
@@ -379,7 +383,8 @@ STR_L1 == Stable \/ \E i \in Idx : instances[i].failure # ""
 (* Witnesses (STR-W1 ..): "sometimes" properties, the stories the configs exist for.  Each is a state  *)
 (* predicate that some reachable state must satisfy (EF at the start); the Python side's when= says on  *)
 (* which configs it applies (W1 .. W3: the old release probes and the new one speaks a higher version;  *)
-(* W4: a bounce may set upgrade.from; W5: the new release speaks a higher version).                     *)
+(* W4: a bounce may set upgrade.from; W5: the new release speaks a higher version; W6: an operator's    *)
+(* wrong upgrade.from meets a 2.1+ leader under kafka).                                                  *)
 
 (* STR-W1: a leader answered a member whose subscription is newer than it understands with an         *)
 (* assignment (version probing) instead of failing.                                                     *)
@@ -400,4 +405,8 @@ STR_W4 == /\ leader >= 0
 
 (* STR-W5: every bounce is done, the group is stable and every member uses the new release's version. *)
 STR_W5 == BouncesDone /\ Stable /\ Converged
+
+(* STR-W6: an operator's wrong upgrade.from stopped the group: the leader met a pre-2.0 and a future    *)
+(* subscription at once and every instance shut down on its error assignment.                          *)
+STR_W6 == \A i \in Idx : instances[i].failure = "shutdown"
 =============================================================================================

@@ -37,6 +37,12 @@ class StreamsProbingConfig:
     procedure: str = "auto"
     max_crashes: int = 0  # instance crashes (each followed by a restart) in a run
     mutations: frozenset[str] = field(default_factory=frozenset)
+    # An operator's mistake (procedure "operator" only): the upgrade.from value its bounces may set instead of
+    # the old release's, one the new release accepts but that names an older release than the group runs
+    # (e.g. "1.1" in a group of 2.1+ instances). KIP-268 assumes upgrade.from names the release upgraded from;
+    # nothing in Kafka checks it, so a member then sends an old subscription version beside members that
+    # send newer ones: the story of what the leader and the members do then.
+    misconfigured_upgrade_from: str | None = None
 
     def validate(self) -> None:
         if self.profile not in PROFILES:
@@ -55,6 +61,8 @@ class StreamsProbingConfig:
             raise ValueError(f"procedure must be one of {', '.join(PROCEDURES)}")
         if self.max_crashes < 0:
             raise ValueError("max_crashes must be >= 0")
+        if self.misconfigured_upgrade_from is not None:
+            self._validate_misconfiguration(self.misconfigured_upgrade_from, old, new)
         unknown = set(self.mutations) - MUTATIONS
         if unknown:
             raise ValueError(f"unknown mutations {sorted(unknown)}")
@@ -64,6 +72,19 @@ class StreamsProbingConfig:
             except ConfigException as exc:
                 raise ValueError(f"release {new} cannot be started with upgrade.from={self.upgrade_from}: "
                                  f"{exc}") from None
+
+    def _validate_misconfiguration(self, value: str, old: StreamsRelease, new: StreamsRelease) -> None:
+        if self.procedure != "operator":
+            raise ValueError("misconfigured_upgrade_from needs procedure 'operator' (an operator's bounces set it)")
+        try:
+            configured = configured_metadata_version(new, value, self.profile)
+        except ConfigException as exc:
+            raise ValueError(f"misconfigured_upgrade_from: release {new} cannot be started with upgrade.from="
+                             f"{value}: {exc}") from None
+        if configured >= old.latest_supported:
+            raise ValueError(f"misconfigured_upgrade_from {value!r} is no mistake in an upgrade from {old}: "
+                             f"release {new} then sends version {configured}, which every {old} instance "
+                             "can read; name a release older than the group's")
 
     @property
     def old(self) -> StreamsRelease:
@@ -90,8 +111,11 @@ class StreamsProbingConfig:
     def upgrade_from(self) -> str | None:
         """The ``upgrade.from`` value set in the first bounce (None in a single-bounce upgrade). Under
         "operator": the value a bounce may set, the old release's, when it is pre-2.0 and the new release
-        accepts it (None: every bounce removes upgrade.from)."""
+        accepts it (None: every bounce removes upgrade.from); or the operator's mistaken value
+        (``misconfigured_upgrade_from``)."""
         if self.operator:
+            if self.misconfigured_upgrade_from is not None:
+                return self.misconfigured_upgrade_from
             if self.old.probing:
                 return None
             value = upgrade_from_for(self.old)

@@ -25,6 +25,12 @@ NO_UPGRADE_FROM = StreamsProbingConfig(from_release="1.1", to_release="2.0", pro
 # Kafka today: from 2.0 (version 3) to 3.9 (version 11) in one bounce (kafka profile only).
 KAFKA_LATEST = StreamsProbingConfig(profile="kafka", from_release="2.0", to_release="3.9", max_crashes=1)
 
+# An operator's mistake (kafka profile: release 3.9): bounced to 3.9, some instances set upgrade.from=1.1 (the
+# group runs post-2.0), so they send version 2 while the others send 11: a post-2.0 leader meets a pre-2.0 and a
+# future subscription at once. The story of the error assignment and the members' shutdown (STR-W6).
+MISCONFIGURED = StreamsProbingConfig(profile="kafka", from_release="post-2.0", to_release="3.9",
+                                     procedure="operator", misconfigured_upgrade_from="1.1")
+
 LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
 
 
@@ -67,10 +73,12 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-268 Kafka Streams rebalance metadata upgrade: upgrade.from, version probing, rolling bounces",
     config_type=StreamsProbingConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
-             "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST},
+             "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST,
+             "misconfigured-upgrade-from": MISCONFIGURED},
     # The default config is one bounce from 2.0 (version probing): the gate also checks KIP-268's two
-    # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before.
-    story_configs=("pre20", "from-0.10.0"),
+    # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before, and an
+    # operator's wrong upgrade.from (kafka only), the one story that reaches the members' error shutdown.
+    story_configs=("pre20", "from-0.10.0", "misconfigured-upgrade-from"),
     build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
