@@ -801,7 +801,9 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
 
 
 MV_LEADER = 7  # the active controller a non-active node knows of, when it knows one
-MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST, MV_NAMES_LEADER = 1, 2, 3  # what a top-level answer's message names
+# What a top-level answer's message names: the request's description, the request, the known leader, another
+# node (or none: "node None"), nothing of these.
+MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST, MV_NAMES_LEADER, MV_NAMES_OTHER_NODE = 1, 2, 3, 4
 
 
 def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -842,7 +844,8 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
             msg = r.message or ""
             names = (MV_NAMES_DESCRIPTION if description is not None and description in msg else
                      MV_NAMES_REQUEST if str(req) in msg else
-                     MV_NAMES_LEADER if f"node {MV_LEADER}" in msg else 0)
+                     MV_NAMES_LEADER if f"node {MV_LEADER}" in msg else
+                     MV_NAMES_OTHER_NODE if "node" in msg else 0)
             return {"top": int(r.error), "names": names, "results": len(r.results)}
         return run
 

@@ -469,7 +469,8 @@ def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted:
 
 
 @pytest.mark.parametrize("planted", ["authorization skipped", "the request named, not its description",
-                                     "a standby answers", "a known leader not named", "duplicates accepted"])
+                                     "a standby answers", "a known leader not named", "an unknown leader named",
+                                     "duplicates accepted"])
 def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """No config sends an unauthorized request, asks a standby or names a feature twice: handleUpdateFeatures'
@@ -492,6 +493,10 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
             self = dataclasses.replace(self, is_active=True)
         elif planted == "a known leader not named":
             self = dataclasses.replace(self, active_controller_id=None)
+        elif planted == "an unknown leader named":  # the campaign's metadata_version api.py:402 if_false
+            if not self.is_active and self.active_controller_id is None:
+                return mv_api.ControllerResult(mv_api.UpdateFeaturesResponse(
+                    mv_api.Errors.NOT_CONTROLLER, "The active controller appears to be node None.", ()))
         elif planted == "duplicates accepted":
             request = dataclasses.replace(request, feature_updates=request.feature_updates[:1])
         return real(self, request, principal_can_alter, request_description)
