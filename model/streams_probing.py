@@ -64,6 +64,9 @@ FAILURES: dict[int, str] = {
     6: "member: Sent a version {a} subscription but got an assignment with higher version {b}.",
     7: "member: Can't upgrade to metadata version greater than we support",
     8: "shutdown: {a}",
+    # kafka: an error code no AssignorError names (StreamsRebalanceListener.onPartitionsAssigned logs "Received
+    # unknown error code" and throws TaskAssignmentException); no leader of the model sends one.
+    9: "member: Hit an unrecognized exception during rebalance",
 }
 
 
@@ -579,6 +582,8 @@ def shared_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, rec
     if not kip and probing:
         # VERSION_PROBING is only logged (StreamsRebalanceListener); no leader sends it, kept in step.
         raw.append((z3.And(received >= 4, err == 2), none))
+        raw.append((z3.And(received >= 4, z3.Or(err < 0, err > max(ERROR_NAMES))),
+                    [("AssignmentFailure", True, fail(9))]))
         raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
     raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
     if not probing:
