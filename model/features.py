@@ -12,7 +12,7 @@ DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, 
 requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
 ``large`` configs are not encoded: the constructor refuses them), and every mutation but
 ``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
-properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14 and FEAT-15, all of them (FEAT-14 over the step's change, as the
+properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14, FEAT-15 and FEAT-16, all of them (FEAT-14 over the step's change, as the
 spec states it: the reference reads the step's label). UpdateFeatures is split into one relation per operator request
 (``update_reqs``, ``parameter_relations``: the action's ``updates`` and ``dry_run``); its ``result`` is the
 decision of :func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property
@@ -73,7 +73,7 @@ class FeaturesZ3(SymbolicSystem):
                            "FEAT-09": self.feat09, "FEAT-11": self.feat11}
         self.step_properties = {"FEAT-03": self.feat03, "FEAT-04": self.feat04, "FEAT-05": self.feat05,
                                 "FEAT-06": self.feat06, "FEAT-07": self.feat07, "FEAT-12": self.feat12,
-                                "FEAT-14": self.feat14, "FEAT-15": self.feat15}
+                                "FEAT-14": self.feat14, "FEAT-15": self.feat15, "FEAT-16": self.feat16}
         # FEAT-04 is not 1-inductive alone (a cached epoch could be above the node's); with this it is.
         # FEAT-14 is not 1-inductive alone (a state without a controller but with a queue would keep it on a
         # step that empties no queue); with FEAT-11's "no controller, no queue" it is.
@@ -564,6 +564,22 @@ class FeaturesZ3(SymbolicSystem):
                  z3.Implies(z3.Not(z3.Or(*started, *left)), z3.Or(same, popped))]
         kept = z3.And(v2["controller"] >= 0, v2["controller"] == v["controller"])
         return z3.If(kept, z3.And(cases), v2["qlen"] == 0)
+
+    def feat16(self, v: V, v2: V) -> z3.BoolRef:
+        """Below the migration IBP a broker's read of /features (a start: STOPPED -> not STOPPED; a notification:
+        a running broker's pending watch fired, it not stopped) leaves it running with no features, serving the
+        node's version (-1 without a node). Stated over the step's change, as FEAT-14 is."""
+        out = []
+        for i in range(self.n):
+            b = f"b{i}"
+            started = z3.And(v[f"{b}.status"] == STOPPED, v2[f"{b}.status"] != STOPPED)
+            notified = z3.And(v[f"{b}.status"] == RUNNING, z3.Not(v[f"{b}.notified"]), v2[f"{b}.notified"],
+                              v2[f"{b}.status"] != STOPPED)
+            runs_unvalidated = z3.And(v2[f"{b}.status"] == RUNNING,
+                                      v2[f"{b}.epoch"] == z3.If(v["node"], v["epoch"], -1),
+                                      *(z3.Not(v2[f"{b}.{f}.has"]) for f in self.feats))
+            out.append(z3.Implies(z3.And(z3.Not(v["ibp"]), z3.Or(started, notified)), runs_unvalidated))
+        return z3.And(out)
 
     def feat15(self, v: V, v2: V) -> z3.BoolRef:
         """A DeprecateMinLevel step (kip only) keeps every finalized feature and its max level and sets its min

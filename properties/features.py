@@ -327,6 +327,24 @@ def deprecation_raises_to_the_highest_minimum(ctx: FeaturesContext, s: Any, a: A
     return True
 
 
+@step_property("FEAT-16", "below migration_ibp_version a broker's read of /features (at startup or on a watch "
+               "notification) applies no validation and decodes nothing: the broker runs on, caches no features and "
+               "serves the node's version as its epoch (-1 without a node)",
+               source=f"{KIP} Broker protections against race conditions (each broker will validate that its IBP "
+               "version is at least migration_ibp_version before applying validations); Apache Kafka 2.8 "
+               "KafkaServer (the FinalizedFeatureChangeListener is started only when "
+               "config.isFeatureVersioningSupported, IBP >= KAFKA_2_7_IV0)")
+def no_validation_below_the_migration_ibp(s: Any, a: Action, t: Any) -> bool:
+    # Without it a broker below the migration IBP that decoded /features and applied the broker protections
+    # (exiting on an incompatible node) broke no property: FEAT-13 says nothing of a cache below the IBP, and
+    # an exited broker is outside FEAT-08 (the mutation campaign's survivor features system.py:347).
+    if s.ibp_enabled or a.name not in ("StartBroker", "DeliverFeaturesNotification"):
+        return True
+    b = t.brokers[a["broker"]]
+    epoch = -1 if s.znode is None else s.znode.version
+    return bool(b.status.name == "RUNNING" and b.cache == () and b.cache_epoch == epoch)
+
+
 @invariant("FEAT-13", "/features as ZooKeeper holds it is Kafka's FeatureZNode JSON (schema version 1, the KIP's 0 "
            "under kip; status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
            "and max_version_level, ints with 1 <= min <= max), and it is what the cluster acts on: an active "

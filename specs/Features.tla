@@ -392,7 +392,7 @@ Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Properties: the ids of properties/features.py.  FEAT_01, 02, 08, 09, 11, 13 are state invariants; FEAT_03 *)
-(* .. FEAT_07, FEAT_12, FEAT_14 and FEAT_15 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
+(* .. FEAT_07, FEAT_12, FEAT_14, FEAT_15 and FEAT_16 action properties ([][A]_vars).  The reference's step properties FEAT-05 .. 07 read the  *)
 (* UpdateFeatures step's label (its updates, dry-run flag, results): here they hold for every request  *)
 (* req whose UpdateFeatures(req) step goes from this state to the next.                               *)
 
@@ -532,6 +532,22 @@ FEAT_15_Step ==
                   highest == IF LiveMins(f) = {} THEN lo ELSE Max(LiveMins(f))
               IN node'.features[f] = <<Min2(Max2(highest, lo), hi), hi>>
 FEAT_15 == [][FEAT_15_Step]_vars
+
+(* FEAT-16: below migration_ibp_version a broker's read of /features (a start, or a running broker's     *)
+(* pending watch firing) applies no validation and decodes nothing: the broker runs on, caches no        *)
+(* features and serves the node's version (-1 without a node).  KIP-584 "Broker protections" (each broker *)
+(* validates its IBP before applying validations); Kafka 2.8 starts no FinalizedFeatureChangeListener    *)
+(* below KAFKA_2_7_IV0.  The reference reads the step's label; here the step's change says it is a read.  *)
+ReadsFeatures(i) ==
+    /\ brokers'[i + 1].status # "STOPPED"
+    /\ \/ B(i).status = "STOPPED"
+       \/ Running(i) /\ ~B(i).notified /\ brokers'[i + 1].notified
+FEAT_16_Step ==
+    ~ibp_enabled => \A i \in BrokerIds :
+        ReadsFeatures(i) => /\ brokers'[i + 1].status = "RUNNING"
+                            /\ brokers'[i + 1].cache = NoFeatures
+                            /\ brokers'[i + 1].cache_epoch = IF node.status = "ABSENT" THEN -1 ELSE node.epoch
+FEAT_16 == [][FEAT_16_Step]_vars
 
 (* FEAT-13: /features as ZooKeeper holds it is Kafka's FeatureZNode JSON, and it is what the cluster acts on  *)
 (* (KIP-584 "Persistence of finalized feature version levels", "Feature ZK node status"; Kafka 2.8 ZkData     *)

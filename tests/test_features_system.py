@@ -251,3 +251,27 @@ def test_broken_deprecation_is_caught_by_feat15(monkeypatch: pytest.MonkeyPatch)
     assert explore(_DeprecatesForEveryBroker(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
     monkeypatch.setattr(system, "deprecate_min_levels", _deprecate_past_the_highest_minimum)
     assert explore(FeaturesSystem(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
+
+
+class _ValidatesBelowTheIbp(FeaturesSystem):
+    """A broker below migration_ibp_version that decodes /features and applies the broker protections anyway
+    (the mutation campaign's survivor features system.py:347, `if not s.ibp_enabled` -> `if False`)."""
+
+    def _broker_reads(self, s: FeaturesState, b: Any) -> tuple[bool, Any, int]:
+        return super()._broker_reads(replace(s, ibp_enabled=True), b)
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_validation_below_the_migration_ibp_is_caught_by_feat16(profile: str) -> None:
+    """No other property sees it (FEAT-13 says nothing of a cache below the IBP, an exited broker is outside
+    FEAT-08); FEAT-16 does on `default`, which starts a cluster below the IBP and rolls it. The reference holds
+    it there (the whole `default` run is the gate's; here, to the violating depth)."""
+    cfg = replace(ENTRY.configs["default"], profile=profile)
+    r = explore(_ValidatesBelowTheIbp(cfg))
+    assert r.violated_ids == {"FEAT-16"}, r.violated_ids
+    (v,) = r.violations
+    assert not v.trace.states[-2].ibp_enabled
+    assert v.trace.actions[-1].name in ("StartBroker", "DeliverFeaturesNotification")
+    depth = len(v.trace.actions)
+    ok = explore(ENTRY.build(cfg), stop_at_first=False, max_depth=depth)
+    assert ok.ok and {p.id: p.status for p in ok.properties}["FEAT-16"] == f"holds up to depth {depth}"

@@ -65,7 +65,7 @@ def test_k_induction_refutes_instead_of_proving_a_false_invariant() -> None:
 
 # ---- step properties (FEAT-03 ... FEAT-07)
 
-STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07", "FEAT-12", "FEAT-14", "FEAT-15")
+STEP = ("FEAT-03", "FEAT-04", "FEAT-05", "FEAT-06", "FEAT-07", "FEAT-12", "FEAT-14", "FEAT-15", "FEAT-16")
 
 
 def test_every_step_property_is_encoded() -> None:
