@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import struct
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -479,6 +480,158 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                [dict(zip(("v", "active", "standby", "hosts", "code"), c, strict=True)) for c in itertools.product(
                    range(1, top + 1), range(3), range(2), range(2), (0, 3))],
                asg_reference(rel.latest_supported))
+
+
+# What a release's decode() makes of bytes that are no encoding it wrote. Outcomes (``outcome``):
+DECODED, PROBED = 0, 1  # every field of the version read; only the version and the supported version (probing)
+SUB_UNKNOWN_VERSION, UNDERFLOW, NEGATIVE_ARRAY, NO_LAYOUT = 2, 3, 4, 5  # SubscriptionInfo.decode's refusals
+ASG_UNKNOWN_VERSION, ASG_UNDECODABLE_VERSION, ASG_FAILED, ASG_CAPACITY = 6, 7, 8, 9  # AssignmentInfo.decode's
+DAMAGE_WORDS = (-1, 0, 1, 2, 3, 4, 5, 12)  # the version word written: unknown below, each layout, unknown above
+_SUB_PAYLOAD = {1: 32, 2: 37, 3: 41, 4: 41}  # bytes after the version word (one prev task, endpoint "h")
+_ASG_PAYLOAD = {1: 16, 2: 38, 3: 42, 4: 46}  # (one active task, host "h" with partition t-0)
+
+
+def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``SubscriptionInfo.decode`` and ``AssignmentInfo.decode`` of each release on damaged bytes: a version word
+    it does not know (below 1, above what it speaks, above the model's layouts), a buffer cut inside the version
+    word or anywhere in the fields the version carries, bytes after the last field (ignored, as Kafka does), a
+    negative array length (the endpoint's byte count; the active task count) and, for an assignment, malformed
+    modified UTF-8 in a host name. Which exception, with the message naming the version where Kafka's does; the
+    version and supported version read. The system only ever sends encodings a release wrote, so these refusals
+    are reached here and in tests/kafka, nowhere else (the coverage map's never-run streams api.py lines)."""
+    from reference_impl.streams_probing import api as s_api
+    from reference_impl.streams_probing import jvm
+
+    layouts = {w: w if 1 <= w <= CODEC_LAYOUTS else CODEC_LAYOUTS for w in DAMAGE_WORDS}  # unknown: the v4 fields
+
+    def sub_payload(w: int, damage: int) -> bytes:
+        info = s_api.SubscriptionInfo.of(layouts[w], CODEC_LAYOUTS, uuid.UUID(int=_PIDS[2]), [s_api.TaskId(0, 0)],
+                                         [], "h")
+        body = s_api.encode_subscription(info, CODEC_LAYOUTS)[4:]
+        # damage 1: the endpoint's byte count -1 (new byte[-1]); the layouts from 2 on end with it and "h".
+        return body[:-5] + struct.pack(">i", -1) if damage == 1 and layouts[w] >= 2 else body
+
+    def asg_payload(w: int, damage: int) -> bytes:
+        info = s_api.AssignmentInfo.of(layouts[w], CODEC_LAYOUTS, [s_api.TaskId(0, 0)], [],
+                                       [(s_api.HostInfo("h", 1), [s_api.TopicPartition("t", 0)])])
+        body = s_api.encode_assignment(info, CODEC_LAYOUTS)[4:]
+        at = 4 if layouts[w] >= 3 else 0  # the active task count follows the supported version from 3 on
+        if damage == 1:
+            return body[:at] + struct.pack(">i", -1) + body[at + 4:]
+        if damage == 2 and layouts[w] >= 2:  # the host name "h" (after its 2-byte length) made a lone 0xFF
+            host = body.index(jvm.write_utf("h"))
+            return body[:host + 2] + b"\xff" + body[host + 3:]
+        return body
+
+    def cut(payload: bytes, keep: int) -> bytes | None:
+        """``keep``: -1 cuts the version word itself; from 0, payload bytes kept; past the payload, 3 extra bytes."""
+        return None if keep > len(payload) + 3 else payload[:keep] if keep <= len(payload) else payload + b"xyz"
+
+    def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            w, keep, damage = x["w"], x["keep"], x["damage"]
+            full = z3.If(w == 1, _SUB_PAYLOAD[1], z3.If(w == 2, _SUB_PAYLOAD[2], _SUB_PAYLOAD[3]))
+            full = z3.If(z3.And(damage == 1, w >= 2), full - 1, full)
+            known = z3.And(w >= 1, w <= latest)
+            read = z3.If(keep < full, UNDERFLOW, z3.If(z3.And(damage == 1, w >= 2), NEGATIVE_ARRAY, DECODED))
+            if latest < PROBEABLE:  # before 2.0 an unknown version is fatal
+                outcome = z3.If(keep < 0, UNDERFLOW, z3.If(z3.Not(known), SUB_UNKNOWN_VERSION, read))
+            else:  # a probing release reads an unknown version's supported version and nothing else
+                outcome = z3.If(keep < 0, UNDERFLOW, z3.If(z3.Not(known), z3.If(keep < 4, UNDERFLOW, PROBED),
+                                                           z3.If(w > CODEC_LAYOUTS, NO_LAYOUT, read)))
+            ok = z3.Or(outcome == DECODED, outcome == PROBED)
+            return {"outcome": outcome, "version": z3.If(ok, w, DONT_CARE),
+                    "supported": z3.If(ok, z3.If(z3.Or(outcome == PROBED, w >= PROBEABLE), CODEC_LAYOUTS, UNKNOWN),
+                                       DONT_CARE)}
+        return build
+
+    def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            w, keep = x["w"], x["keep"]
+            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(sub_payload(w, x["damage"]),
+                                                                                       keep)  # type: ignore[operator]
+            failed = {"version": DONT_CARE, "supported": DONT_CARE}
+            try:
+                got = s_api.decode_subscription(data, latest)
+            except jvm.BufferUnderflowException:
+                return {"outcome": UNDERFLOW, **failed}
+            except jvm.NegativeArraySizeException as exc:
+                return {"outcome": NEGATIVE_ARRAY if str(exc) == "-1" else CODEC_ERROR, **failed}
+            except s_api.TaskAssignmentException as exc:
+                msg = str(exc)
+                if not msg.startswith(f"unable to decode subscription data: version={w}"):
+                    return {"outcome": CODEC_ERROR, **failed}
+                return {"outcome": NO_LAYOUT if "has no encoding" in msg else SUB_UNKNOWN_VERSION, **failed}
+            probed = got.process_id is None and not 1 <= w <= latest
+            return {"outcome": PROBED if probed else DECODED, "version": got.version,
+                    "supported": got.latest_supported}
+        return run
+
+    def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            w, keep, damage = x["w"], x["keep"], x["damage"]
+            full = z3.If(w == 1, _ASG_PAYLOAD[1], z3.If(w == 2, _ASG_PAYLOAD[2],
+                                                        z3.If(w == 3, _ASG_PAYLOAD[3], _ASG_PAYLOAD[4])))
+            if latest < PROBEABLE:
+                unknown: Any = ASG_UNKNOWN_VERSION
+                known = z3.And(w >= 1, w <= latest)
+            else:
+                unknown, known = ASG_UNDECODABLE_VERSION, z3.And(w >= 1, w <= min(latest, CODEC_LAYOUTS))
+            # Fields are read in order: a negative active count fails before a cut past it is noticed, a
+            # malformed host name (versions 2 and later) before a cut past the host.
+            capacity_at = z3.If(w >= PROBEABLE, 8, 4)
+            # The bytes read up to the host name's end: (the supported version,) one active task, no standbys, one
+            # host, the name's 2-byte length and "h".
+            host_end = z3.If(w >= PROBEABLE, 27, 23)
+            read = z3.If(z3.And(damage == 1, keep >= capacity_at), ASG_CAPACITY,
+                         z3.If(z3.And(damage == 2, w >= 2, keep >= host_end), ASG_FAILED,
+                               z3.If(keep < full, ASG_FAILED, DECODED)))
+            outcome = z3.If(keep < 0, ASG_FAILED, z3.If(z3.Not(known), unknown, read))
+            ok = outcome == DECODED
+            return {"outcome": outcome, "version": z3.If(ok, w, DONT_CARE),
+                    "supported": z3.If(ok, z3.If(w >= PROBEABLE, CODEC_LAYOUTS, UNKNOWN), DONT_CARE)}
+        return build
+
+    def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            w, keep = x["w"], x["keep"]
+            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(asg_payload(w, x["damage"]),
+                                                                                       keep)  # type: ignore[operator]
+            failed = {"version": DONT_CARE, "supported": DONT_CARE}
+            try:
+                got = s_api.decode_assignment(data, latest)
+            except jvm.IllegalArgumentException as exc:
+                return {"outcome": ASG_CAPACITY if str(exc) == "Illegal Capacity: -1" else CODEC_ERROR, **failed}
+            except s_api.TaskAssignmentException as exc:
+                msg = str(exc)
+                if msg == "Failed to decode AssignmentInfo" and isinstance(exc.__cause__, jvm.IOException):
+                    return {"outcome": ASG_FAILED, **failed}
+                if msg == f"Unknown assignment data version: {w}":
+                    return {"outcome": ASG_UNKNOWN_VERSION, **failed}
+                if msg == f"Unable to decode assignment data: used version: {w}; latest supported version: {latest}":
+                    return {"outcome": ASG_UNDECODABLE_VERSION, **failed}
+                return {"outcome": CODEC_ERROR, **failed}
+            return {"outcome": DECODED, "version": got.version, "supported": got.latest_supported}
+        return run
+
+    def domain(payload: Callable[[int, int], bytes], damages: Sequence[int]) -> list[Inputs]:
+        out = []
+        for w in DAMAGE_WORDS:
+            for damage in damages:
+                n = len(payload(w, damage))
+                for keep in sorted({-1, 0, 2, 4, 7, 12, 20, 28, 29, 32, 33, n - 1, n, n + 3}):
+                    if keep <= n + 3 and (damage == 0 or keep >= n - 1):
+                        out.append({"w": w, "keep": keep, "damage": damage})
+        return out
+
+    for rel in RELEASES:
+        latest = rel.latest_supported
+        yield (f"SubscriptionInfo.decode of damaged bytes, release {rel.name}",
+               Formula(["w", "keep", "damage"], sub_formula(latest)), domain(sub_payload, (0, 1)),
+               sub_reference(latest))
+        yield (f"AssignmentInfo.decode of damaged bytes, release {rel.name}",
+               Formula(["w", "keep", "damage"], asg_formula(latest)), domain(asg_payload, (0, 1, 2)),
+               asg_reference(latest))
 
 
 # --------------------------------------------------------------------------- features UpdateFeatures
@@ -1410,6 +1563,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "streams_assign": streams_assign_cases,
     "streams_on_assignment": streams_on_assignment_cases,
     "streams_codec": streams_codec_cases,
+    "streams_decode": streams_decode_cases,
     "features_update": features_update_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
@@ -1435,6 +1589,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
     "streams_on_assignment": streams_on_assignment_cases,
     "streams_codec": streams_codec_cases,
+    "streams_decode": streams_decode_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,

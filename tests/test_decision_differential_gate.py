@@ -29,7 +29,7 @@ RULES = {"features": ["features_update", "version_range", "finalized_cache", "ad
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "format_storage",
                               "mv_activation"],
          "zk_migration": ["zk_triggers"],
-         "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec"]}
+         "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode"]}
 
 
 def _sym(protocol: str, profile: str) -> Any:

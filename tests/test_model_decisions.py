@@ -24,6 +24,7 @@ from model.decisions import (
     streams_assign_formula,
     streams_assign_reference,
     streams_codec_cases,
+    streams_decode_cases,
     streams_on_assignment_cases,
     version_range_cases,
 )
@@ -445,6 +446,60 @@ def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, 
     assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
     planted(monkeypatch)
     assert differential("streams_codec", streams_codec_cases()).disagreement is not None
+
+
+def _probing_release_refuses_an_unknown_subscription(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.decode_subscription
+
+    def planted(data: bytes, latest: int = 4) -> Any:
+        version = int.from_bytes(data[:4], "big", signed=True) if len(data) >= 4 else 1
+        if latest >= 3 and not 1 <= version <= latest:  # as a release before 2.0 does: no version probing
+            raise streams_api.TaskAssignmentException(f"unable to decode subscription data: version={version}")
+        return real(data, latest)
+    monkeypatch.setattr(streams_api, "decode_subscription", planted)
+
+
+def _assignment_decoder_gives_the_pre_2_0_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.decode_assignment
+
+    def planted(data: bytes, latest: int = 4) -> Any:
+        try:
+            return real(data, latest)
+        except streams_api.TaskAssignmentException as exc:
+            if str(exc).startswith("Unable to decode assignment data"):
+                version = int.from_bytes(data[:4], "big", signed=True)
+                raise streams_api.TaskAssignmentException(f"Unknown assignment data version: {version}") from exc
+            raise
+    monkeypatch.setattr(streams_api, "decode_assignment", planted)
+
+
+def _negative_count_read_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams_api, "_capacity", lambda n, message: max(n, 0))
+
+
+def _negative_endpoint_length_read_as_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api.decode_subscription
+
+    def planted(data: bytes, latest: int = 4) -> Any:
+        try:
+            return real(data, latest)
+        except streams_api.NegativeArraySizeException:
+            return real(data[:-4] + bytes(4), latest)  # the count read as 0: no endpoint
+    monkeypatch.setattr(streams_api, "decode_subscription", planted)
+
+
+@pytest.mark.parametrize("planted", [_probing_release_refuses_an_unknown_subscription,
+                                     _assignment_decoder_gives_the_pre_2_0_message, _negative_count_read_as_empty,
+                                     _negative_endpoint_length_read_as_none])
+def test_streams_decode_rule_agrees_and_sees_each_planted_refusal_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
+                                                                      ) -> None:
+    """Every member sends bytes its own release encoded, so the decoders' refusals (an unknown version, a buffer
+    cut short, a negative length) are reached by no config: the rule compares them on damaged bytes."""
+    res = differential("streams_decode", streams_decode_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
+    planted(monkeypatch)
+    assert differential("streams_decode", streams_decode_cases()).disagreement is not None
 
 
 @pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
