@@ -49,6 +49,7 @@ from benchmarks.mutation import (  # noqa: E402
     protocol_dir,
     variants_argv,
     z3_argv,
+    z3_cells_of,
 )
 from benchmarks.mutation import cells_of as campaign_cells  # noqa: E402
 from rollcheck.hashenv import reexec_for_stable_hashes, stable_hashes  # noqa: E402
@@ -84,9 +85,9 @@ def commands(protocol: str, scratch: Path, z3: bool, conform: bool, max_memory: 
     out = [explore_argv(protocol, cell, scratch / "explore", max_memory) for cell in campaign_cells(protocol)]
     entry = get_protocol(protocol)
     out.append(variants_argv(protocol, scratch / "variants", z3 and entry.z3 is not None))
+    if z3 and entry.z3 is not None:
+        out += [z3_argv(protocol, c.profile, scratch / "prove", c.config) for c in z3_cells_of(protocol)]
     for profile in profiles_of(protocol):
-        if z3 and entry.z3 is not None:
-            out.append(z3_argv(protocol, profile, scratch / "prove"))
         if conform and entry.spec is not None:
             out.append(conform_argv(protocol, profile, scratch / "conform"))
     return out

@@ -17,19 +17,19 @@ streams' kafka-2.0). A property violated that the unmutated baseline does not vi
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
-A mutant no property kills on the reference's configs then meets the gate's broken variant cells (``rollcheck
-gate`` on a config with the protocol's variant cells alone, ``variants_argv``: the reference with one bug
-switched on, each on its config): they take the reference's code through paths no reference config reaches (a
-failed member, a refused write ...), and a variant no longer caught would turn the gate red: "killed
-(variant)"; so would the Z3 relation differing from the mutated reference where a variant steps otherwise than
-the reference: "killed (z3)". Then it meets the two other copies of the rules, which the mutation did
-not touch, as the gate's ``ci`` tier runs them on ``small``: first Z3 (``rollcheck prove --differential-only
---differential 0``: the Z3 relation against the mutated reference on every reachable state, and the decision
-rules on their bounded input domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``:
-reachable views and traces both ways), "killed (conform)". An exception the mutated reference raises under
-the decision differential is a crash. ``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps
-out. A survivor whose ``small`` distinct-state count differs from the baseline is "survived (count changed)":
-the mutation changed behaviour and no checker noticed.
+A mutant no property kills on the reference's configs then meets the gate's broken variant cells (``rollcheck gate``
+on a config with the protocol's variant cells alone, ``variants_argv``: the reference with one bug switched on, each
+on its config): they take the reference's code through paths no reference config reaches (a failed member, a refused
+write ...), and a variant no longer caught would turn the gate red: "killed (variant)"; so would the Z3 relation
+differing from the mutated reference where a variant steps otherwise than the reference: "killed (z3)". Then it
+meets the two other copies of the rules, which the mutation did not touch, as the gate's ``ci`` tier runs them on
+``small`` (Z3 also on the story configs): first Z3 (``rollcheck prove --differential-only --differential 0``: the Z3
+relation against the mutated reference on every reachable state, and the decision rules on their bounded input
+domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reachable views and traces both ways),
+"killed (conform)". An exception the mutated reference raises under the decision differential is a crash.
+``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor whose ``small`` distinct-state
+count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no checker
+noticed.
 
 Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
 
@@ -615,21 +615,21 @@ class Runner:
             raise Stopped
         return proc.returncode, stdout, stderr
 
-    def run_z3(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
-        """``rollcheck prove --differential-only --differential 0`` on the small config from the mutated copy
-        (the ci tier's z3 cell on small): the Z3 relation against the mutated reference on every reachable
-        state, and the decision rules on their bounded input domain. ("disagrees" | "agrees" | "error" |
+    def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+        """``rollcheck prove --differential-only --differential 0`` on ``cell`` (small or a story config) from
+        the mutated copy (the ci tier's z3 cells there): the Z3 relation against the mutated reference on every
+        reachable state, and the decision rules on their bounded input domain. ("disagrees" | "agrees" | "error" |
         "timeout", a one-line detail). The encoding is a copy of the rules the mutation did not touch, so a
         disagreement kills a mutant the properties missed; an error (an exception the mutated reference
         raises where the decision differential calls it) is reported as such."""
-        cmd = [sys.executable, "-m", "rollcheck", *z3_argv(protocol, profile, work / "prove")]
+        cmd = [sys.executable, "-m", "rollcheck", *z3_argv(protocol, cell.profile, work / "prove", cell.config)]
 
         def why(doc: dict[str, Any]) -> str:
             text = str((doc.get("differential") or {}).get("mismatch")
                        or (doc.get("decisions") or {}).get("disagreement") or "")
             return text.splitlines()[0] if text else ""
 
-        return self._verdict("z3", profile, self._run_tool(work, cmd, timeout), timeout, why)
+        return self._verdict("z3", f"{cell.config}/{cell.profile}", self._run_tool(work, cmd, timeout), timeout, why)
 
     def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
         """The gate's broken variants from the mutated copy (the gate's variant cells alone, ``variants_argv``):
@@ -672,10 +672,10 @@ class Runner:
                      if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
             return parts[0] if parts else str(bad.get("error") or "")
 
-        return self._verdict("conform", profile, self._run_tool(work, cmd, timeout), timeout, why)
+        return self._verdict("conform", f"small/{profile}", self._run_tool(work, cmd, timeout), timeout, why)
 
     @staticmethod
-    def _verdict(step: str, profile: str, ran: tuple[int, str, str] | None, timeout: float,
+    def _verdict(step: str, where: str, ran: tuple[int, str, str] | None, timeout: float,
                  why: Callable[[dict[str, Any]], str]) -> tuple[str, str]:
         """A second copy's answer on a mutated copy: exit 3 "disagrees" (with ``why`` of its JSON summary),
         0 "agrees", None (over the limit) "timeout", anything else "error"."""
@@ -687,10 +687,10 @@ class Runner:
                 reason = why(json.loads(stdout))
             except (ValueError, AttributeError, TypeError, KeyError, IndexError):
                 reason = ""
-            return "disagrees", f"small/{profile}: {reason or 'exit 3'}"[:300]
+            return "disagrees", f"{where}: {reason or 'exit 3'}"[:300]
         if code == 0:
             return "agrees", ""
-        return "error", f"small/{profile}: exit {code}: {stderr.strip()[-300:]}"
+        return "error", f"{where}: exit {code}: {stderr.strip()[-300:]}"
 
     def kill_all(self) -> None:
         self.stop.set()
@@ -740,9 +740,10 @@ def explore_argv(protocol: str, cell: Cell, out: Path, max_memory: float) -> lis
             "--collect-all", "--out", str(out), "--workers", "1", "--max-memory", str(max_memory)]
 
 
-def z3_argv(protocol: str, profile: str, out: Path) -> list[str]:
-    """The ci tier's z3 cell on small: the successor differential and the decision rules, nothing proved."""
-    return ["prove", protocol, "--config", "small", "--profile", profile, "--differential-only", "--differential",
+def z3_argv(protocol: str, profile: str, out: Path, config: str = "small") -> list[str]:
+    """The ci tier's z3 cell on ``config`` (small, a story config): the successor differential and the decision
+    rules, nothing proved."""
+    return ["prove", protocol, "--config", config, "--profile", profile, "--differential-only", "--differential",
             "0", "--json", "--quiet", "--out", str(out)]
 
 
@@ -785,6 +786,13 @@ def cells_of(protocol: str) -> list[Cell]:
             if c not in entry.story_configs or p in entry.config_profiles(entry.configs[c])]
 
 
+def z3_cells_of(protocol: str) -> list[Cell]:
+    """Where the ci tier's z3 cells compare the Z3 relation with the reference on every reachable state: small
+    under each profile, then each story config under the profiles it is valid for."""
+    stories = get_protocol(protocol).story_configs
+    return [Cell("small", p) for p in profiles_of(protocol)] + [c for c in cells_of(protocol) if c.config in stories]
+
+
 @dataclass
 class Baseline:
     protocol: str
@@ -814,11 +822,11 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
             verdict, detail = runner.run_variants(work, protocol, timeout, z3)
             if verdict != "caught":
                 bad.append(f"variants: {verdict} {detail}")
+        for cell in z3_cells_of(protocol) if z3 and runner.has_z3(protocol) else []:
+            verdict, detail = runner.run_z3(work, protocol, cell, timeout)
+            if verdict != "agrees":
+                bad.append(f"z3 {cell.config}/{cell.profile}: {verdict} {detail}")
         for profile in profiles_of(protocol):
-            if z3 and runner.has_z3(protocol):
-                verdict, detail = runner.run_z3(work, protocol, profile, timeout)
-                if verdict != "agrees":
-                    bad.append(f"z3 small/{profile}: {verdict} {detail}")
             if conform and runner.snapshot_has_spec(protocol):
                 verdict, detail = runner.run_conform(work, protocol, profile, timeout)
                 if verdict != "agrees":
@@ -859,9 +867,10 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             broken = {"verdict": verdict, "detail": detail}
             explored_ok = verdict == "caught"
         if z3 and explored_ok and runner.has_z3(mutant.protocol):
-            for profile in profiles_of(mutant.protocol):
-                verdict, detail = runner.run_z3(work, mutant.protocol, profile, timeout - (time.perf_counter() - t0))
-                differential.append({"profile": profile, "verdict": verdict, "detail": detail})
+            for cell in z3_cells_of(mutant.protocol):
+                verdict, detail = runner.run_z3(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
+                differential.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
+                                     "detail": detail})
                 if verdict != "agrees":
                     break
         if conform and explored_ok and all(d["verdict"] == "agrees" for d in differential) \

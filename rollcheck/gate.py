@@ -320,7 +320,9 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             if checker in sized:
                 return spec in small
             if spec in stories and spec not in full and cfg.tier == "ci":
-                return checker == "explore"  # exhaustive: what a story config is for
+                # Exhaustive: what a story config is for; and the Z3 relation against the reference on every
+                # state of the story, so a change on its path that no property looks at is a disagreement.
+                return checker == "explore" or checker == "z3"
             # The explorer also runs where TLC / Spark do, so their exhaustive counts are compared; z3 compares
             # its relation with the reference on every reachable state of the ci configs.
             return (spec in full or spec in stories or (checker == "explore" and spec in small)
@@ -334,8 +336,8 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             for profile in (p for p in profiles if p in valid):
                 config = replace_config(base_config, profile=profile)
                 # The decision differential depends on the profile alone: with ci configs, their cells run it.
-                cells.extend(Cell(entry, label, config, name, differential_only=name == "z3" and spec in z3_small
-                                  and spec not in full and spec not in stories,
+                ci_only = spec not in full and (spec in z3_small or (cfg.tier == "ci" and spec in stories))
+                cells.extend(Cell(entry, label, config, name, differential_only=name == "z3" and ci_only,
                                   decisions=not z3_small or spec in z3_small)
                              for name in checkers if runs_on(name, spec))
     if cfg.mutants:

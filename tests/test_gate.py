@@ -71,8 +71,12 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
     assert [(c["config"], c["profile"], c["checker"]) for c in plan["cells"] if c["variant"] is None] == \
         [("default", profile, checker) for profile in profiles for checker in ("explore", "z3")] + \
         [("small", profile, "z3") for profile in profiles] + \
-        [(story, profile, "explore") for story in ("pre20", "from-0.10.0") for profile in profiles] + \
-        [("misconfigured-upgrade-from", "kafka", "explore")]  # a story of release 3.9: kafka alone
+        [(story, profile, checker) for story in ("pre20", "from-0.10.0") for profile in profiles
+         for checker in ("explore", "z3")] + \
+        [("misconfigured-upgrade-from", "kafka", checker) for checker in ("explore", "z3")]  # 3.9: kafka alone
+    # z3 on small and on the stories: the successor differential alone, on every reachable state
+    assert [c["config"] for c in plan["cells"] if c["variant"] is None and c["differential_only"]] == \
+        ["small"] * 3 + ["pre20"] * 3 + ["from-0.10.0"] * 3 + ["misconfigured-upgrade-from"]
     # then every broken variant of the protocol through the explorer (to be caught), and through Z3's successor
     # differential alone (to agree where it steps otherwise than the reference)
     n = len(get_protocol("streams_probing").variants)

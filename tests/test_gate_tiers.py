@@ -45,17 +45,19 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
             # TLC, conformance and Spark on the small config, where the explorer also runs (counts compared)
             # and Z3 compares its relation with the reference on every reachable state (the differential
             # alone); the explorer, Hypothesis and Z3 on the gate config.
-            # The story configs (ProtocolEntry.story_configs) through the explorer only.
-            for c in mine:
-                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker in ("explore", "z3")
-                assert c.differential_only == (c.checker == "z3" and c.label == "small")
-            assert {c.label for c in mine if c.checker == "z3"} == {"small", cfg.configs[proto][0]}
+            # The story configs (ProtocolEntry.story_configs) through the explorer, and the Z3 relation compared
+            # with the reference on every state of each (the differential alone, as on small).
             entry = get_protocol(proto)
             assert set(entry.story_configs) == set(cfg.story_configs[proto])
             # each story under the profiles it is valid for (streams' 3.9 story: kafka alone)
             stories = {s for s in entry.story_configs if profile in entry.config_profiles(entry.configs[s])}
+            for c in mine:
+                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker in ("explore", "z3")
+                assert c.differential_only == (c.checker == "z3" and c.label in ("small", *stories))
+                assert c.checker != "z3" or c.decisions == (c.label == "small")  # once per protocol and profile
+            assert {c.label for c in mine if c.checker == "z3"} == {"small", cfg.configs[proto][0], *stories}
             assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0], *stories}
-            assert {c.checker for c in mine if c.label in stories} <= {"explore"}
+            assert {c.checker for c in mine if c.label in stories} <= {"explore", "z3"}
     # Every broken variant through the explorer, and the Z3 relation compared with the reference where each
     # steps otherwise than the reference (no proof, no decision rules: the reference's cells run those).
     variants = {(c.entry.name, c.variant) for c in cells if c.variant}

@@ -1,0 +1,23 @@
+"""What benchmarks/mutation.py runs a mutant through: the gate's ci cells, so a kill there is the gate's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.mutation import Cell, cells_of, z3_argv, z3_cells_of
+from rollcheck.gate import default_gate_config, plan_cells
+
+
+def test_the_campaigns_z3_step_runs_where_the_ci_gates_z3_differential_cells_do(tmp_path: Path) -> None:
+    """small under every profile, then each story config under the profiles it is valid for (the ci tier's
+    differential-only z3 cells), so a state-level change on a story's path is a disagreement in both."""
+    cells, _ = plan_cells(default_gate_config(tmp_path))
+    for proto in ("features", "metadata_version", "zk_migration", "streams_probing"):
+        gate = [Cell(c.label, c.config.profile) for c in cells
+                if c.entry.name == proto and c.variant is None and c.checker == "z3" and c.differential_only]
+        assert sorted(z3_cells_of(proto), key=repr) == sorted(gate, key=repr), proto
+        assert all(c in cells_of(proto) for c in z3_cells_of(proto))  # only where the explorer runs too
+    assert Cell("misconfigured-upgrade-from", "kafka") in z3_cells_of("streams_probing")
+    assert Cell("misconfigured-upgrade-from", "kip") not in z3_cells_of("streams_probing")
+    argv = z3_argv("streams_probing", "kafka", tmp_path, "pre20")
+    assert argv[argv.index("--config") + 1] == "pre20" and "--differential-only" in argv
