@@ -61,6 +61,7 @@ import z3
 
 from reference_impl.features.api import (
     AdminFeatureUpdate,
+    Errors,
     FeatureCacheUpdateException,
     FeatureController,
     FeatureUpdate,
@@ -717,6 +718,72 @@ def features_update_reference(profile: str, brokers: int) -> Callable[[Inputs], 
                 "min": r.min_version_level if r else 0, "max": r.max_version_level if r else 0}
 
     return run
+
+
+# What a features top-level answer's message is (``names``): Kafka's default message of the error, one per answer.
+FEAT_REQUEST_MESSAGES = ("", "Cluster authorization failed.", "This is not the correct controller for this cluster.",
+                         "Feature versioning system is disabled.", "A feature may appear only once in a request.")
+FEAT_EMPTY_NAME = "Feature name can not be empty."
+# The cluster a request meets (``cluster``): 0 IBP below migration_ibp_version, 1 versioning enabled, 2 the node
+# disabled, 3 no node.
+FEAT_CLUSTERS = 4
+
+
+def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The answers Kafka 2.8's KafkaApis.handleUpdateFeatures / KafkaController give before any update is
+    validated, in Kafka's order (the KIP lists the top-level errors without one; both profiles take Kafka's):
+    a principal without ALTER on the cluster gets CLUSTER_AUTHORIZATION_FAILED, a broker that is not the active
+    controller NOT_CONTROLLER, a cluster whose versioning is off (IBP below migration_ibp_version, a disabled or
+    absent node) INVALID_REQUEST; under ``kip`` a request naming a feature twice is INVALID_REQUEST (the schema
+    keys FeatureUpdates by name). Past them each feature gets one result (Kafka keys its results by name), and
+    an update with an empty feature name fails alone with INVALID_REQUEST. The system's operator sends
+    authorized, named requests to the active controller, so only this comparison reaches these answers."""
+    errors = Errors  # the features API's error codes
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            auth, active, cluster, dup, empty = (x[n] for n in ("auth", "active", "cluster", "dup", "empty"))
+            duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
+            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
+                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
+                              z3.If(cluster != 1, int(errors.INVALID_REQUEST),
+                                    z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE)))))
+            names = z3.If(auth == 0, 1, z3.If(active == 0, 2, z3.If(cluster != 1, 3, z3.If(duplicate, 4, 0))))
+            ok = top == int(errors.NONE)
+            return {"top": top, "names": names, "results": z3.If(ok, 1 + empty, 0),
+                    "f": z3.If(ok, int(errors.NONE), DONT_CARE),
+                    "empty": z3.If(z3.And(ok, empty == 1), int(errors.INVALID_REQUEST), DONT_CARE)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        sup = (("f", SupportedVersionRange(1, 2)),)
+
+        def run(x: Inputs) -> Outputs:
+            cluster = x["cluster"]
+            node = (None if cluster == 3 else FeatureZNode(FeatureZNodeStatus.DISABLED, (), 1) if cluster == 2
+                    else FeatureZNode(FeatureZNodeStatus.ENABLED, (("f", FinalizedVersionRange(1, 1)),), 1))
+            ctl = FeatureController(node, ((0, sup),), sup, versioning_enabled=cluster != 0,
+                                    is_active=bool(x["active"]), profile=profile)
+            update = FeatureUpdate("f", 2)  # an upgrade every broker supports: accepted once checked
+            updates = (update,) * (1 + x["dup"]) + ((FeatureUpdate("", 2),) if x["empty"] else ())
+            resp, _after = ctl.update_features(UpdateFeaturesRequest(updates), principal_can_alter=bool(x["auth"]))
+            msg = resp.message or ""
+            by_name = {r.feature: r for r in resp.results}
+            out = {"top": int(resp.error),
+                   "names": FEAT_REQUEST_MESSAGES.index(msg) if msg in FEAT_REQUEST_MESSAGES else CODEC_ERROR,
+                   "results": len(resp.results), "f": int(by_name["f"].error) if "f" in by_name else DONT_CARE,
+                   "empty": DONT_CARE}
+            if "" in by_name:
+                r = by_name[""]
+                out["empty"] = int(r.error) if r.message == FEAT_EMPTY_NAME else CODEC_ERROR
+            return out
+        return run
+
+    names = ["auth", "active", "cluster", "dup", "empty"]
+    for profile in ("kip", "kafka"):
+        domain = [dict(zip(names, v, strict=True))
+                  for v in itertools.product((0, 1), (0, 1), range(FEAT_CLUSTERS), (0, 1), (0, 1))]
+        yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
 
 
 def features_update_cases(brokers: int = 1, top: int = 3
@@ -1565,6 +1632,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
     "features_update": features_update_cases,
+    "features_request": features_request_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
@@ -1591,6 +1659,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
     "features_update": lambda: features_update_cases(brokers=1),
+    "features_request": features_request_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,

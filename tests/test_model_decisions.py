@@ -13,6 +13,7 @@ from model.decisions import (
     admin_update_cases,
     differential,
     feature_znode_cases,
+    features_request_cases,
     features_update_cases,
     features_update_formula,
     features_update_reference,
@@ -500,6 +501,49 @@ def test_streams_decode_rule_agrees_and_sees_each_planted_refusal_bug(planted: A
     assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
     planted(monkeypatch)
     assert differential("streams_decode", streams_decode_cases()).disagreement is not None
+
+
+def _disabled_versioning_checked_before_authorization(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = features_api.FeatureController._top_level_error
+
+    def planted(self: Any, request: Any, can_alter: bool) -> Any:
+        if not self.versioning_enabled:
+            return features_api.Errors.INVALID_REQUEST, "Feature versioning system is disabled."
+        return real(self, request, can_alter)
+    monkeypatch.setattr(features_api.FeatureController, "_top_level_error", planted)
+
+
+def _empty_name_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = features_api.FeatureController._validate
+
+    def planted(self: Any, update: Any, existing: Any) -> Any:
+        return real(self, dataclasses.replace(update, feature=update.feature or "f"), existing)
+    monkeypatch.setattr(features_api.FeatureController, "_validate", planted)
+
+
+def _duplicate_refused_under_kafka_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = features_api.FeatureController._top_level_error
+
+    def planted(self: Any, request: Any, can_alter: bool) -> Any:
+        top = real(self, request, can_alter)
+        names = [u.feature for u in request.feature_updates]
+        if top is None and len(names) != len(set(names)):
+            return features_api.Errors.INVALID_REQUEST, "A feature may appear only once in a request."
+        return top
+    monkeypatch.setattr(features_api.FeatureController, "_top_level_error", planted)
+
+
+@pytest.mark.parametrize("planted", [_disabled_versioning_checked_before_authorization, _empty_name_accepted,
+                                     _duplicate_refused_under_kafka_too])
+def test_features_request_rule_agrees_and_sees_each_planted_top_level_bug(planted: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's operator sends authorized requests naming one feature to the active controller: the order of
+    the top-level answers, a feature named twice and an empty name are reached by this rule only."""
+    res = differential("features_request", features_request_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == 2 and res.inputs == 2 * 64
+    planted(monkeypatch)
+    assert differential("features_request", features_request_cases()).disagreement is not None
 
 
 @pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
