@@ -312,6 +312,60 @@ def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN
                            streams_assign_reference(leader, profile, mutation, n))
 
 
+STREAMS_TASKS = 3  # up to this many tasks to deal
+
+
+def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The tasks and consumer-level partitions of the leader's assignment (no config deals tasks: the system's
+    members carry versions only): ``k`` tasks dealt round robin over the members in id order (the model's
+    stand-in for Kafka's task assignor: member ``i`` gets the sorted tasks ``i, i + n, ...``), and with
+    ``partitions_for_task`` each assignment lists the partitions of its active tasks, in task order, as Kafka's
+    assign() builds ``Assignment.partitions()``. Every profile's leader (kafka-2.0 included), members all at the
+    leader's version."""
+    from reference_impl.streams_probing import api as s_api
+
+    def build(n: int, per_task: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            k = x["k"]
+            out: dict[str, Any] = {}
+            for i in range(n):
+                dealt = [k > j for j in range(i, STREAMS_TASKS, n)]
+                out[f"active{i}"] = z3.Sum([z3.If(d, 1, 0) for d in dealt]) if dealt else 0
+                out[f"parts{i}"] = z3.Sum([z3.If(d, per_task, 0) for d in dealt]) if dealt else 0
+                out[f"dealt{i}"] = 1  # the sorted tasks i, i + n, ...
+                out[f"ordered{i}"] = 1  # their partitions, task by task
+            return out
+        return outputs
+
+    def reference(leader: Any, profile: str, n: int, per_task: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            tasks = [s_api.TaskId(0, j) for j in range(x["k"])][::-1]  # handed over unsorted
+            parts = {t: [s_api.TopicPartition(f"t{t.partition}", q) for q in range(per_task)] for t in tasks}
+            subs = {f"m{i}": SubscriptionInfo.of(leader.latest_supported, leader.latest_supported)
+                    for i in range(n)}
+            g = ref_assign(leader, profile, subs, tasks, partitions_for_task=parts)
+            out: dict[str, int] = {}
+            ordered_tasks = sorted(tasks)
+            for i in range(n):
+                a = g.assignments[f"m{i}"]
+                out[f"active{i}"] = len(a.active_tasks)
+                out[f"parts{i}"] = len(a.partitions)
+                out[f"dealt{i}"] = int(list(a.active_tasks) == ordered_tasks[i::n])
+                out[f"ordered{i}"] = int(list(a.partitions) == [p for t in a.active_tasks for p in parts[t]])
+            return out
+        return run
+
+    for leader in RELEASES:
+        for profile in ("kip", "kafka", "kafka-2.0"):
+            if leader.name == "3.9" and profile != "kafka":
+                continue  # release 3.9 exists in the kafka profile only
+            for n in (1, 2):
+                for per_task in (1, 2):
+                    yield (f"leader {leader.name}, {profile}, {n} members, {per_task} partitions a task",
+                           Formula(["k"], build(n, per_task)), [{"k": k} for k in range(STREAMS_TASKS + 1)],
+                           reference(leader, profile, n, per_task))
+
+
 # --------------------------------------------------------------------------- Kafka Streams onAssignment()
 
 # The member step a reply leads to (the transition system's action names), as an output code.
@@ -1631,6 +1685,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "streams_on_assignment": streams_on_assignment_cases,
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
+    "streams_tasks": streams_tasks_cases,
     "features_update": features_update_cases,
     "features_request": features_request_cases,
     "version_range": version_range_cases,
@@ -1658,6 +1713,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "streams_on_assignment": streams_on_assignment_cases,
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
+    "streams_tasks": streams_tasks_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "features_request": features_request_cases,
     "version_range": version_range_cases,

@@ -498,8 +498,8 @@ class StreamsProbingZ3(SymbolicSystem):
     # ---- step properties (properties/streams_probing.py). The leader of a Rebalance and the instance of a
     # member step are their parameters: one sub-relation each (``_rebalance_by``, ``_member_step_of``).
     def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("streams_assign", "streams_on_assignment", "streams_codec", "streams_decode"),
-                                 self.config.profile)
+        return gate_differential(("streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
+                                  "streams_tasks"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         out: list[tuple[str, dict[str, Any], Relation]] = [

@@ -30,7 +30,8 @@ RULES = {"features": ["features_update", "features_request", "version_range", "f
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "format_storage",
                               "mv_activation"],
          "zk_migration": ["zk_triggers"],
-         "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode"]}
+         "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
+                             "streams_tasks"]}
 
 
 def _sym(protocol: str, profile: str) -> Any:

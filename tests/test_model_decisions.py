@@ -27,6 +27,7 @@ from model.decisions import (
     streams_codec_cases,
     streams_decode_cases,
     streams_on_assignment_cases,
+    streams_tasks_cases,
     version_range_cases,
 )
 from reference_impl.streams_probing.releases import release
@@ -544,6 +545,43 @@ def test_features_request_rule_agrees_and_sees_each_planted_top_level_bug(plante
     assert res.cases == 2 and res.inputs == 2 * 64
     planted(monkeypatch)
     assert differential("features_request", features_request_cases()).disagreement is not None
+
+
+def _partitions_in_partition_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api._with_partitions
+
+    def planted(info: Any, partitions_for_task: Any) -> Any:
+        out = real(info, partitions_for_task)
+        return dataclasses.replace(out, partitions=tuple(sorted(out.partitions, key=lambda p: (p.partition,
+                                                                                              p.topic))))
+    monkeypatch.setattr(streams_api, "_with_partitions", planted)
+
+
+def _first_partition_of_each_task_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api._partitions_of
+    monkeypatch.setattr(streams_api, "_partitions_of", lambda task, parts: real(task, parts)[:1])
+
+
+def _round_robin_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    def planted(members: Any, tasks: Any) -> Any:
+        out: dict[str, list[Any]] = {m: [] for m in members}
+        for i, t in enumerate(sorted(tasks)):
+            out[members[(i + 1) % len(members)]].append(t)
+        return {m: tuple(ts) for m, ts in out.items()}
+    monkeypatch.setattr(streams_api, "_round_robin", planted)
+
+
+@pytest.mark.parametrize("planted", [_partitions_in_partition_order, _first_partition_of_each_task_only,
+                                     _round_robin_off_by_one])
+def test_streams_tasks_rule_agrees_and_sees_each_planted_dealing_bug(planted: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """No config deals tasks or partitions (the system's members carry versions only): how they are dealt is
+    compared here, under every profile's leader."""
+    res = differential("streams_tasks", streams_tasks_cases())
+    assert res.ok, str(res.disagreement)
+    assert res.cases == (8 * 3 + 1) * 4  # leaders x profiles (3.9: kafka alone) x 1-2 members x 1-2 partitions
+    planted(monkeypatch)
+    assert differential("streams_tasks", streams_tasks_cases()).disagreement is not None
 
 
 @pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
