@@ -1368,10 +1368,76 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
            lambda x: {"metric": zk_api.kip_state(persisted[x["state"]], drivers[x["driver"]]).value})
 
     yield from zk_driver_event_cases()
+    yield from zk_activation_records_cases()
 
 
 # The driver's event classes as codes (their order in zk_api.DriverEvent) and the PollEvent of each state
 # (KRaftMigrationDriver.PollEvent.run; -1: nothing, the driver waits for a leader or a metadata event).
+# ActivationRecordsGenerator's refusals (``error``), by the start of Kafka's message.
+ACTIVATION_ERRORS = ("", "Detected partial bootstrap records transaction", "Detected in-progress transaction",
+                     "The bootstrap metadata.version", "Should not have ZK migrations enabled on a cluster running",
+                     "Should not have ZK migrations enabled on a cluster that was created in KRaft mode")
+NO_BOOTSTRAP_VERSION = len(ACTIVATION_ERRORS)  # generate() on an empty log without a metadata.version
+ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
+
+
+def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``ActivationRecordsGenerator.generate`` (Kafka 3.9) on every log a controller may activate on: empty (the
+    bootstrap records, in a metadata transaction from 3.6-IV1, re-appended after aborting a partial bootstrap
+    transaction; PRE_MIGRATION or NONE written from 3.6-IV1, migration refused below it) or not (an in-progress
+    transaction aborted, which needs 3.6-IV1; no metadata.version record: 3.0-IV1; the replayed state against
+    ``zookeeper.metadata.migration.enable``). The records (abort, begin, bootstrap, state, end), whether one
+    atomic batch, or the refusal. The system's first controller always activates an empty log with no partial
+    transaction, so only this comparison reaches the partial bootstrap and the no-record log."""
+    names = ["empty", "txn", "enabled", "level", "state"]
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        empty, txn, enabled, level, state = (x[n] for n in names)
+        eff = z3.If(level == 0, 1, level)  # no FeatureLevelRecord: MINIMUM_KRAFT_VERSION, 3.0-IV1
+        txn_ok, mig = eff >= ZK_TRANSACTION_LEVEL, eff >= ZK_MIGRATION_LEVEL
+        st = z3.If(state < 0, ZK_NONE, state)  # no ZkMigrationStateRecord replayed: NONE
+        empty_error = z3.If(level == 0, NO_BOOTSTRAP_VERSION, z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 1,
+                                                                    z3.If(z3.And(enabled == 1, z3.Not(txn_ok)), 3, 0)))
+        log_error = z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 2, z3.If(z3.And(enabled == 1, z3.Not(mig)), 4,
+                                                                       z3.If(z3.And(mig, st == ZK_NONE, enabled == 1),
+                                                                             5, 0)))
+        error = z3.If(empty == 1, empty_error, log_error)
+        ok = error == 0
+
+        def out(v: Any) -> Any:
+            return z3.If(ok, v, DONT_CARE)
+        written = z3.If(empty == 1, z3.If(txn_ok, z3.If(enabled == 1, ZK_PRE_MIGRATION, ZK_NONE), -1),
+                        z3.If(z3.And(mig, st == ZK_MIGRATION, enabled == 0), ZK_POST_MIGRATION, -1))
+        return {"error": error, "abort": out(txn), "begin": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
+                "boot": out(empty), "written": out(written), "end": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
+                "atomic": out(z3.If(z3.And(empty == 1, txn_ok), 0, 1))}
+
+    def reference(x: Inputs) -> Outputs:
+        failed = dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)
+        state = None if x["state"] < 0 else zk_api.ZkMigrationState.from_code(x["state"])
+        try:
+            r = zk_api.generate_activation_records(bool(x["empty"]), 7 if x["txn"] else -1, bool(x["enabled"]),
+                                                   x["level"] or None, state)
+        except zk_api.ActivationError as exc:
+            kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
+            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR, **failed}
+        except ValueError:
+            return {"error": NO_BOOTSTRAP_VERSION, **failed}
+        kinds = [rec.name for rec in r.records]
+        expected_order = sorted(kinds, key=["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
+                                            "ZkMigrationStateRecord", "EndTransactionRecord"].index)
+        written = r.zk_migration_state
+        return {"error": 0 if kinds == expected_order else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
+                "begin": kinds.count("BeginTransactionRecord"), "boot": kinds.count("FeatureLevelRecord"),
+                "written": -1 if written is None else written.code, "end": kinds.count("EndTransactionRecord"),
+                "atomic": int(r.is_atomic)}
+
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product((0, 1), (0, 1), (0, 1), ACTIVATION_LEVELS,
+                                                                          range(-1, 4))
+              if v[0] == 0 or v[4] == -1]  # an empty log has replayed no state
+    yield "ActivationRecordsGenerator.generate", Formula(names, build), domain, reference
+
+
 _EVENTS = list(zk_api.DriverEvent)
 _EV = {e.name: i for i, e in enumerate(_EVENTS)}
 POLL_OF_STATE = {0: _EV["RECOVER_MIGRATION_STATE_FROM_ZK"], 1: -1, 2: _EV["WAIT_FOR_CONTROLLER_QUORUM"],

@@ -116,7 +116,7 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
     # events; the ZkMigrationState metric
-    assert res.cases == 9 + 6
+    assert res.cases == 9 + 6 + 1  # ... and ActivationRecordsGenerator.generate
 
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,6 +127,31 @@ def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: 
     monkeypatch.setattr(zk_api, "kraft_broker_registration_error", lambda broker_id, zk_broker_ids: None)
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == "KRaft broker registration, kip"])
     assert bad.disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["partial bootstrap not aborted", "no record read as the latest version",
+                                     "NONE log with migration enabled accepted"])
+def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's first controller activates an empty log with no partial transaction, and every replayed log
+    has a metadata.version record: the generator's other paths are compared by this case only."""
+    from model.decisions import zk_activation_records_cases
+    from reference_impl.zk_migration import api as zk_api
+
+    assert differential("zk_triggers", zk_activation_records_cases()).ok
+    real_empty, real_log = zk_api.records_for_empty_log, zk_api.records_for_non_empty_log
+    if planted == "partial bootstrap not aborted":
+        monkeypatch.setattr(zk_api, "records_for_empty_log", lambda offset, *a, **k: real_empty(-1, *a, **k))
+    elif planted == "no record read as the latest version":
+        monkeypatch.setattr(zk_api, "records_for_non_empty_log",
+                            lambda offset, enabled, mv, *a: real_log(offset, enabled, mv or 21, *a))
+    else:
+        def accept_none(offset: int, enabled: bool, mv: Any, state: Any = zk_api.ZkMigrationState.NONE) -> Any:
+            if state in (None, zk_api.ZkMigrationState.NONE) and enabled:
+                return real_log(offset, False, mv, state)
+            return real_log(offset, enabled, mv, state)
+        monkeypatch.setattr(zk_api, "records_for_non_empty_log", accept_none)
+    assert differential("zk_triggers", zk_activation_records_cases()).disagreement is not None
 
 
 def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str:
