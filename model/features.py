@@ -221,15 +221,22 @@ class FeaturesZ3(SymbolicSystem):
                                                                 for x in ("has", "min", "max")))}
 
     def cached(self, v: V, node: dict[str, Any], prefix: str) -> dict[str, Any]:
-        """_cached: nothing while the node is absent; no features while disabled or under the old IBP."""
+        """_cached: nothing while the node is absent; no features while disabled or under the old IBP, and then
+        (kafka) no epoch either: Kafka 2.8's FinalizedFeatureCache is empty, ApiVersions serves -1."""
         show = z3.And(node["node"], node["enabled"], v["ibp"])
-        out: dict[str, Any] = {f"{prefix}.epoch" if prefix != "c" else "cepoch": z3.If(node["node"], node["epoch"], -1)}
+        out: dict[str, Any] = {f"{prefix}.epoch" if prefix != "c" else "cepoch": self.served_epoch(node, show)}
         for f in self.feats:
             h = z3.And(show, node[f"n.{f}.has"])
             out[f"{prefix}.{f}.has"] = h
             out[f"{prefix}.{f}.min"] = z3.If(h, node[f"n.{f}.min"], 0)
             out[f"{prefix}.{f}.max"] = z3.If(h, node[f"n.{f}.max"], 0)
         return out
+
+    def served_epoch(self, node: dict[str, Any], show: Any) -> Any:
+        """The epoch a broker serves after reading ``node``; ``show``: it caches the node's features."""
+        if self.kip:
+            return z3.If(node["node"], node["epoch"], -1)
+        return z3.If(show, node["epoch"], -1)
 
     def written(self, v: V, changed: Any) -> dict[str, Any]:
         """After a write every running broker has a watch notification pending."""
@@ -494,10 +501,12 @@ class FeaturesZ3(SymbolicSystem):
                      z3.And(v2["node"], z3.If(v["node"], v2["epoch"] == v["epoch"] + 1, v2["epoch"] == 0)))
 
     def feat04(self, v: V, v2: V) -> z3.BoolRef:
-        """The client's epoch and a broker's cached epoch (running before and after) never go down."""
+        """The client's epoch and a broker's cached epoch (running before and after) never go down; a broker's
+        cleared cache serves none (-1), which is no epoch."""
         return z3.And(v2["cepoch"] >= v["cepoch"],
                       *(z3.Implies(z3.And(v[f"b{i}.status"] == RUNNING, v2[f"b{i}.status"] == RUNNING),
-                                   v2[f"b{i}.epoch"] >= v[f"b{i}.epoch"]) for i in range(self.n)))
+                                   z3.Or(v2[f"b{i}.epoch"] >= v[f"b{i}.epoch"], v2[f"b{i}.epoch"] == -1))
+                        for i in range(self.n)))
 
     def feat05(self, v: V, v2: V) -> z3.BoolRef:
         """An UpdateFeatures lowers (or deletes) a finalized max level only of its own feature, with the flag."""
@@ -568,8 +577,9 @@ class FeaturesZ3(SymbolicSystem):
 
     def feat16(self, v: V, v2: V) -> z3.BoolRef:
         """Below the migration IBP a broker's read of /features (a start: STOPPED -> not STOPPED; a notification:
-        a running broker's pending watch fired, it not stopped) leaves it running with no features, serving the
-        node's version (-1 without a node). Stated over the step's change, as FEAT-14 is."""
+        a running broker's pending watch fired, it not stopped) leaves it running with no features, serving no
+        epoch under kafka, the node's version under kip (-1 without a node). Stated over the step's change, as
+        FEAT-14 is."""
         out = []
         for i in range(self.n):
             b = f"b{i}"
@@ -577,7 +587,7 @@ class FeaturesZ3(SymbolicSystem):
             notified = z3.And(v[f"{b}.status"] == RUNNING, z3.Not(v[f"{b}.notified"]), v2[f"{b}.notified"],
                               v2[f"{b}.status"] != STOPPED)
             runs_unvalidated = z3.And(v2[f"{b}.status"] == RUNNING,
-                                      v2[f"{b}.epoch"] == z3.If(v["node"], v["epoch"], -1),
+                                      v2[f"{b}.epoch"] == (z3.If(v["node"], v["epoch"], -1) if self.kip else -1),
                                       *(z3.Not(v2[f"{b}.{f}.has"]) for f in self.feats))
             out.append(z3.Implies(z3.And(z3.Not(v["ibp"]), z3.Or(started, notified)), runs_unvalidated))
         return z3.And(out)

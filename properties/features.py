@@ -174,8 +174,11 @@ def epoch_rises_on_change(s: Any, a: Action, t: Any) -> bool:
     return bool(t.znode.version == s.znode.version + 1)
 
 
-@step_property("FEAT-04", "neither a running broker's cache nor a client ever goes back to an older epoch",
-               source=f"{KIP} Client discovery of finalized feature versions (eventual consistency)")
+@step_property("FEAT-04", "neither a running broker's cache nor a client ever goes back to an older epoch (a "
+               "broker's cleared cache serves none, -1, which is no epoch)",
+               source=f"{KIP} Client discovery of finalized feature versions (eventual consistency); "
+               "ApiVersionsResponse FinalizedFeaturesEpoch (-1: unknown); Apache Kafka 2.8 FinalizedFeatureCache "
+               "(clear() on a disabled or undecodable node)")
 def caches_monotonic(s: Any, a: Action, t: Any) -> bool:
     if t.client.epoch < s.client.epoch:
         return False
@@ -183,7 +186,7 @@ def caches_monotonic(s: Any, a: Action, t: Any) -> bool:
         return True
     for b, c in zip(s.brokers, t.brokers, strict=True):
         # The integer comparison first: the enum's .name is the costly part and rarely needed.
-        if c.cache_epoch < b.cache_epoch and b.status.name == "RUNNING" and c.status.name == "RUNNING":
+        if -1 < c.cache_epoch < b.cache_epoch and b.status.name == "RUNNING" and c.status.name == "RUNNING":
             return False
     return True
 
@@ -328,13 +331,13 @@ def deprecation_raises_to_the_highest_minimum(ctx: FeaturesContext, s: Any, a: A
 
 
 @step_property("FEAT-16", "below migration_ibp_version a broker's read of /features (at startup or on a watch "
-               "notification) applies no validation and decodes nothing: the broker runs on, caches no features and "
-               "serves the node's version as its epoch (-1 without a node)",
+               "notification) applies no validation and decodes nothing: the broker runs on and caches no features, "
+               "serving no epoch (-1) under kafka, the node's version under kip (-1 without a node)",
                source=f"{KIP} Broker protections against race conditions (each broker will validate that its IBP "
                "version is at least migration_ibp_version before applying validations); Apache Kafka 2.8 "
                "KafkaServer (the FinalizedFeatureChangeListener is started only when "
                "config.isFeatureVersioningSupported, IBP >= KAFKA_2_7_IV0)")
-def no_validation_below_the_migration_ibp(s: Any, a: Action, t: Any) -> bool:
+def no_validation_below_the_migration_ibp(ctx: FeaturesContext, s: Any, a: Action, t: Any) -> bool:
     # Without it a broker below the migration IBP that decoded /features and applied the broker protections
     # (exiting on an incompatible node) broke no property: FEAT-13 says nothing of a cache below the IBP, and
     # an exited broker is outside FEAT-08 (the mutation campaign's survivor features system.py:347).
@@ -342,14 +345,22 @@ def no_validation_below_the_migration_ibp(s: Any, a: Action, t: Any) -> bool:
         return True
     b = t.brokers[a["broker"]]
     epoch = -1 if s.znode is None else s.znode.version
-    return bool(b.status.name == "RUNNING" and b.cache == () and b.cache_epoch == epoch)
+    return bool(b.status.name == "RUNNING" and b.cache == () and b.cache_epoch == _uncached_epoch(ctx, epoch))
+
+
+def _uncached_epoch(ctx: FeaturesContext, version: int) -> int:
+    """The epoch a broker with no features cached serves for a node of ``version``: kafka, none (-1: Kafka 2.8's
+    ApiVersions carries UNKNOWN_FINALIZED_FEATURES_EPOCH when its FinalizedFeatureCache is empty, which it is
+    below KAFKA_2_7_IV0 and after a disabled node cleared it); kip, the node's version (the KIP is silent)."""
+    return -1 if ctx.profile == "kafka" else version
 
 
 @invariant("FEAT-13", "/features as ZooKeeper holds it is Kafka's FeatureZNode JSON (schema version 1, the KIP's 0 "
            "under kip; status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
            "and max_version_level, ints with 1 <= min <= max), and it is what the cluster acts on: an active "
            "controller has written the status its IBP asks for, and a running broker that has read the latest write "
-           "serves its version as epoch and caches exactly its levels (none when disabled)",
+           "serves its version as epoch and caches exactly its levels (none when disabled, and then, under kafka, "
+           "no epoch: -1)",
            source=f"{KIP} Persistence of finalized feature version levels, Schema (JSON); Feature ZK node status; "
            "Apache Kafka 2.8 core/src/main/scala/kafka/zk/ZkData.scala (FeatureZNode.encode: version V1 = 1, "
            "status id, features toMap) and kafka/server/FinalizedFeatureChangeListener.scala (a broker caches "
@@ -372,9 +383,14 @@ def znode_is_kafkas_json(ctx: FeaturesContext, s: Any) -> bool:
     for b in s.brokers:
         if b.status.name != "RUNNING" or not b.notified:
             continue
-        if b.cache_epoch != z.version:  # FinalizedFeaturesEpoch is the node's ZooKeeper version
+        uncached = node.status == DISABLED or not s.ibp_enabled
+        # FinalizedFeaturesEpoch is the node's ZooKeeper version; under kafka none (-1) with nothing cached.
+        # Below the IBP a broker may serve what it read under the new IBP (the model rolls the IBP without
+        # restarting brokers; Kafka's roll restarts them).
+        if b.cache_epoch != (_uncached_epoch(ctx, z.version) if uncached else z.version) and not (
+                not s.ibp_enabled and node.status != DISABLED and b.cache_epoch == z.version):
             return False
-        if node.status == DISABLED or not s.ibp_enabled:
+        if uncached:
             # Disabled: the listener clears the cache. Below the IBP no listener runs (what the broker read
             # under the new IBP it keeps until the next write, so nothing is said of its features here).
             if node.status == DISABLED and b.cache:

@@ -117,11 +117,16 @@ Compatible(rel, n) ==
 (* The controller keeps a broker in its live set only when it is compatible. *)
 Admits(rel, n) == "register_incompatible" \in Mutations \/ Compatible(rel, n)
 
+(* The epoch a broker with no features cached serves for a node of epoch e: kafka, none (-1: Kafka 2.8's  *)
+(* listener clears its FinalizedFeatureCache on a disabled node and runs not at all below KAFKA_2_7_IV0, *)
+(* and ApiVersions then carries UNKNOWN_FINALIZED_FEATURES_EPOCH); kip, the node's epoch (KIP silent).   *)
+UncachedEpoch(e) == IF Profile = "kafka" THEN -1 ELSE e
+
 (* What a broker caches from /features (and serves in ApiVersions): nothing while the node is absent, *)
 (* no features while it is disabled or the IBP is old.                                               *)
 Cached(n) ==
     IF n.status = "ABSENT" THEN [cache |-> NoFeatures, epoch |-> -1]
-    ELSE IF n.status = "DISABLED" \/ ~ibp_enabled THEN [cache |-> NoFeatures, epoch |-> n.epoch]
+    ELSE IF n.status = "DISABLED" \/ ~ibp_enabled THEN [cache |-> NoFeatures, epoch |-> UncachedEpoch(n.epoch)]
     ELSE [cache |-> n.features, epoch |-> n.epoch]
 
 (* After a write to /features every running broker has a watch notification pending. *)
@@ -419,11 +424,13 @@ FEAT_03_Step ==
        /\ node'.epoch = IF node.status = "ABSENT" THEN 0 ELSE node.epoch + 1
 FEAT_03 == [][FEAT_03_Step]_vars
 
-(* FEAT-04: neither a running broker's cache nor the client goes back to an older epoch. *)
+(* FEAT-04: neither a running broker's cache nor the client goes back to an older epoch (a cleared      *)
+(* cache serves none, -1, which is no epoch).                                                           *)
 FEAT_04_Step ==
     /\ client'.epoch >= client.epoch
     /\ \A k \in 1 .. N : (brokers[k].status = "RUNNING" /\ brokers'[k].status = "RUNNING")
-                             => brokers'[k].cache_epoch >= brokers[k].cache_epoch
+                             => \/ brokers'[k].cache_epoch >= brokers[k].cache_epoch
+                                \/ brokers'[k].cache_epoch = -1
 FEAT_04 == [][FEAT_04_Step]_vars
 
 SameEntry(a, b, f) == (f \in DOMAIN a) = (f \in DOMAIN b) /\ (f \in DOMAIN a => a[f] = b[f])
@@ -535,7 +542,7 @@ FEAT_15 == [][FEAT_15_Step]_vars
 
 (* FEAT-16: below migration_ibp_version a broker's read of /features (a start, or a running broker's     *)
 (* pending watch firing) applies no validation and decodes nothing: the broker runs on, caches no        *)
-(* features and serves the node's version (-1 without a node).  KIP-584 "Broker protections" (each broker *)
+(* features and serves no epoch under kafka, the node's under kip (-1 without a node).  KIP-584 "Broker protections" (each broker *)
 (* validates its IBP before applying validations); Kafka 2.8 starts no FinalizedFeatureChangeListener    *)
 (* below KAFKA_2_7_IV0.  The reference reads the step's label; here the step's change says it is a read.  *)
 ReadsFeatures(i) ==
@@ -546,7 +553,8 @@ FEAT_16_Step ==
     ~ibp_enabled => \A i \in BrokerIds :
         ReadsFeatures(i) => /\ brokers'[i + 1].status = "RUNNING"
                             /\ brokers'[i + 1].cache = NoFeatures
-                            /\ brokers'[i + 1].cache_epoch = IF node.status = "ABSENT" THEN -1 ELSE node.epoch
+                            /\ brokers'[i + 1].cache_epoch = IF node.status = "ABSENT" THEN -1
+                                                             ELSE UncachedEpoch(node.epoch)
 FEAT_16 == [][FEAT_16_Step]_vars
 
 (* FEAT-13: /features as ZooKeeper holds it is Kafka's FeatureZNode JSON, and it is what the cluster acts on  *)
@@ -566,7 +574,10 @@ FEAT_13 ==
     /\ controller >= 0 => node.status = IF ibp_enabled THEN "ENABLED" ELSE "DISABLED"
     /\ \A i \in BrokerIds :
           (Running(i) /\ B(i).notified) =>
-              /\ B(i).cache_epoch = node.epoch
+              \* Below the IBP a broker may serve what it read under the new IBP (the IBP rolls without a restart).
+              /\ \/ B(i).cache_epoch = IF node.status = "DISABLED" \/ ~ibp_enabled THEN UncachedEpoch(node.epoch)
+                                       ELSE node.epoch
+                 \/ ~ibp_enabled /\ node.status # "DISABLED" /\ B(i).cache_epoch = node.epoch
               /\ node.status = "DISABLED" => DOMAIN B(i).cache = {}
               /\ (node.status = "ENABLED" /\ ibp_enabled) =>
                      \/ B(i).cache = node.features

@@ -338,21 +338,28 @@ class FeaturesSystem(DataclassSystem):
         and epoch are then what it would have cached, which a broken variant that ignores the check keeps) and
         on a fatal decoding failure; bytes the decoder refuses otherwise leave it running with no cache.
 
-        Below migration_ibp_version Kafka runs no feature listener at all: the broker takes the node's version
-        (the epoch it serves here) without decoding anything.
+        Below migration_ibp_version Kafka runs no feature listener at all: the broker decodes nothing. With no
+        features cached (that IBP, or a disabled node) the epoch it serves differs by profile. kafka: none, as
+        Kafka 2.8 does (the listener clears its FinalizedFeatureCache on a disabled node and never fills it
+        below KAFKA_2_7_IV0, and ApiVersions then carries UNKNOWN_FINALIZED_FEATURES_EPOCH, -1). kip: the
+        node's version (the KIP is silent; its epoch is the node's ZooKeeper version whatever the status).
         """
         z = s.znode
         if z is None:
             return True, (), -1
         if not s.ibp_enabled:
-            return True, (), z.version
+            return True, (), self._uncached_epoch(z.version)
         node = self.read(z)
         if isinstance(node, Unreadable):
             return not node.fatal, (), -1  # fatal: FatalExitError; else finalizedFeatureCache.clear()
         assert node is not None
         if node.status is FeatureZNodeStatus.DISABLED:
-            return True, (), node.epoch
+            return True, (), self._uncached_epoch(node.epoch)
         return self.compatible(s, b, node), node.features, node.epoch
+
+    def _uncached_epoch(self, version: int) -> int:
+        """The epoch a broker with no features cached serves for a node of this version (see _broker_reads)."""
+        return -1 if self.config.profile == "kafka" else version
 
     # ------------------------------------------------------------------ actions
     def elect_controller(self, s: FeaturesState, i: int) -> FeaturesState:
