@@ -134,6 +134,7 @@ class FeaturesSystem(DataclassSystem):
     state_type = FeaturesState
 
     def __init__(self, config: FeaturesConfig) -> None:
+        config.validate()  # as every protocol's system: a config no checker could mean is refused, built in or not
         super().__init__(config)
         self.releases = {r.name: r.supported() for r in config.releases}
         self.requests = config.operator_requests()
