@@ -564,8 +564,8 @@ def on_assignment_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelea
     """A member's onAssignment (``api.on_assignment``) as an if / elif chain: (condition, [(action name,
     subcondition, effect)]) in order, the first condition that holds decides. ``fail(kind, a, b)`` and
     ``done(new_used, rebalance)`` build the effects and ``none`` is the no-op's outcomes, so the transition
-    relation (``_on_assignment``) and the ``streams_on_assignment`` decision rule (model/decisions.py) read the
-    same rules."""
+    relation (``_on_assignment``) and the ``streams_on_assignment`` decision rule (model/decisions/streams.py)
+    read the same rules."""
     L = rel.latest_supported
     raw: list[tuple[Any, Any]] = [
         (z3.Not(z3.And(received >= 1, received <= L)), [("AssignmentFailure", True, fail(5, received, L))])]

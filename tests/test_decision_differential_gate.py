@@ -1,6 +1,6 @@
 """The decision differential in the gate's z3 cells and in ``rollcheck prove`` (issue #22 item 3).
 
-Each encoding's decision rules (model/decisions.py: one UpdateFeatures update, one metadata.version change,
+Each encoding's decision rules (model/decisions/: one UpdateFeatures update, one metadata.version change,
 one Streams assignment, KIP-866's triggers) are compared with the reference on every input of a bounded
 domain, for the cell's profile. A rule that no config's states ask about is reached this way: a controller
 that accepts the deletion of a feature that does not exist (a rule only API unit tests saw) is a
@@ -24,7 +24,7 @@ from rollcheck.smt.checker import check_z3, decision_differential
 from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (kafka-2.0's Streams assignor has no formula of its own:
-# model/decisions.py restates the kip and kafka assignors only; the member's onAssignment has all three).
+# model/decisions/streams.py restates the kip and kafka assignors only; the member's onAssignment has all three).
 RULES = {"features": ["features_update", "features_request", "version_range", "finalized_cache", "admin_update",
                       "feature_znode"],
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "format_storage",

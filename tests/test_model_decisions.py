@@ -1,4 +1,4 @@
-"""Decision rules: the Z3 formulas of model/decisions.py agree with the reference on the whole bounded domain."""
+"""Decision rules: the Z3 formulas of model/decisions/ agree with the reference on the whole bounded domain."""
 
 from __future__ import annotations
 
@@ -292,8 +292,8 @@ def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: s
 
     monkeypatch.setattr(features_api.AdminFeatureUpdate, "__post_init__", post_init)
     monkeypatch.setattr(features_api, "admin_update_features_request", request)
-    import model.decisions as decisions
-    monkeypatch.setattr(decisions, "admin_update_features_request", request)
+    import model.decisions.features as decisions_features  # the rule's module: it imported the name
+    monkeypatch.setattr(decisions_features, "admin_update_features_request", request)
     assert differential("admin_update", admin_update_cases()).disagreement is not None
 
 
@@ -301,7 +301,7 @@ def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: s
 def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(planted: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Every config starts formatted: only the decision differential reaches kafka-storage format's checks."""
-    import model.decisions as decisions
+    import model.decisions.metadata_version as decisions_mv
     import reference_impl.metadata_version.api as mv_api
 
     res = differential("format_storage", format_storage_cases())
@@ -317,7 +317,7 @@ def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(plant
             return mv_api.MetaProperties(cluster_id, metadata_version)  # no bootstrap floor, no stability check
         return real(cluster_id, catalog, binary_default, metadata_version, profile, **kw)
 
-    monkeypatch.setattr(decisions, "format_storage", planted_format)
+    monkeypatch.setattr(decisions_mv, "format_storage", planted_format)
     assert differential("format_storage", format_storage_cases()).disagreement is not None
 
 
@@ -325,7 +325,7 @@ def test_mv_activation_formula_agrees_and_sees_a_bootstrap_record_on_a_non_empty
         monkeypatch: pytest.MonkeyPatch) -> None:
     """KAFKA's ActivationRecordsGenerator writes bootstrap records only to an empty log; a planted generator
     that also writes them to a non-empty log without a FeatureLevelRecord is a disagreement."""
-    import model.decisions as decisions
+    import model.decisions.metadata_version as decisions_mv
     import reference_impl.metadata_version.api as mv_api
 
     res = differential("mv_activation", mv_activation_cases())
@@ -335,7 +335,7 @@ def test_mv_activation_formula_agrees_and_sees_a_bootstrap_record_on_a_non_empty
     def planted(meta: Any, catalog: Any, log_levels: Any = (), *, log_is_empty: bool | None = None) -> Any:
         return real(meta, catalog, log_levels, log_is_empty=None if log_is_empty is False else log_is_empty)
 
-    monkeypatch.setattr(decisions, "bootstrap_metadata_version", planted)
+    monkeypatch.setattr(decisions_mv, "bootstrap_metadata_version", planted)
     bad = differential("mv_activation", mv_activation_cases()).disagreement
     assert bad is not None and bad.inputs["records"] == 0 and bad.inputs["empty"] == 2
 

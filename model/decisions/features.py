@@ -1,0 +1,412 @@
+"""KIP-584 (feature versioning) decision rules: one UpdateFeatures update at the controller and the request's
+top-level answers, version ranges, the Admin client's checks, a broker's FinalizedFeatureCache and the /feature
+znode's decoder; reference_impl/features/api.py is the reference."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from reference_impl.features.api import (
+    AdminFeatureUpdate,
+    Errors,
+    FeatureCacheUpdateException,
+    FeatureController,
+    FeatureUpdate,
+    FeatureZNode,
+    FeatureZNodeStatus,
+    FinalizedFeatureCache,
+    FinalizedFeaturesAndEpoch,
+    FinalizedVersionRange,
+    JsonMappingException,
+    SupportedVersionRange,
+    UpdateFeaturesRequest,
+    admin_update_features_request,
+)
+
+from .core import CODEC_ERROR, DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
+
+# --------------------------------------------------------------------------- features UpdateFeatures
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    error: Any  # Int term: 0, INVALID_REQUEST or FEATURE_UPDATE_FAILED
+    present: Any  # Bool term: the feature is finalized after the request
+    min: Any  # Int terms: its range after the request (0, 0 when absent)
+    max: Any
+
+
+def features_update_rule(profile: str, has_e: Any, emin: Any, emax: Any, y: Any, allow: Any, has_o: Any, olo: Any,
+                         brokers: Sequence[tuple[Any, Any, Any, Any]], mutations: frozenset[str] = frozenset()
+                         ) -> UpdateOutcome:
+    """KIP-584 "Validations" (kip) and KafkaController.validateFeatureUpdate (kafka) for one update of a
+    feature: ``has_e`` / ``emin`` / ``emax`` its finalized range (if any), ``y`` the level (< 1: delete),
+    ``allow`` the allowDowngrade flag, ``has_o`` / ``olo`` the controller binary's support and minimum,
+    ``brokers`` (live, supports, lo, hi) per broker. Shared by the system encoding (model/features.py)."""
+    kafka = profile == "kafka"
+    unchecked = "allow_downgrade_unchecked" in mutations
+    incompatible_code = INVALID_REQUEST if kafka else FEATURE_UPDATE_FAILED
+    new_min = z3.If(has_o, olo, 1) if kafka else z3.If(has_e, emin, 1)
+
+    def rejects(live: Any, has: Any, lo: Any, hi: Any) -> Any:
+        inside = z3.And(lo <= new_min, y <= hi) if kafka else z3.And(lo <= y, y <= hi)
+        return z3.And(live, z3.Or(z3.Not(has), z3.Not(inside)))
+
+    rejected = z3.Or([rejects(*b) for b in brokers] or [z3.BoolVal(False)])
+    if "skip_range_check" in mutations:
+        rejected = z3.BoolVal(False)
+    chain: list[tuple[Any, int]] = [
+        (z3.And(y < 1, z3.Not(allow), not unchecked), INVALID_REQUEST),
+        (z3.And(y < 1, z3.Not(has_e)), INVALID_REQUEST),  # Kafka: "Can not delete non-existing finalized feature"
+        (y < 1, 0),  # deletion "without any guarding checks on feature versions"
+        (z3.And(has_e, y == emax), INVALID_REQUEST),
+        (z3.And(has_e, y < emax, z3.Not(allow), not unchecked), INVALID_REQUEST),
+        (z3.And(has_e, y > emax, allow, kafka), INVALID_REQUEST),  # Kafka only
+        (z3.And(has_e, y < emin), INVALID_REQUEST if kafka else FEATURE_UPDATE_FAILED),
+    ]
+    if kafka:  # the controller's own binary must support the level
+        chain += [(z3.Not(has_o), INVALID_REQUEST), (y < olo, INVALID_REQUEST)]
+    chain += [(rejected, incompatible_code), (z3.BoolVal(True), 0)]
+    err: Any = z3.IntVal(0)
+    for cond, code in reversed(chain):
+        err = z3.If(cond, code, err)
+    ok = err == 0
+    present = z3.If(ok, y >= 1, has_e)
+    return UpdateOutcome(err, present, z3.If(present, z3.If(ok, new_min, emin), 0),
+                         z3.If(present, z3.If(ok, y, emax), 0))
+
+
+def features_update_formula(profile: str, brokers: int) -> Formula:
+    """:func:`features_update_rule` over named Int inputs (flags as 0 / 1)."""
+    names = ["has_e", "emin", "emax", "y", "allow", "has_o", "olo", "ohi",
+             *(f"{f}{i}" for i in range(brokers) for f in ("has_b", "blo", "bhi"))]
+
+    def build(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        r = features_update_rule(profile, x["has_e"] == 1, x["emin"], x["emax"], x["y"], x["allow"] == 1,
+                                 x["has_o"] == 1, x["olo"],
+                                 [(z3.BoolVal(True), x[f"has_b{i}"] == 1, x[f"blo{i}"], x[f"bhi{i}"])
+                                  for i in range(brokers)])
+        return {"error": r.error, "present": r.present, "min": r.min, "max": r.max}
+
+    return Formula(names, build)
+
+
+def features_update_reference(profile: str, brokers: int) -> Callable[[Inputs], Outputs]:
+    def run(x: Inputs) -> Outputs:
+        feats = (("f", FinalizedVersionRange(x["emin"], x["emax"])),) if x["has_e"] else ()
+        node = FeatureZNode(FeatureZNodeStatus.ENABLED, feats, 1)
+        own = (("f", SupportedVersionRange(x["olo"], x["ohi"])),) if x["has_o"] else ()
+        live = tuple((i, (("f", SupportedVersionRange(x[f"blo{i}"], x[f"bhi{i}"])),) if x[f"has_b{i}"] else ())
+                     for i in range(brokers))
+        ctl = FeatureController(node, live, own, profile=profile)
+        resp, after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", x["y"], bool(x["allow"])),)))
+        assert after.node is not None
+        r = after.node.get("f")
+        return {"error": int(resp.results[0].error), "present": int(r is not None),
+                "min": r.min_version_level if r else 0, "max": r.max_version_level if r else 0}
+
+    return run
+
+
+# What a features top-level answer's message is (``names``): Kafka's default message of the error, one per answer.
+FEAT_REQUEST_MESSAGES = ("", "Cluster authorization failed.", "This is not the correct controller for this cluster.",
+                         "Feature versioning system is disabled.", "A feature may appear only once in a request.")
+FEAT_EMPTY_NAME = "Feature name can not be empty."
+# The cluster a request meets (``cluster``): 0 IBP below migration_ibp_version, 1 versioning enabled, 2 the node
+# disabled, 3 no node.
+FEAT_CLUSTERS = 4
+
+
+def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The answers Kafka 2.8's KafkaApis.handleUpdateFeatures / KafkaController give before any update is
+    validated, in Kafka's order (the KIP lists the top-level errors without one; both profiles take Kafka's):
+    a principal without ALTER on the cluster gets CLUSTER_AUTHORIZATION_FAILED, a broker that is not the active
+    controller NOT_CONTROLLER, a cluster whose versioning is off (IBP below migration_ibp_version, a disabled or
+    absent node) INVALID_REQUEST; under ``kip`` a request naming a feature twice is INVALID_REQUEST (the schema
+    keys FeatureUpdates by name). Past them each feature gets one result (Kafka keys its results by name), and
+    an update with an empty feature name fails alone with INVALID_REQUEST. The system's operator sends
+    authorized, named requests to the active controller, so only this comparison reaches these answers."""
+    errors = Errors  # the features API's error codes
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            auth, active, cluster, dup, empty = (x[n] for n in ("auth", "active", "cluster", "dup", "empty"))
+            duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
+            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
+                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
+                              z3.If(cluster != 1, int(errors.INVALID_REQUEST),
+                                    z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE)))))
+            names = z3.If(auth == 0, 1, z3.If(active == 0, 2, z3.If(cluster != 1, 3, z3.If(duplicate, 4, 0))))
+            ok = top == int(errors.NONE)
+            return {"top": top, "names": names, "results": z3.If(ok, 1 + empty, 0),
+                    "f": z3.If(ok, int(errors.NONE), DONT_CARE),
+                    "empty": z3.If(z3.And(ok, empty == 1), int(errors.INVALID_REQUEST), DONT_CARE)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        sup = (("f", SupportedVersionRange(1, 2)),)
+
+        def run(x: Inputs) -> Outputs:
+            cluster = x["cluster"]
+            node = (None if cluster == 3 else FeatureZNode(FeatureZNodeStatus.DISABLED, (), 1) if cluster == 2
+                    else FeatureZNode(FeatureZNodeStatus.ENABLED, (("f", FinalizedVersionRange(1, 1)),), 1))
+            ctl = FeatureController(node, ((0, sup),), sup, versioning_enabled=cluster != 0,
+                                    is_active=bool(x["active"]), profile=profile)
+            update = FeatureUpdate("f", 2)  # an upgrade every broker supports: accepted once checked
+            updates = (update,) * (1 + x["dup"]) + ((FeatureUpdate("", 2),) if x["empty"] else ())
+            resp, _after = ctl.update_features(UpdateFeaturesRequest(updates), principal_can_alter=bool(x["auth"]))
+            msg = resp.message or ""
+            by_name = {r.feature: r for r in resp.results}
+            out = {"top": int(resp.error),
+                   "names": FEAT_REQUEST_MESSAGES.index(msg) if msg in FEAT_REQUEST_MESSAGES else CODEC_ERROR,
+                   "results": len(resp.results), "f": int(by_name["f"].error) if "f" in by_name else DONT_CARE,
+                   "empty": DONT_CARE}
+            if "" in by_name:
+                r = by_name[""]
+                out["empty"] = int(r.error) if r.message == FEAT_EMPTY_NAME else CODEC_ERROR
+            return out
+        return run
+
+    names = ["auth", "active", "cluster", "dup", "empty"]
+    for profile in ("kip", "kafka"):
+        domain = [dict(zip(names, v, strict=True))
+                  for v in itertools.product((0, 1), (0, 1), range(FEAT_CLUSTERS), (0, 1), (0, 1))]
+        yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+def features_update_cases(brokers: int = 1, top: int = 3
+                          ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Ranges 1 <= lo <= hi <= ``top`` (or absent), levels 0 .. top + 1, both flags, both profiles."""
+    ranges = [(0, 1, 1)] + [(1, lo, hi) for lo in range(1, top + 1) for hi in range(lo, top + 1)]
+    for profile in ("kip", "kafka"):
+        def domain() -> Iterable[Inputs]:
+            for e, y, allow, o, *bs in itertools.product(ranges, range(0, top + 2), (0, 1), ranges,
+                                                         *([ranges] * brokers)):
+                x = {"has_e": e[0], "emin": e[1], "emax": e[2], "y": y, "allow": allow,
+                     "has_o": o[0], "olo": o[1], "ohi": o[2]}
+                for i, b in enumerate(bs):
+                    x.update({f"has_b{i}": b[0], f"blo{i}": b[1], f"bhi{i}": b[2]})
+                yield x
+        yield (f"{profile}, {brokers} live brokers", features_update_formula(profile, brokers), domain(),
+               features_update_reference(profile, brokers))
+
+
+# --------------------------------------------------------------------------- features: version ranges
+
+RANGE_SPAN = range(-1, 5)  # below, at and above KIP-584's floor of 1, for every min/max/level combination
+
+
+def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KIP-584 "Schema" (and Kafka 2.8's BaseVersionRange constructor): a SupportedVersionRange and a
+    FinalizedVersionRange exist only for ``1 <= min <= max``; a level is in a supported range iff
+    ``min <= level <= max``; a finalized range is incompatible with a supported one iff it does not lie inside
+    it (FinalizedVersionRange.isIncompatibleWith). No config builds a bad range (the reference never does), so
+    only this comparison sees a constructor that lets one through or refuses a good one."""
+    def valid(lo: Any, hi: Any) -> Any:
+        return z3.And(lo >= 1, hi >= 1, lo <= hi)
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        ok_s, ok_f = valid(x["smin"], x["smax"]), valid(x["fmin"], x["fmax"])
+        return {"supported_valid": z3.If(ok_s, 1, 0), "finalized_valid": z3.If(ok_f, 1, 0),
+                "level_in_supported": z3.If(z3.And(ok_s, x["smin"] <= x["fmax"], x["fmax"] <= x["smax"]), 1, 0),
+                "incompatible": z3.If(z3.And(ok_s, ok_f, z3.Or(x["fmin"] < x["smin"], x["fmax"] > x["smax"])), 1, 0)}
+
+    def reference(x: Inputs) -> Outputs:
+        def made(cls: Any, lo: int, hi: int) -> Any:
+            try:
+                return cls(lo, hi)
+            except ValueError:
+                return None
+        sup = made(SupportedVersionRange, x["smin"], x["smax"])
+        fin = made(FinalizedVersionRange, x["fmin"], x["fmax"])
+        return {"supported_valid": int(sup is not None), "finalized_valid": int(fin is not None),
+                "level_in_supported": int(sup is not None and x["fmax"] in sup),
+                "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup))}
+
+    names = ["smin", "smax", "fmin", "fmax"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
+    yield "SupportedVersionRange x FinalizedVersionRange", Formula(names, build), domain, reference
+
+
+# --------------------------------------------------------------------------- features: the Admin client
+
+ADMIN_NAMES = ("f", "", " ", "\t f ")  # a name, empty, and ones Java's String.trim empties or keeps
+
+
+def admin_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KafkaAdminClient.updateFeatures' checks before it sends anything (Kafka 2.8, and Admin's FeatureUpdate
+    constructor): a level below 1 needs allowDowngrade; the map of updates may not be empty; no feature name
+    may be empty once trimmed; an accepted call sends each update as it was given. The system's operator
+    sends raw requests (the controller's own checks answer them), so only this comparison reaches the
+    client's."""
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        level, allow, count, name = x["level"], x["allow"], x["count"], x["name"]
+        ok = z3.And(z3.Or(level >= 1, allow == 1), count >= 1, z3.Or(count == 0, z3.Or(name == 0, name == 3)))
+        return {"accepted": z3.If(ok, 1, 0), "sent_level": z3.If(z3.And(ok, count >= 1), level, DONT_CARE_SENT)}
+
+    def reference(x: Inputs) -> Outputs:
+        try:
+            update = AdminFeatureUpdate(x["level"], bool(x["allow"]))
+            req = admin_update_features_request({ADMIN_NAMES[x["name"]]: update} if x["count"] else {})
+        except ValueError:
+            return {"accepted": 0, "sent_level": DONT_CARE_SENT}
+        if x["count"] == 0 or len(req.feature_updates) != 1:
+            return {"accepted": 1, "sent_level": DONT_CARE_SENT - 1}  # an empty call accepted, or not one update
+        sent = req.feature_updates[0]
+        if sent.allow_downgrade != bool(x["allow"]) or sent.feature != ADMIN_NAMES[x["name"]]:
+            return {"accepted": 1, "sent_level": DONT_CARE_SENT - 1}  # sent something else than asked
+        return {"accepted": 1, "sent_level": sent.max_version_level}
+
+    names = ["level", "allow", "count", "name"]
+    domain = [dict(zip(names, v, strict=True))
+              for v in itertools.product(range(-2, 4), (0, 1), (0, 1), range(len(ADMIN_NAMES)))]
+    yield "AdminFeatureUpdate", Formula(names, build), domain, reference
+
+
+DONT_CARE_SENT = -1000  # no request sent (a refused call): nothing to compare
+
+
+# --------------------------------------------------------------------------- features: a broker's cache
+
+CACHE_SUPPORTED = (1, 2)  # the broker supports feature "f" at levels 1..2, and no other feature
+ABSENT_NODE, DISABLED_NODE, ENABLED_NODE = 0, 1, 2
+CACHE_REFUSED = 2  # reached_epoch's answer to a negative expected epoch (an IllegalArgumentException)
+
+
+def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Kafka 2.8's FinalizedFeatureCache, as a broker's FinalizedFeatureChangeListener drives it: an absent or
+    disabled /features clears the cache; an enabled one replaces it, unless its epoch is below the cached one
+    (an equal epoch is accepted) or a finalized feature is one the broker cannot run with (``kafka``: the
+    whole range inside the supported one; ``kip``: the max level; an unknown feature always), when the update
+    is refused and the cache kept; ``waitUntilEpochOrThrow`` is satisfied by a cached epoch at or above the
+    expected one and refuses a negative one. The system keeps a broker's cache in its state and never reads
+    the API's cache class, so only this comparison reaches its epoch rule."""
+    smin, smax = CACHE_SUPPORTED
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            cached, kind, epoch, unknown, fmin, fmax, want = (x[n] for n in ("cached", "kind", "epoch", "unknown",
+                                                                            "fmin", "fmax", "want"))
+            fits = (z3.And(smin <= fmin, fmax <= smax) if profile == "kafka"
+                    else z3.And(smin <= fmax, fmax <= smax))
+            ok = z3.And(z3.Or(cached < 0, cached <= epoch), unknown == 0, fits)
+            after = z3.If(kind != ENABLED_NODE, -1, z3.If(ok, epoch, cached))
+            return {"accepted": z3.If(z3.Or(kind != ENABLED_NODE, ok), 1, 0), "epoch_after": after,
+                    "reached": z3.If(want < 0, CACHE_REFUSED, z3.If(z3.And(after >= 0, after >= want), 1, 0))}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            supported = (("f", SupportedVersionRange(smin, smax)),)
+            held = FinalizedFeaturesAndEpoch((), x["cached"]) if x["cached"] >= 0 else None  # an earlier update
+            cache = FinalizedFeatureCache(supported, held, profile)  # type: ignore[arg-type]
+            features = (("g" if x["unknown"] else "f", FinalizedVersionRange(x["fmin"], x["fmax"])),)
+            node = (None if x["kind"] == ABSENT_NODE else
+                    FeatureZNode(FeatureZNodeStatus.DISABLED, (), x["epoch"]) if x["kind"] == DISABLED_NODE else
+                    FeatureZNode(FeatureZNodeStatus.ENABLED, features, x["epoch"]))
+            try:
+                after, accepted = cache.update_latest_or_throw(node), 1
+            except FeatureCacheUpdateException:
+                after, accepted = cache, 0
+            got = after.get()
+            try:
+                reached = int(after.reached_epoch(x["want"]))
+            except ValueError:
+                reached = CACHE_REFUSED
+            return {"accepted": accepted, "epoch_after": -1 if got is None else got.epoch, "reached": reached}
+        return run
+
+    names = ["cached", "kind", "epoch", "unknown", "fmin", "fmax", "want"]
+    ranges = [(lo, hi) for lo in range(1, 4) for hi in range(lo, 4)]
+    domain = [dict(zip(names, (c, k, e, u, lo, hi, w), strict=True))
+              for c in range(-1, 3) for k in (ABSENT_NODE, DISABLED_NODE, ENABLED_NODE) for e in range(3)
+              for u in (0, 1) for lo, hi in ranges for w in range(-1, 4)]
+    for profile in ("kip", "kafka"):
+        yield f"FinalizedFeatureCache, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+# --------------------------------------------------------------------------- features: the /feature znode's JSON
+
+INT32_EDGES = (-2**31 - 1, -2**31, -2, -1, 0, 1, 2, 2**31 - 1, 2**31)  # each side of Jackson's isInt and of 0/1
+ZNODE_DECODED, ZNODE_MAPPING, ZNODE_ILLEGAL = 0, 1, 2  # decoded; JsonMappingException; IllegalArgumentException
+# The ways a node's JSON can be malformed, each one at a time (0: well-formed).
+(WELL_FORMED, NO_VERSION, NO_FEATURES, NO_STATUS, VERSION_STRING, STATUS_BOOL, LEVEL_FLOAT, FEATURES_LIST,
+ NOT_JSON, STATUS_NULL) = range(10)
+
+
+def feature_znode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Kafka 2.8's ``FeatureZNode.decode`` (core/.../zk/ZkData.scala) on the JSON a /feature node can hold: each
+    check in Kafka's order, and which exception it throws. Jackson's ``to[Int]`` (DecodeJson.IntDecodeJson)
+    takes only a 32-bit JSON int and throws JsonMappingException for anything else (a bigger number, a string,
+    a boolean, a float) or a missing ``version``; a map that is not an object is a JsonMappingException too.
+    Kafka's own checks throw IllegalArgumentException: a version below the schema version (``kip``: the
+    KIP's 0, ``kafka``: V1), no ``features`` map, no (or a null) ``status``, a status that is neither 0 nor 1,
+    and a range FinalizedVersionRange refuses (``1 <= min <= max``). A decoded node keeps the status and the
+    levels. The system writes only nodes the reference encodes, so only this comparison reaches the decoder's
+    edges (an int32 bound off by one, a check done in another order)."""
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        schema = FeatureZNode.schema_version(profile)  # type: ignore[arg-type]
+
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            shape, version, status, fmin, fmax = (x[n] for n in ("shape", "version", "status", "fmin", "fmax"))
+
+            def int32(v: Any) -> Any:
+                return z3.And(-2**31 <= v, v <= 2**31 - 1)
+            # Kafka's checks in its order: the first that fails decides the outcome.
+            checks = [(shape == NOT_JSON, ZNODE_ILLEGAL), (shape == NO_VERSION, ZNODE_MAPPING),
+                      (shape == VERSION_STRING, ZNODE_MAPPING), (z3.Not(int32(version)), ZNODE_MAPPING),
+                      (version < schema, ZNODE_ILLEGAL), (shape == NO_FEATURES, ZNODE_ILLEGAL),
+                      (shape == FEATURES_LIST, ZNODE_MAPPING), (shape == LEVEL_FLOAT, ZNODE_MAPPING),
+                      (z3.Not(z3.And(int32(fmin), int32(fmax))), ZNODE_MAPPING),
+                      (z3.Or(shape == NO_STATUS, shape == STATUS_NULL), ZNODE_ILLEGAL),
+                      (shape == STATUS_BOOL, ZNODE_MAPPING), (z3.Not(int32(status)), ZNODE_MAPPING),
+                      (z3.And(status != 0, status != 1), ZNODE_ILLEGAL),
+                      (z3.Not(z3.And(fmin >= 1, fmax >= 1, fmin <= fmax)), ZNODE_ILLEGAL)]
+            outcome: Any = z3.IntVal(ZNODE_DECODED)
+            for failed, code in reversed(checks):
+                outcome = z3.If(failed, code, outcome)
+            decoded = outcome == ZNODE_DECODED
+            return {"outcome": outcome, "status": z3.If(decoded, status, DONT_CARE),
+                    "min": z3.If(decoded, fmin, DONT_CARE), "max": z3.If(decoded, fmax, DONT_CARE)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            shape = x["shape"]
+            level: object = float(x["fmax"]) if shape == LEVEL_FLOAT else x["fmax"]
+            ranges = {"min_version_level": x["fmin"], "max_version_level": level}
+            node: dict[str, object] = {"version": str(x["version"]) if shape == VERSION_STRING else x["version"],
+                                       "status": True if shape == STATUS_BOOL else
+                                       None if shape == STATUS_NULL else x["status"],
+                                       "features": [ranges] if shape == FEATURES_LIST else {"f": ranges}}
+            for gone, key in ((NO_VERSION, "version"), (NO_FEATURES, "features"), (NO_STATUS, "status")):
+                if shape == gone:
+                    del node[key]
+            text = json.dumps(node)[:-1] if shape == NOT_JSON else json.dumps(node)
+            try:
+                got = FeatureZNode.decode(text.encode("utf-8"), 0, profile)  # type: ignore[arg-type]
+            except JsonMappingException:
+                return {"outcome": ZNODE_MAPPING, "status": DONT_CARE, "min": DONT_CARE, "max": DONT_CARE}
+            except ValueError:
+                return {"outcome": ZNODE_ILLEGAL, "status": DONT_CARE, "min": DONT_CARE, "max": DONT_CARE}
+            rng = got.get("f")
+            if got.epoch != 0 or len(got.features) != 1 or rng is None:  # kept something else than was written
+                return {"outcome": ZNODE_DECODED, "status": DONT_CARE - 1, "min": DONT_CARE - 1,
+                        "max": DONT_CARE - 1}
+            return {"outcome": ZNODE_DECODED, "status": got.status.value, "min": rng.min_version_level,
+                    "max": rng.max_version_level}
+        return run
+
+    names = ["shape", "version", "status", "fmin", "fmax"]
+    well_formed = itertools.product((WELL_FORMED,), INT32_EDGES, INT32_EDGES, INT32_EDGES, INT32_EDGES)
+    # Each malformation over values that pass or fail the checks before and after it.
+    malformed = itertools.product(range(1, STATUS_NULL + 1), (-1, 0, 1, 2**31), (0, 1, 2), (0, 1), (1, 2**31))
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.chain(well_formed, malformed)]
+    for profile in ("kip", "kafka"):
+        yield f"FeatureZNode.decode, {profile}", Formula(names, build(profile)), domain, reference(profile)

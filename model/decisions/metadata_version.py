@@ -1,0 +1,392 @@
+"""KIP-778 (metadata.version) decision rules: lossless downgrades, the catalogs' own rules, the active
+controller's decision on an update and the request's top-level answers, ``kafka-storage format`` and the
+activation's bootstrap record; reference_impl/metadata_version/ is the reference."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import z3
+
+from reference_impl.metadata_version import api as mv_api
+from reference_impl.metadata_version import catalog as mv_catalog
+from reference_impl.metadata_version.api import (
+    BrokerRegistration,
+    DowngradeType,
+    MetaProperties,
+    QuorumController,
+    VersionRange,
+    activation_metadata_version,
+    bootstrap_metadata_version,
+    format_storage,
+    request,
+)
+from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
+
+from .core import DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
+
+# --------------------------------------------------------------------------- metadata.version (KIP-778)
+
+INVALID_UPDATE_VERSION, UNSAFE_FEATURE_DOWNGRADE = 95, 10_000
+NONE_DT, SAFE_DT, UNSAFE_DT = 0, 1, 2
+
+
+def mv_lossless(catalog: Any, source: Any, target: Any) -> Any:
+    """KIP-778 "Downgrades": lossless iff no version in (min, max] of the two changed the metadata format."""
+    lo, hi = z3.If(source < target, source, target), z3.If(source < target, target, source)
+    return z3.Not(z3.Or([z3.And(lo < level, level <= hi) for level, _label, changed in catalog.entries if changed]
+                        or [z3.BoolVal(False)]))
+
+
+def mv_lossless_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every (source, target) pair of every catalog against ``Catalog.is_lossless``."""
+    for name, cat in CATALOGS.items():
+        formula = Formula(["source", "target"], lambda x, cat=cat: {"lossless": mv_lossless(cat, x["source"],
+                                                                                            x["target"])})
+        domain = [{"source": a, "target": b} for a in cat.levels for b in cat.levels]
+        yield (f"catalog {name}", formula, domain,
+               lambda x, cat=cat: {"lossless": int(cat.is_lossless(x["source"], x["target"]))})
+
+
+# Kafka's MetadataVersion enum (MetadataVersion.java, 3.9 branch): 34 ZooKeeper-era IBPs (0.8.0 .. 3.0-IV0, feature
+# level -1, the three-argument constructor), then 3.0-IV1 at level 1, each later member one level up.
+FIRST_KRAFT_ORDINAL = 34
+CATALOG_ERROR = -2  # the reference raised (an unparsable label, a level no member has)
+
+
+def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The catalogs' own rules, for every member / level: Kafka's level numbering (-1 before 3.0-IV1, then one
+    per member), KRaft support from 3.0-IV1, ``previous()``, and that every printed name parses back to its
+    member (``fromVersionString(version())``, the catalog's ``parse(label)``) and every KRaft level to its member
+    (``fromFeatureLevel``), per Kafka release (4.0's enum starts at 3.3-IV3); a level given as a bool or a string
+    is refused. The system reads levels as ints and never prints or parses a name, so without this rule only
+    ``tests/kafka`` would see a wrong level or name."""
+    k = FIRST_KRAFT_ORDINAL
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        o = x["ordinal"]
+        return {"level": z3.If(o >= k, o - k + 1, -1), "kraft": o >= k, "previous": o - 1, "parsed": o,
+                # fromFeatureLevel(-1) is the first member with that level: 0.8.0.
+                "by_level": z3.If(o >= k, o, 0)}
+
+    def reference(release: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            mv = mv_catalog.VERSIONS[x["ordinal"]]
+            prev = mv.previous()
+
+            def ordinal_of(read: Callable[[], Any]) -> int:
+                try:
+                    return int(read().ordinal)
+                except ValueError:
+                    return CATALOG_ERROR
+
+            return {"level": mv.feature_level, "kraft": int(mv.is_kraft_supported()),
+                    "previous": -1 if prev is None else prev.ordinal,
+                    "parsed": ordinal_of(lambda: mv_catalog.from_version_string(mv.version(), release)),
+                    "by_level": ordinal_of(lambda: mv_catalog.from_feature_level(mv.feature_level, release))}
+        return run
+
+    for release in mv_catalog.KAFKA_RELEASES:
+        members = mv_catalog.versions(release)
+        yield (f"MetadataVersion, release {release}", Formula(["ordinal"], formula),
+               [{"ordinal": mv.ordinal} for mv in members], reference(release))
+    def label_reference(cat: Any) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            # The API's callers are Python: a level given as a bool or a string is refused (ValueError), as
+            # Java's types would refuse it, never read as the int it looks like.
+            value: Any = (x["level"], x["level"] == 1, str(x["level"]))[x["kind"]]
+            try:
+                return {"parsed": cat.parse(cat.label(value))}
+            except ValueError:
+                return {"parsed": CATALOG_ERROR}
+        return run
+
+    for name, cat in CATALOGS.items():
+        yield (f"catalog {name}, labels", Formula(["level", "kind"], lambda x: {
+            "parsed": z3.If(x["kind"] == 0, x["level"], CATALOG_ERROR)}),
+               [{"level": level, "kind": kind} for level in cat.levels for kind in range(3)], label_reference(cat))
+
+
+def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: Any, y: Any, dt: Any, llo: Any,
+                   lhi: Any, others: Sequence[tuple[Any, Any, Any]], brokers: Sequence[tuple[Any, Any, Any]],
+                   mutations: frozenset[str] = frozenset()) -> tuple[Any, Any, Any]:
+    """The active controller's decision on one ``metadata.version`` update: KIP-778 (``kip``: floor, catalog,
+    downgrade type, every broker, the controller itself, a majority of voters, lossless unless UNSAFE) and
+    Kafka 3.9 / 4.0 (``kafka``: FeatureControlManager.updateFeature; every voter once controller
+    registration exists; no lossy downgrade at all). ``x`` the finalized level, ``y`` the requested one,
+    ``dt`` the DowngradeType code, ``llo`` / ``lhi`` the controller's range, ``others`` (registered, lo, hi)
+    for the other voters, ``brokers`` (registered, lo, hi). Returns (top-level error, the update's error or
+    -1 when the response has no result, the level written or -1). Shared by model/metadata_version.py."""
+    levels = catalog.levels
+
+    def contains(lo: Any, hi: Any) -> Any:
+        return z3.And(lo <= y, y <= hi)
+
+    local = contains(llo, lhi)
+    brokers_ok = z3.And([z3.Implies(p, contains(lo, hi)) for p, lo, hi in brokers] or [z3.BoolVal(True)])
+    if "skip_broker_check" in mutations:
+        brokers_ok = z3.BoolVal(True)
+    known = z3.And(y >= levels[0], y <= levels[-1])
+    lossy = z3.And(y < x, z3.Not(mv_lossless(catalog, x, y)))
+    if "allow_lossy_safe_downgrade" in mutations:
+        lossy = z3.BoolVal(False)
+    unchecked = "allow_downgrade_unchecked" in mutations
+    no_floor = "skip_floor_check" in mutations
+    no_quorum = "skip_quorum_check" in mutations
+    if "peers_advertise_no_features" in mutations:  # KAFKA-13990: no peer seems to support y (DISABLED, 0-0)
+        others = [(h, z3.IntVal(0), z3.IntVal(0)) for h, _lo, _hi in others]
+    chain: list[tuple[Any, int]]
+    if profile == "kip":
+        support = [z3.If(local, 1, 0)] + [z3.If(z3.And(h, contains(lo, hi)), 1, 0) for h, lo, hi in others]
+        majority = z3.BoolVal(True) if no_quorum else z3.Sum(support) > (len(others) + 1) // 2
+        chain = [(z3.And(y < catalog.minimum, not no_floor), INVALID_REQUEST),
+                 (z3.And(z3.Not(known), y >= 1), INVALID_REQUEST),
+                 (y == x, INVALID_REQUEST), (z3.And(y < x, dt == NONE_DT, not unchecked), INVALID_REQUEST),
+                 (z3.And(y > x, dt != NONE_DT), INVALID_REQUEST),
+                 (y < 1, 0),  # a deletion (only reachable without the floor check): no range checks
+                 (z3.Not(brokers_ok), FEATURE_UPDATE_FAILED),
+                 (z3.Not(local), FEATURE_UPDATE_FAILED), (z3.Not(majority), FEATURE_UPDATE_FAILED),
+                 (z3.And(lossy, dt != UNSAFE_DT), UNSAFE_FEATURE_DOWNGRADE)]
+    else:
+        # Kafka 3.9 refuses a level below MINIMUM_BOOTSTRAP_VERSION; 4.0 has no level below MINIMUM_VERSION.
+        floor = catalog.minimum_for("4.0") if release == "4.0" else catalog.bootstrap_floor
+        registration = x >= catalog.controller_registration_level
+        quorum_ok = z3.Or(z3.Not(registration), no_quorum,
+                          z3.And([z3.And(h, contains(lo, hi)) for h, lo, hi in others] or [z3.BoolVal(True)]))
+        bad = z3.Or(y < 0, z3.Not(local), z3.Not(brokers_ok), z3.Not(quorum_ok),
+                    z3.And(y < x, dt == NONE_DT, not unchecked), z3.And(y > x, dt != NONE_DT), z3.Not(known),
+                    z3.And(y < floor, not no_floor), lossy)
+        chain = [(bad, INVALID_UPDATE_VERSION)]
+    err: Any = z3.IntVal(0)
+    for cond, code in reversed(chain):
+        err = z3.If(cond, code, err)
+    if profile == "kafka" and release == "4.0":
+        top, result = err, z3.If(err == 0, 0, -1)  # 4.0: the first error for the whole request
+    else:
+        top, result = z3.IntVal(0), err
+    writes = not dry_run or "dry_run_writes" in mutations
+    written: Any = z3.IntVal(-1)
+    if writes:  # kip writes no record that restates the level; Kafka does
+        written = z3.If(z3.And(err == 0, z3.Or(profile == "kafka", y != x)), z3.If(y < 0, 0, y), -1)
+    return top, result, written
+
+
+def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int) -> Formula:
+    """:func:`mv_update_rule` over named inputs: voter 0 is the controller (``llo`` / ``lhi``); ``has_v<i>``
+    0 means voter i has not registered; every broker is registered."""
+    names = ["x", "y", "dt", "llo", "lhi", *(f"{f}{i}" for i in range(1, voters) for f in ("has_v", "vlo", "vhi")),
+             *(f"{f}{i}" for i in range(brokers) for f in ("blo", "bhi"))]
+
+    def build(v: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        top, result, written = mv_update_rule(
+            catalog, profile, release, dry_run, v["x"], v["y"], v["dt"], v["llo"], v["lhi"],
+            [(v[f"has_v{i}"] == 1, v[f"vlo{i}"], v[f"vhi{i}"]) for i in range(1, voters)],
+            [(z3.BoolVal(True), v[f"blo{i}"], v[f"bhi{i}"]) for i in range(brokers)])
+        return {"top": top, "result": result, "written": written}
+
+    return Formula(names, build)
+
+
+def mv_update_reference(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int
+                        ) -> Callable[[Inputs], Outputs]:
+    def run(x: Inputs) -> Outputs:
+        local = VersionRange(x["llo"], x["lhi"])
+        vs = ((0, local), *((i, VersionRange(x[f"vlo{i}"], x[f"vhi{i}"]) if x[f"has_v{i}"] else None)
+                            for i in range(1, voters)))
+        bs = tuple(BrokerRegistration(voters + i, ((FEATURE_NAME, VersionRange(x[f"blo{i}"], x[f"bhi{i}"])),), False)
+                   for i in range(brokers))
+        ctl = QuorumController(catalog=catalog, node_id=0, local_supported=((FEATURE_NAME, local),), voters=vs,
+                               brokers=bs, finalized=((FEATURE_NAME, x["x"]),), profile=profile,
+                               kafka_release=release)
+        res = ctl.update_features(request(FEATURE_NAME, x["y"], DowngradeType(x["dt"]), dry_run=dry_run))
+        r = res.response
+        return {"top": int(r.error), "result": int(r.results[0].error) if r.results else -1,
+                "written": res.records[-1].feature_level if res.records else -1}
+
+    return run
+
+
+def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int = 1, dry_runs: Sequence[bool] = (
+        False, True), edge_ranges: bool = False) -> Iterable[tuple[str, Formula, Iterable[Inputs],
+                                                                 Callable[[Inputs], Outputs]]]:
+    """Current and requested levels over the catalog (and one beyond each end), every downgrade type,
+    every supported range of the controller, the other voters (or unregistered) and the brokers
+    (``edge_ranges``: only ranges that start at the lowest or end at the highest level)."""
+    cat = CATALOGS[catalog_name]
+    lv = cat.levels
+    ranges = [(lo, hi) for lo in lv for hi in lv if lo <= hi]
+    if edge_ranges:
+        ranges = [(lo, hi) for lo, hi in ranges if lo == lv[0] or hi == lv[-1]]
+    if len(lv) > 6:
+        # The kafka catalog (27 levels): the levels around its floors (3.9, 4.0) and controller registration,
+        # where the rule changes, and both ends (the lossless rule itself is checked on every pair by mv_lossless).
+        floor, reg, m40 = cat.bootstrap_floor, cat.controller_registration_level, cat.minimum_for("4.0")
+        lv = tuple(sorted({lv[0], floor - 1, floor, floor + 1, m40 - 1, m40, reg - 1, reg, reg + 1, lv[-1]}
+                          & set(lv)))
+        ranges = [(cat.minimum, hi) for hi in lv] + [(floor, cat.latest), (m40, cat.latest)]
+    voter_opts = [(0, 1, 1)] + [(1, lo, hi) for lo, hi in ranges]
+    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+        for dry in dry_runs:
+            def domain() -> Iterable[Inputs]:
+                ys = (lv[0] - 1, *lv, lv[-1] + 1)
+                for xv, y, dt, local, *rest in itertools.product(lv, ys, (0, 1, 2), ranges,
+                                                                 *([voter_opts] * (voters - 1)),
+                                                                 *([ranges] * brokers)):
+                    d = {"x": xv, "y": y, "dt": dt, "llo": local[0], "lhi": local[1]}
+                    for i, (h, lo, hi) in enumerate(rest[:voters - 1], start=1):
+                        d.update({f"has_v{i}": h, f"vlo{i}": lo, f"vhi{i}": hi})
+                    for i, (lo, hi) in enumerate(rest[voters - 1:]):
+                        d.update({f"blo{i}": lo, f"bhi{i}": hi})
+                    yield d
+            yield (f"{catalog_name} catalog, {profile} {release}, dry_run={dry}",
+                   mv_update_formula(cat, profile, release, dry, voters, brokers), domain(),
+                   mv_update_reference(cat, profile, release, dry, voters, brokers))
+
+
+MV_LEADER = 7  # the active controller a non-active node knows of, when it knows one
+# What a top-level answer's message names: the request's description, the request, the known leader, another
+# node (or none: "node None"), nothing of these.
+MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST, MV_NAMES_LEADER, MV_NAMES_OTHER_NODE = 1, 2, 3, 4
+
+
+def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The answers ControllerApis.handleUpdateFeatures gives before any feature is looked at (Kafka 3.9; the
+    kip profile takes them too), in Kafka's order: a principal without ALTER on the cluster gets
+    CLUSTER_AUTHORIZATION_FAILED naming the request ("Request <request> is not authorized.": the
+    RequestChannel.Request's description where there is one); a node that is not the active controller gets
+    NOT_CONTROLLER naming the active node when it knows one; under ``kip`` a request naming a feature twice
+    is INVALID_REQUEST (FeatureUpdates is keyed by name). A request that passes them gets one result per
+    feature. The system sends every update authorized to the active controller, one feature at a time, so
+    only this comparison reaches these answers."""
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            auth, desc, active, known, dup = (x[n] for n in ("auth", "desc", "active", "known", "dup"))
+            duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
+            errors = mv_api.Errors
+            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
+                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
+                              z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE))))
+            names = z3.If(auth == 0, z3.If(desc == 1, MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST),
+                          z3.If(z3.And(active == 0, known == 1), MV_NAMES_LEADER, 0))
+            return {"top": top, "names": names, "results": z3.If(top == int(errors.NONE), 1 + dup, 0)}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        cat = CATALOGS["example"]
+        level = cat.levels[-1]
+
+        def run(x: Inputs) -> Outputs:
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, VersionRange(
+                cat.minimum, level)),), voters=((0, VersionRange(cat.minimum, level)),),
+                finalized=((FEATURE_NAME, level),), profile=profile, is_active=bool(x["active"]),
+                active_controller_id=MV_LEADER if x["known"] else None)
+            update = mv_api.FeatureUpdate(FEATURE_NAME, level, DowngradeType.NONE)  # a no-op: accepted once checked
+            req = mv_api.UpdateFeaturesRequest((update, update) if x["dup"] else (update,))
+            description = "RequestHeader(clientId=admin-1)" if x["desc"] else None
+            r = ctl.update_features(req, principal_can_alter=bool(x["auth"]), request_description=description).response
+            msg = r.message or ""
+            names = (MV_NAMES_DESCRIPTION if description is not None and description in msg else
+                     MV_NAMES_REQUEST if str(req) in msg else
+                     MV_NAMES_LEADER if f"node {MV_LEADER}" in msg else
+                     MV_NAMES_OTHER_NODE if "node" in msg else 0)
+            return {"top": int(r.error), "names": names, "results": len(r.results)}
+        return run
+
+    names = ["auth", "desc", "active", "known", "dup"]
+    for profile in ("kip", "kafka"):
+        # Kafka's FeatureUpdateKeyCollection may hold a feature twice; what its controller then does is not
+        # Kafka's documented behaviour, so kafka is compared on single-feature requests only.
+        dups = (0, 1) if profile == "kip" else (0,)
+        domain = [dict(zip(names, (*v, d), strict=True)) for v in itertools.product((0, 1), repeat=4) for d in dups]
+        yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``kafka-storage format --metadata-version N`` (KIP-778 "New kafka-storage argument"): the level a new
+    cluster bootstraps at, or a refusal. kip: a level of the catalog at or above its minimum. kafka (Kafka's
+    Formatter, 3.9 and 4.0): a level the release knows (fromFeatureLevel: from its minimum), production
+    unless unstable feature versions are enabled, and not below MINIMUM_BOOTSTRAP_VERSION. The levels,
+    minimums and production bounds are the catalog's data (tests/kafka checks them against
+    MetadataVersionTest); this compares the decision built on them, which no config reaches (every config
+    starts formatted)."""
+    def build(cat: Any, profile: str, release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            level, unstable = x["level"], x["unstable"]
+            known = z3.And(cat.minimum <= level, level <= cat.latest)
+            if profile == "kip":
+                ok = known
+            else:
+                ok = z3.And(known, level >= cat.minimum_for(release),
+                            z3.Or(unstable == 1, level <= cat.latest_production_for(release)),
+                            level >= cat.bootstrap_floor)
+            return {"accepted": z3.If(ok, 1, 0), "level": z3.If(ok, level, DONT_CARE)}
+        return outputs
+
+    def reference(cat: Any, profile: str, release: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            # --metadata-version as the operator types it (the level's name; an unknown one for a level the
+            # catalog lacks) or as a number.
+            given: str | int = x["level"]
+            if x["text"]:
+                given = cat.label(x["level"]) if x["level"] in cat.levels else "9.9-IV9"
+            try:
+                meta = format_storage("cluster", cat, cat.latest, given, profile, kafka_release=release,
+                                      unstable_feature_versions_enabled=bool(x["unstable"]))
+            except ValueError:
+                return {"accepted": 0, "level": DONT_CARE}
+            return {"accepted": 1, "level": meta.metadata_version}
+        return run
+
+    for name, cat in CATALOGS.items():
+        domain = [{"level": lvl, "unstable": u, "text": t}
+                  for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1) for t in (0, 1)]
+        for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+            label = f"{name} catalog, {profile}" + (f", kafka {release}" if profile == "kafka" else "")
+            yield (label, Formula(["level", "unstable", "text"], build(cat, profile, release)), domain,
+                   reference(cat, profile, release))
+
+
+MV_UNSET = 0  # meta.properties without a metadata.version (a pre-KIP-778 "preview" cluster)
+LOG_EMPTY_UNSAID, LOG_EMPTY, LOG_NOT_EMPTY = 0, 1, 2  # log_is_empty: None, True, False
+
+
+def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KIP-778 "Initialization" as Kafka's ActivationRecordsGenerator and QuorumController do it: an empty log
+    gets a bootstrap FeatureLevelRecord at meta.properties' level (the catalog's minimum for a preview
+    cluster without one) and the controller runs at it; a log that already holds FeatureLevelRecords gets
+    nothing and runs at the last; a non-empty log without one gets nothing and runs at the minimum
+    (MINIMUM_KRAFT_VERSION, "treats the log as version 3.0-IV1"); saying a log with records is empty is an
+    error. Every config starts from an empty log, so only this reaches the other cases."""
+    def build(cat: Any) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            meta, n, last, empty = x["meta"], x["records"], x["last"], x["empty"]
+            error = z3.And(empty == LOG_EMPTY, n > 0)
+            writes = z3.And(n == 0, empty != LOG_NOT_EMPTY)
+            boot = z3.If(meta == MV_UNSET, cat.minimum, meta)
+            level = z3.If(writes, boot, z3.If(n > 0, last, cat.minimum))
+            return {"error": z3.If(error, 1, 0),
+                    "bootstrap_record": z3.If(error, DONT_CARE, z3.If(writes, boot, -1)),
+                    "level": z3.If(error, DONT_CARE, level)}
+        return outputs
+
+    def reference(cat: Any) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            meta = MetaProperties("cluster", None if x["meta"] == MV_UNSET else x["meta"])
+            levels = tuple([cat.minimum] * (x["records"] - 1) + [x["last"]]) if x["records"] else ()
+            empty = {LOG_EMPTY_UNSAID: None, LOG_EMPTY: True, LOG_NOT_EMPTY: False}[x["empty"]]
+            try:
+                record = bootstrap_metadata_version(meta, cat, levels, log_is_empty=empty)
+                level = activation_metadata_version(meta, cat, levels, log_is_empty=empty)
+            except ValueError:
+                return {"error": 1, "bootstrap_record": DONT_CARE, "level": DONT_CARE}
+            return {"error": 0, "bootstrap_record": -1 if record is None else record.feature_level, "level": level}
+        return run
+
+    for name, cat in CATALOGS.items():
+        levels = [lvl for lvl in cat.levels if lvl <= cat.minimum + 4]
+        domain = [{"meta": m, "records": n, "last": last, "empty": e}
+                  for m in (MV_UNSET, *levels) for n in (0, 1, 2) for last in (levels if n else levels[:1])
+                  for e in (LOG_EMPTY_UNSAID, LOG_EMPTY, LOG_NOT_EMPTY)]
+        yield f"{name} catalog", Formula(["meta", "records", "last", "empty"], build(cat)), domain, reference(cat)

@@ -1,0 +1,499 @@
+"""Kafka Streams decision rules (KIP-268 version probing): the leader's ``assign()`` and its task deal, a member's
+``onAssignment()``, and the ``SubscriptionInfo`` / ``AssignmentInfo`` wire formats (round trips and damaged bytes);
+reference_impl/streams_probing/api.py is the reference."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import z3
+
+from reference_impl.streams_probing.api import IllegalStateException, SubscriptionInfo, TaskAssignmentException
+from reference_impl.streams_probing.api import assign as ref_assign
+from reference_impl.streams_probing.releases import RELEASES
+
+from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
+
+# --------------------------------------------------------------------------- Kafka Streams assign()
+
+PROBEABLE = 3
+UNKNOWN = -1
+ASSIGN_MUTATIONS = ("", "leader_fails_on_future", "assign_at_leader_version", "no_leader_follow_up",
+                    "leader_supported_is_used", "commonly_supported_is_max")
+LEADER_FAILS, ASSIGNED, ERROR_ASSIGNMENT = 1, 0, 2
+
+
+def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: int) -> Formula:
+    """KIP-268 "Detailed upgrade protocol" / "Future upgrades" and today's assignor (``kafka``)."""
+    names = [f"{f}{i}" for i in range(n) for f in ("v", "lat")]
+
+    def build(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        L, kip, probing = leader_latest, profile == "kip", leader_latest >= PROBEABLE
+        v = [x[f"v{i}"] for i in range(n)]
+        sup = [z3.If(v[i] >= PROBEABLE, x[f"lat{i}"], UNKNOWN) for i in range(n)]
+        future = [v[i] > L for i in range(n)]
+        any_future = z3.Or(future)
+
+        def fold(xs: list[Any], start: int, better: Callable[[Any, Any], Any]) -> Any:
+            acc: Any = z3.IntVal(start)
+            for e in xs:
+                acc = z3.If(better(e, acc), e, acc)
+            return acc
+
+        min_received = fold(v, L, lambda a, b: a < b)
+        if mutation == "commonly_supported_is_max" and L >= 4:  # a 2.0 leader has no such field (see assign)
+            min_supported = fold(sup, L, lambda a, b: a > b)
+        else:
+            min_supported = fold(sup, L, lambda a, b: a < b)
+        # A pre-2.0 leader cannot decode a newer subscription; a probing leader fails when it meets a future
+        # and a pre-2.0 subscription at once (kafka leaders speaking 4+ send an error assignment instead).
+        incompatible = z3.And(any_future, min_received < PROBEABLE)
+        fails = z3.Or(z3.And(not probing, any_future), z3.And(mutation == "leader_fails_on_future", any_future),
+                      z3.And(incompatible, not (profile == "kafka" and L >= 4)))
+        error = z3.And(z3.Not(fails), incompatible)
+        used = z3.IntVal(L) if mutation == "assign_at_leader_version" else min_received
+        out: dict[str, Any] = {}
+        if kip or not probing:
+            supported = z3.If(used >= PROBEABLE, used if mutation == "leader_supported_is_used" else L, UNKNOWN)
+            for i in range(n):
+                out[f"version{i}"] = z3.If(future[i], L, used)
+                out[f"supported{i}"] = z3.If(future[i], L, supported)
+            follow = z3.And(probing, z3.Not(any_future), L > used, mutation != "no_leader_follow_up",
+                            *(z3.And(sup[i] != UNKNOWN, sup[i] > used) for i in range(n)))
+        else:
+            for i in range(n):
+                out[f"version{i}"] = used
+                out[f"supported{i}"] = z3.If(used >= PROBEABLE, min_supported, UNKNOWN)
+            follow = any_future
+        for i in range(n):
+            out[f"version{i}"] = z3.If(error, L, out[f"version{i}"])
+            out[f"supported{i}"] = z3.If(error, L, out[f"supported{i}"])
+            out[f"error{i}"] = z3.If(error, 3, 0)
+        return {"outcome": z3.If(fails, LEADER_FAILS, z3.If(error, ERROR_ASSIGNMENT, ASSIGNED)),
+                "used": z3.If(error, L, used), "follow_up": z3.And(z3.Not(error), follow),
+                "version_probing": any_future, **out}
+
+    return Formula(names, build)
+
+
+def streams_assign_reference(leader: Any, profile: str, mutation: str, n: int) -> Callable[[Inputs], Outputs]:
+    muts = frozenset({mutation} - {""})
+
+    def run(x: Inputs) -> Outputs:
+        subs = {str(i): SubscriptionInfo.of(x[f"v{i}"], x[f"lat{i}"]) for i in range(n)}
+        try:
+            g = ref_assign(leader, profile, subs, mutations=muts)
+        except (TaskAssignmentException, IllegalStateException):
+            out = {"outcome": LEADER_FAILS, "used": DONT_CARE, "follow_up": DONT_CARE, "version_probing": DONT_CARE}
+            for i in range(n):
+                out.update({f"version{i}": DONT_CARE, f"supported{i}": DONT_CARE, f"error{i}": DONT_CARE})
+            return out
+        error = any(int(a.error) for a in g.assignments.values())
+        out = {"outcome": ERROR_ASSIGNMENT if error else ASSIGNED, "used": g.used_version,
+               "follow_up": int(g.follow_up_rebalance), "version_probing": int(g.version_probing)}
+        for i in range(n):
+            a = g.assignments[str(i)]
+            out.update({f"version{i}": a.version, f"supported{i}": a.latest_supported, f"error{i}": int(a.error)})
+        return out
+
+    return run
+
+
+def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN_MUTATIONS
+                         ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every leader release x profile x mutation x member count; members range over every release's
+    latest version and every version it can send."""
+    latests = sorted({r.latest_supported for r in RELEASES})
+    member = [(v, lat) for lat in latests for v in range(1, lat + 1)]
+    for leader in RELEASES:
+        for profile in ("kip", "kafka"):
+            if leader.name == "3.9" and profile == "kip":
+                continue  # release 3.9 exists in the kafka profile only
+            for mutation in mutations:
+                for n in range(1, max_members + 1):
+                    domain = ({k: val for i, (v, lat) in enumerate(combo)
+                               for k, val in ((f"v{i}", v), (f"lat{i}", lat))}
+                              for combo in itertools.product(member, repeat=n))
+                    case = f"leader {leader.name}, {profile}, mutation {mutation or '-'}, {n} members"
+                    yield (case, streams_assign_formula(leader.latest_supported, profile, mutation, n), domain,
+                           streams_assign_reference(leader, profile, mutation, n))
+
+
+STREAMS_TASKS = 3  # up to this many tasks to deal
+
+
+def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The tasks and consumer-level partitions of the leader's assignment (no config deals tasks: the system's
+    members carry versions only): ``k`` tasks dealt round robin over the members in id order (the model's
+    stand-in for Kafka's task assignor: member ``i`` gets the sorted tasks ``i, i + n, ...``), and with
+    ``partitions_for_task`` each assignment lists the partitions of its active tasks, in task order, as Kafka's
+    assign() builds ``Assignment.partitions()``. Every profile's leader (kafka-2.0 included), members all at the
+    leader's version."""
+    from reference_impl.streams_probing import api as s_api
+
+    def build(n: int, per_task: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            k = x["k"]
+            out: dict[str, Any] = {}
+            for i in range(n):
+                dealt = [k > j for j in range(i, STREAMS_TASKS, n)]
+                out[f"active{i}"] = z3.Sum([z3.If(d, 1, 0) for d in dealt]) if dealt else 0
+                out[f"parts{i}"] = z3.Sum([z3.If(d, per_task, 0) for d in dealt]) if dealt else 0
+                out[f"dealt{i}"] = 1  # the sorted tasks i, i + n, ...
+                out[f"ordered{i}"] = 1  # their partitions, task by task
+            return out
+        return outputs
+
+    def reference(leader: Any, profile: str, n: int, per_task: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            tasks = [s_api.TaskId(0, j) for j in range(x["k"])][::-1]  # handed over unsorted
+            parts = {t: [s_api.TopicPartition(f"t{t.partition}", q) for q in range(per_task)] for t in tasks}
+            subs = {f"m{i}": SubscriptionInfo.of(leader.latest_supported, leader.latest_supported)
+                    for i in range(n)}
+            g = ref_assign(leader, profile, subs, tasks, partitions_for_task=parts)
+            out: dict[str, int] = {}
+            ordered_tasks = sorted(tasks)
+            for i in range(n):
+                a = g.assignments[f"m{i}"]
+                out[f"active{i}"] = len(a.active_tasks)
+                out[f"parts{i}"] = len(a.partitions)
+                out[f"dealt{i}"] = int(list(a.active_tasks) == ordered_tasks[i::n])
+                out[f"ordered{i}"] = int(list(a.partitions) == [p for t in a.active_tasks for p in parts[t]])
+            return out
+        return run
+
+    for leader in RELEASES:
+        for profile in ("kip", "kafka", "kafka-2.0"):
+            if leader.name == "3.9" and profile != "kafka":
+                continue  # release 3.9 exists in the kafka profile only
+            for n in (1, 2):
+                for per_task in (1, 2):
+                    yield (f"leader {leader.name}, {profile}, {n} members, {per_task} partitions a task",
+                           Formula(["k"], build(n, per_task)), [{"k": k} for k in range(STREAMS_TASKS + 1)],
+                           reference(leader, profile, n, per_task))
+
+
+# --------------------------------------------------------------------------- Kafka Streams onAssignment()
+
+# The member step a reply leads to (the transition system's action names), as an output code.
+ON_ASSIGNMENT_STEPS = ("OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "AssignmentFailure", "ErrorShutdown",
+                       "LeaderFollowUpRebalance")
+_STEP_OF_OUTCOME = {"NONE": 0, "PROBE_DOWNGRADE": 1, "ADOPT_SUPPORTED": 2}
+
+
+def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """A member's ``on_assignment`` on every reply it could be handed: per member release and profile, every
+    used version it can send, every received version (one past the newest release's too), every supported version
+    (UNKNOWN included) and every error code (and one no ``AssignorError`` names, which today's member refuses with
+    "Hit an unrecognized exception during rebalance"). The Z3 side is the transition relation's own chain
+    (``model.streams_probing.on_assignment_outcomes``) folded into terms: the rule reaches the branches no config's
+    states reach (an assignment above the version sent, a supported version above the member's own, an error code
+    the leader of a config never sends)."""
+    # model.streams_probing imports this module (gate_differential): import it when the cases are asked for.
+    from model.streams_probing import FAILURES, on_assignment_outcomes, parse_failure
+    from reference_impl.streams_probing.api import AssignmentInfo, AssignorError, MemberOutcome, on_assignment
+
+    top = max(r.latest_supported for r in RELEASES) + 1
+    names = ("used", "received", "supported", "err")
+
+    def build(rel: Any, profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            def fail(kind: int, a: Any = 0, b: Any = 0) -> dict[str, Any]:
+                return {"used": DONT_CARE, "rejoin": 0, "kind": kind, "a": a, "b": b}
+
+            def done(new_used: Any, rebalance: Any) -> dict[str, Any]:
+                return {"used": new_used, "rejoin": z3.If(rebalance, 1, 0), "kind": 0, "a": 0, "b": 0}
+
+            trigger = z3.BoolVal(False)  # the leader's follow-up trigger is the system's, not the member's
+            none = [("OnAssignment", True, done(x["used"], False))]
+            chain = on_assignment_outcomes(profile, frozenset(), rel, x["received"], x["supported"], x["err"],
+                                           x["used"], none, trigger, fail, done)
+            out: dict[str, Any] = {k: z3.IntVal(DONT_CARE) for k in ("step", "used", "rejoin", "kind", "a", "b")}
+            for cond, outcomes in reversed(chain):
+                picked = {k: z3.IntVal(DONT_CARE) for k in out}
+                for name, sub, eff in reversed(outcomes):
+                    values = {**{k: z3.IntVal(v) if isinstance(v, int) else v for k, v in eff.items()},
+                              "step": z3.IntVal(ON_ASSIGNMENT_STEPS.index(name))}
+                    picked = {k: z3.If(sub, values[k], picked[k]) for k in out}
+                out = {k: z3.If(cond, picked[k], out[k]) for k in out}
+            return out
+        return outputs
+
+    def reference(rel: Any, profile: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            info = AssignmentInfo(x["received"], x["supported"], error=x["err"])  # an unknown code stays an int
+            try:
+                upd = on_assignment(rel, profile, x["used"], info)
+            except (TaskAssignmentException, IllegalStateException) as exc:
+                kind, a, b = parse_failure(f"member: {exc}")
+                return {"step": ON_ASSIGNMENT_STEPS.index("AssignmentFailure"), "used": DONT_CARE, "rejoin": 0,
+                        "kind": kind, "a": a, "b": b}
+            if upd.outcome is MemberOutcome.ERROR_SHUTDOWN:
+                return {"step": ON_ASSIGNMENT_STEPS.index("ErrorShutdown"), "used": DONT_CARE, "rejoin": 0,
+                        "kind": 8, "a": int(upd.error), "b": 0}
+            return {"step": _STEP_OF_OUTCOME[upd.outcome.name], "used": upd.used_version, "rejoin": int(upd.rebalance),
+                    "kind": 0, "a": 0, "b": 0}
+        return run
+
+    assert 5 in FAILURES and 8 in FAILURES  # the failure kinds the reference side maps to
+    for rel in RELEASES:
+        for profile in ("kip", "kafka", "kafka-2.0"):
+            if rel.name == "3.9" and profile != "kafka":
+                continue  # release 3.9 exists in the kafka profile only
+            domain = ({"used": u, "received": r, "supported": s, "err": e}
+                      for u in range(1, rel.latest_supported + 1) for r in range(1, top + 1)
+                      for s in (UNKNOWN, *range(1, top + 1)) for e in range(len(AssignorError) + 1))  # + unknown
+            yield (f"member {rel.name}, {profile}", Formula(names, build(rel, profile)), domain,
+                   reference(rel, profile))
+
+
+# --------------------------------------------------------------------------- Kafka Streams wire formats
+
+# The layouts Kafka's SubscriptionInfo / AssignmentInfo had up to 2.1 (versions 1 to 4); later versions pass the
+# system's fields without bytes (reference_impl/streams_probing/system.py).
+CODEC_LAYOUTS = 4
+_PIDS = (0, 1, (1 << 64) + 5)  # process ids as UUID ints: zero, low half only, both halves
+_TASKS = ((0, 0), (1, 2), (2, 1))
+_ENDPOINT = "host:9092"
+
+
+def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What a release's ``encode()`` writes its own ``decode()`` reads back (SubscriptionInfoTest and
+    AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
+    supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
+    release speaks is refused. The system carries only the version, the supported version and the error code
+    between members; a field written at the wrong offset (the process id, the task sets, the endpoint, the
+    partitions) is seen here, not only by tests/kafka."""
+    from reference_impl.streams_probing import api as s_api
+
+    def tasks(n: int) -> list[Any]:
+        return [s_api.TaskId(*t) for t in _TASKS[:n]]
+
+    def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
+                    "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "pid": x["pid"], "prev": x["prev"],
+                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0)}
+        return build
+
+    def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[x["pid"]]), tasks(x["prev"]),
+                                                 tasks(x["standby"])[::-1], _ENDPOINT if x["endpoint"] else None)
+                got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
+            except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
+                return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint"),
+                                                    DONT_CARE)}
+            pid = got.process_id.int if got.process_id is not None else None
+            return {"error": 0, "version": got.version, "supported": got.latest_supported,
+                    "pid": _PIDS.index(pid) if pid in _PIDS else CODEC_ERROR,
+                    "prev": len(got.prev_tasks) if set(got.prev_tasks) == set(tasks(len(got.prev_tasks)))
+                    else CODEC_ERROR,
+                    "standby": len(got.standby_tasks) if set(got.standby_tasks) == set(tasks(len(got.standby_tasks)))
+                    else CODEC_ERROR,
+                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR)}
+        return run
+
+    def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
+                    "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "active": x["active"],
+                    "standby": x["standby"], "hosts": z3.If(v >= 2, x["hosts"], 0),
+                    "code": z3.If(v >= 4, x["code"], 0)}
+        return build
+
+    partitions = [s_api.TopicPartition("t", 0), s_api.TopicPartition("t", 1)]
+
+    def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.AssignmentInfo.of(
+                    x["v"], latest, tasks(x["active"]), [(t, partitions[:1]) for t in tasks(x["standby"])],
+                    [(s_api.HostInfo("host", 9092 + i), partitions[i:]) for i in range(x["hosts"])],
+                    error=s_api.AssignorError(x["code"]))
+                got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
+            except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
+                return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code"),
+                                                    DONT_CARE)}
+            hosts = [(h.host, h.port) for h, _ in got.partitions_by_host]
+            return {"error": 0, "version": got.version, "supported": got.latest_supported,
+                    "active": len(got.active_tasks) if list(got.active_tasks) == tasks(len(got.active_tasks))
+                    else CODEC_ERROR,
+                    "standby": len(got.standby_tasks) if [t for t, _ in got.standby_tasks] == tasks(
+                        len(got.standby_tasks)) else CODEC_ERROR,
+                    "hosts": len(hosts) if sorted(hosts) == [("host", 9092 + i) for i in range(len(hosts))]
+                    else CODEC_ERROR,
+                    "code": int(got.error)}
+        return run
+
+    for rel in RELEASES:
+        top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
+        yield (f"SubscriptionInfo, release {rel.name}",
+               Formula(["v", "pid", "prev", "standby", "endpoint"], sub_formula(rel.latest_supported)),
+               [dict(zip(("v", "pid", "prev", "standby", "endpoint"), c, strict=True)) for c in itertools.product(
+                   range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1))],
+               sub_reference(rel.latest_supported))
+        yield (f"AssignmentInfo, release {rel.name}",
+               Formula(["v", "active", "standby", "hosts", "code"], asg_formula(rel.latest_supported)),
+               [dict(zip(("v", "active", "standby", "hosts", "code"), c, strict=True)) for c in itertools.product(
+                   range(1, top + 1), range(3), range(2), range(2), (0, 3))],
+               asg_reference(rel.latest_supported))
+
+
+# What a release's decode() makes of bytes that are no encoding it wrote. Outcomes (``outcome``):
+DECODED, PROBED = 0, 1  # every field of the version read; only the version and the supported version (probing)
+SUB_UNKNOWN_VERSION, UNDERFLOW, NEGATIVE_ARRAY, NO_LAYOUT = 2, 3, 4, 5  # SubscriptionInfo.decode's refusals
+ASG_UNKNOWN_VERSION, ASG_UNDECODABLE_VERSION, ASG_FAILED, ASG_CAPACITY = 6, 7, 8, 9  # AssignmentInfo.decode's
+DAMAGE_WORDS = (-1, 0, 1, 2, 3, 4, 5, 12)  # the version word written: unknown below, each layout, unknown above
+_SUB_PAYLOAD = {1: 32, 2: 37, 3: 41, 4: 41}  # bytes after the version word (one prev task, endpoint "h")
+_ASG_PAYLOAD = {1: 16, 2: 38, 3: 42, 4: 46}  # (one active task, host "h" with partition t-0)
+
+
+def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``SubscriptionInfo.decode`` and ``AssignmentInfo.decode`` of each release on damaged bytes: a version word
+    it does not know (below 1, above what it speaks, above the model's layouts), a buffer cut inside the version
+    word or anywhere in the fields the version carries, bytes after the last field (ignored, as Kafka does), a
+    negative array length (the endpoint's byte count; the active task count) and, for an assignment, malformed
+    modified UTF-8 in a host name. Which exception, with the message naming the version where Kafka's does; the
+    version and supported version read. The system only ever sends encodings a release wrote, so these refusals
+    are reached here and in tests/kafka, nowhere else (the coverage map's never-run streams api.py lines)."""
+    from reference_impl.streams_probing import api as s_api
+    from reference_impl.streams_probing import jvm
+
+    layouts = {w: w if 1 <= w <= CODEC_LAYOUTS else CODEC_LAYOUTS for w in DAMAGE_WORDS}  # unknown: the v4 fields
+
+    def sub_payload(w: int, damage: int) -> bytes:
+        info = s_api.SubscriptionInfo.of(layouts[w], CODEC_LAYOUTS, uuid.UUID(int=_PIDS[2]), [s_api.TaskId(0, 0)],
+                                         [], "h")
+        body = s_api.encode_subscription(info, CODEC_LAYOUTS)[4:]
+        # damage 1: the endpoint's byte count -1 (new byte[-1]); the layouts from 2 on end with it and "h".
+        return body[:-5] + struct.pack(">i", -1) if damage == 1 and layouts[w] >= 2 else body
+
+    def asg_payload(w: int, damage: int) -> bytes:
+        info = s_api.AssignmentInfo.of(layouts[w], CODEC_LAYOUTS, [s_api.TaskId(0, 0)], [],
+                                       [(s_api.HostInfo("h", 1), [s_api.TopicPartition("t", 0)])])
+        body = s_api.encode_assignment(info, CODEC_LAYOUTS)[4:]
+        at = 4 if layouts[w] >= 3 else 0  # the active task count follows the supported version from 3 on
+        if damage == 1:
+            return body[:at] + struct.pack(">i", -1) + body[at + 4:]
+        if damage == 2 and layouts[w] >= 2:  # the host name "h" (after its 2-byte length) made a lone 0xFF
+            host = body.index(jvm.write_utf("h"))
+            return body[:host + 2] + b"\xff" + body[host + 3:]
+        return body
+
+    def cut(payload: bytes, keep: int) -> bytes | None:
+        """``keep``: -1 cuts the version word itself; from 0, payload bytes kept; past the payload, 3 extra bytes."""
+        return None if keep > len(payload) + 3 else payload[:keep] if keep <= len(payload) else payload + b"xyz"
+
+    def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            w, keep, damage = x["w"], x["keep"], x["damage"]
+            full = z3.If(w == 1, _SUB_PAYLOAD[1], z3.If(w == 2, _SUB_PAYLOAD[2], _SUB_PAYLOAD[3]))
+            full = z3.If(z3.And(damage == 1, w >= 2), full - 1, full)
+            known = z3.And(w >= 1, w <= latest)
+            read = z3.If(keep < full, UNDERFLOW, z3.If(z3.And(damage == 1, w >= 2), NEGATIVE_ARRAY, DECODED))
+            if latest < PROBEABLE:  # before 2.0 an unknown version is fatal
+                outcome = z3.If(keep < 0, UNDERFLOW, z3.If(z3.Not(known), SUB_UNKNOWN_VERSION, read))
+            else:  # a probing release reads an unknown version's supported version and nothing else
+                outcome = z3.If(keep < 0, UNDERFLOW, z3.If(z3.Not(known), z3.If(keep < 4, UNDERFLOW, PROBED),
+                                                           z3.If(w > CODEC_LAYOUTS, NO_LAYOUT, read)))
+            ok = z3.Or(outcome == DECODED, outcome == PROBED)
+            return {"outcome": outcome, "version": z3.If(ok, w, DONT_CARE),
+                    "supported": z3.If(ok, z3.If(z3.Or(outcome == PROBED, w >= PROBEABLE), CODEC_LAYOUTS, UNKNOWN),
+                                       DONT_CARE)}
+        return build
+
+    def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            w, keep = x["w"], x["keep"]
+            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(sub_payload(w, x["damage"]),
+                                                                                       keep)  # type: ignore[operator]
+            failed = {"version": DONT_CARE, "supported": DONT_CARE}
+            try:
+                got = s_api.decode_subscription(data, latest)
+            except jvm.BufferUnderflowException:
+                return {"outcome": UNDERFLOW, **failed}
+            except jvm.NegativeArraySizeException as exc:
+                return {"outcome": NEGATIVE_ARRAY if str(exc) == "-1" else CODEC_ERROR, **failed}
+            except s_api.TaskAssignmentException as exc:
+                msg = str(exc)
+                if not msg.startswith(f"unable to decode subscription data: version={w}"):
+                    return {"outcome": CODEC_ERROR, **failed}
+                return {"outcome": NO_LAYOUT if "has no encoding" in msg else SUB_UNKNOWN_VERSION, **failed}
+            probed = got.process_id is None and not 1 <= w <= latest
+            return {"outcome": PROBED if probed else DECODED, "version": got.version,
+                    "supported": got.latest_supported}
+        return run
+
+    def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            w, keep, damage = x["w"], x["keep"], x["damage"]
+            full = z3.If(w == 1, _ASG_PAYLOAD[1], z3.If(w == 2, _ASG_PAYLOAD[2],
+                                                        z3.If(w == 3, _ASG_PAYLOAD[3], _ASG_PAYLOAD[4])))
+            if latest < PROBEABLE:
+                unknown: Any = ASG_UNKNOWN_VERSION
+                known = z3.And(w >= 1, w <= latest)
+            else:
+                unknown, known = ASG_UNDECODABLE_VERSION, z3.And(w >= 1, w <= min(latest, CODEC_LAYOUTS))
+            # Fields are read in order: a negative active count fails before a cut past it is noticed, a
+            # malformed host name (versions 2 and later) before a cut past the host.
+            capacity_at = z3.If(w >= PROBEABLE, 8, 4)
+            # The bytes read up to the host name's end: (the supported version,) one active task, no standbys, one
+            # host, the name's 2-byte length and "h".
+            host_end = z3.If(w >= PROBEABLE, 27, 23)
+            read = z3.If(z3.And(damage == 1, keep >= capacity_at), ASG_CAPACITY,
+                         z3.If(z3.And(damage == 2, w >= 2, keep >= host_end), ASG_FAILED,
+                               z3.If(keep < full, ASG_FAILED, DECODED)))
+            outcome = z3.If(keep < 0, ASG_FAILED, z3.If(z3.Not(known), unknown, read))
+            ok = outcome == DECODED
+            return {"outcome": outcome, "version": z3.If(ok, w, DONT_CARE),
+                    "supported": z3.If(ok, z3.If(w >= PROBEABLE, CODEC_LAYOUTS, UNKNOWN), DONT_CARE)}
+        return build
+
+    def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            w, keep = x["w"], x["keep"]
+            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(asg_payload(w, x["damage"]),
+                                                                                       keep)  # type: ignore[operator]
+            failed = {"version": DONT_CARE, "supported": DONT_CARE}
+            try:
+                got = s_api.decode_assignment(data, latest)
+            except jvm.IllegalArgumentException as exc:
+                return {"outcome": ASG_CAPACITY if str(exc) == "Illegal Capacity: -1" else CODEC_ERROR, **failed}
+            except s_api.TaskAssignmentException as exc:
+                msg = str(exc)
+                if msg == "Failed to decode AssignmentInfo" and isinstance(exc.__cause__, jvm.IOException):
+                    return {"outcome": ASG_FAILED, **failed}
+                if msg == f"Unknown assignment data version: {w}":
+                    return {"outcome": ASG_UNKNOWN_VERSION, **failed}
+                if msg == f"Unable to decode assignment data: used version: {w}; latest supported version: {latest}":
+                    return {"outcome": ASG_UNDECODABLE_VERSION, **failed}
+                return {"outcome": CODEC_ERROR, **failed}
+            return {"outcome": DECODED, "version": got.version, "supported": got.latest_supported}
+        return run
+
+    def domain(payload: Callable[[int, int], bytes], damages: Sequence[int]) -> list[Inputs]:
+        out = []
+        for w in DAMAGE_WORDS:
+            for damage in damages:
+                n = len(payload(w, damage))
+                for keep in sorted({-1, 0, 2, 4, 7, 12, 20, 28, 29, 32, 33, n - 1, n, n + 3}):
+                    if keep <= n + 3 and (damage == 0 or keep >= n - 1):
+                        out.append({"w": w, "keep": keep, "damage": damage})
+        return out
+
+    for rel in RELEASES:
+        latest = rel.latest_supported
+        yield (f"SubscriptionInfo.decode of damaged bytes, release {rel.name}",
+               Formula(["w", "keep", "damage"], sub_formula(latest)), domain(sub_payload, (0, 1)),
+               sub_reference(latest))
+        yield (f"AssignmentInfo.decode of damaged bytes, release {rel.name}",
+               Formula(["w", "keep", "damage"], asg_formula(latest)), domain(asg_payload, (0, 1, 2)),
+               asg_reference(latest))

@@ -1,0 +1,322 @@
+"""KIP-866 (ZooKeeper to KRaft migration) decision rules: the migration's triggers, the KRaftMigrationDriver
+helpers and ActivationRecordsGenerator.generate; reference_impl/zk_migration/api.py is the reference."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import z3
+
+from reference_impl.zk_migration import api as zk_api
+
+from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
+
+# --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
+
+ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
+# metadata.version levels: 3.4-IV0 (isMigrationSupported), 3.6-IV1 (isMetadataTransactionSupported).
+ZK_MIGRATION_LEVEL, ZK_TRANSACTION_LEVEL = 8, 13
+# KRaftMigrationDriver states by code: UNINITIALIZED 0, INACTIVE 1, WAIT_FOR_CONTROLLER_QUORUM 2,
+# WAIT_FOR_BROKERS 3, BECOME_CONTROLLER 4, ZK_MIGRATION 5, SYNC_KRAFT_TO_ZK 6, KRAFT_CONTROLLER_TO_BROKER_COMM 7,
+# DUAL_WRITE 8.
+DRIVER_EDGES = ((0, 1), (8, 1), (1, 2), (2, 1), (2, 4), (2, 3), (3, 1), (3, 4), (4, 1), (4, 5), (4, 6), (5, 1),
+                (5, 6), (6, 1), (6, 7), (7, 1), (7, 8))
+
+
+def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The migration's triggers in reference_impl/zk_migration/api.py: what a newly active controller does
+    with the persisted state (ActivationRecordsGenerator; KIP-866 "wrong settings"), what the first
+    controller of an empty log bootstraps, whether a ZK broker's registration is accepted, the take-over of
+    /controller_epoch, and the driver's valid state changes; per profile."""
+    act_inputs = ("state", "enabled", "all_voters_disabled", "txn", "level")
+    # The quorum's default level (3.6-IV1) first, then the levels where Kafka's rules change: 3.4-IV0 (the
+    # migration), 3.6-IV1 (transactions), 3.0-IV1 (no metadata.version record).
+    act_levels = (13, 21, 12, 8, 7, 4, 1)
+    for profile in ("kip", "kafka"):
+        def act_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
+            st, enabled, all_off, txn = x["state"], x["enabled"] == 1, x["all_voters_disabled"] == 1, x["txn"] == 1
+            if profile == "kafka":
+                # recordsForNonEmptyLog throws for a transaction it cannot abort, for migration enabled below
+                # 3.4-IV0 or on a NONE log; below 3.4-IV0 the state is not looked at.
+                migration_mv = x["level"] >= ZK_MIGRATION_LEVEL
+                resign = z3.Or(z3.And(txn, x["level"] < ZK_TRANSACTION_LEVEL), z3.And(enabled, z3.Not(migration_mv)),
+                               z3.And(st == ZK_NONE, enabled))
+                finalize = z3.And(z3.Not(resign), migration_mv, st == ZK_MIGRATION, z3.Not(enabled))
+            else:
+                finalize = z3.And(st == ZK_MIGRATION, z3.Not(enabled), all_off)
+                resign = z3.Or(z3.And(st == ZK_NONE, enabled),
+                               z3.And(st == ZK_MIGRATION, z3.Not(enabled), z3.Not(finalize)),
+                               z3.And(st == ZK_PRE_MIGRATION, z3.Not(enabled)))
+            # A controller that resigns writes nothing, not even the abort of the open transaction.
+            return {"write": z3.If(finalize, ZK_POST_MIGRATION, -1), "resign": resign,
+                    "abort": z3.And(txn, z3.Not(resign))}
+
+        def act_ref(x: Inputs, profile: str = profile) -> Outputs:
+            r = zk_api.activate(zk_api.ZkMigrationState.from_code(x["state"]), bool(x["enabled"]),
+                             bool(x["all_voters_disabled"]), bool(x["txn"]), profile, x["level"])
+            return {"write": r.write.code if r.write else -1, "resign": int(r.resign is not None),
+                    "abort": int(r.abort_transaction)}
+
+        yield (f"activate, {profile}", Formula(list(act_inputs), act_formula),
+               [dict(zip(act_inputs, (st, e, a, t, lv), strict=True))
+                for lv in act_levels for st, e, a, t in itertools.product(range(4), (0, 1), (0, 1), (0, 1))],
+               act_ref)
+
+        minimum = zk_api.KAFKA_EMPTY_LOG_MINIMUM_LEVEL if profile == "kafka" else zk_api.KIP_MINIMUM_LEVEL
+
+        def boot_formula(x: dict[str, z3.ArithRef], minimum: int = minimum) -> dict[str, Any]:
+            enabled = x["enabled"] == 1
+            return {"state": z3.If(enabled, z3.If(x["level"] < minimum, -1, ZK_PRE_MIGRATION), ZK_NONE)}
+
+        def boot_ref(x: Inputs, profile: str = profile) -> Outputs:
+            try:
+                return {"state": zk_api.bootstrap_migration_state(x["level"], bool(x["enabled"]), profile).code}
+            except zk_api.ActivationError:
+                return {"state": -1}
+
+        yield (f"bootstrap, {profile}", Formula(["level", "enabled"], boot_formula),
+               [{"level": lv, "enabled": e} for lv in range(1, 28) for e in (0, 1)], boot_ref)
+
+        def reg_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
+            if profile == "kafka":
+                # ClusterControlManager.registerBroker: migration config and a migration-capable
+                # metadata.version, then the IBP range [ibp, ibp] must hold the finalized level.
+                return {"accepted": z3.And(x["enabled"] == 1, x["level"] >= ZK_MIGRATION_LEVEL,
+                                           x["ibp"] == x["level"])}
+            return {"accepted": z3.And(x["enabled"] == 1, x["ready"] == 1, x["kraft_id"] == 0,
+                                       x["ibp"] == x["level"])}
+
+        def reg_ref(x: Inputs, profile: str = profile) -> Outputs:
+            reg = zk_api.ZkBrokerRegistration(1, x["ibp"], bool(x["ready"]))
+            err = zk_api.zk_broker_registration_error(reg, x["level"], bool(x["enabled"]),
+                                                   frozenset({1}) if x["kraft_id"] else frozenset(), profile=profile)
+            return {"accepted": int(err is None)}
+
+        yield (f"ZK broker registration, {profile}",
+               Formula(["ibp", "level", "ready", "enabled", "kraft_id"], reg_formula),
+               [dict(zip(("ibp", "level", "ready", "enabled", "kraft_id"), c, strict=True))
+                for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
+
+    def claim_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        # Refused for a same-or-newer KRaft epoch in /controller, and without /controller_epoch (-1).
+        return {"epoch": z3.If(z3.Or(x["kraft_in_zk"] >= x["kraft"], x["zk"] < 0), -1, x["zk"] + 1)}
+
+    def claim_ref(x: Inputs) -> Outputs:
+        r = zk_api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
+        return {"epoch": -1 if r is None else r}
+
+    yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
+           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-1, 4) for b in range(-1, 4) for c in range(4)],
+           claim_ref)
+
+    drivers = list(zk_api.MigrationDriverState)
+
+    def driver_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        cur, new = x["current"], x["new"]
+        edge = z3.Or([z3.And(cur == a, new == b) for a, b in DRIVER_EDGES])
+        return {"valid": z3.Or(cur == new, z3.And(new != 0, edge))}
+
+    # KIP-866 "Broker registration" (kip only; Kafka 3.9 has no such rule): a KRaft broker reusing the id of a
+    # ZK broker taking part in the migration is rejected. The system's brokers keep their ids when they move
+    # to KRaft, so no config registers a new KRaft broker: this is the only place the rule is reached.
+    zk_flags = ["zk0", "zk1", "zk2"]  # whether ZK broker 0, 1, 2 takes part in the migration
+    yield ("KRaft broker registration, kip", Formula(["broker", *zk_flags], lambda x: {
+        "rejected": z3.Or([z3.And(x["broker"] == b, x[f] == 1) for b, f in enumerate(zk_flags)])}),
+           [{"broker": b, **dict(zip(zk_flags, bits, strict=True))}
+            for b in range(4) for bits in itertools.product((0, 1), repeat=3)],
+           lambda x: {"rejected": int(zk_api.kraft_broker_registration_error(
+               x["broker"], frozenset(b for b, f in enumerate(zk_flags) if x[f])) is not None)})
+
+    yield ("driver state changes", Formula(["current", "new"], driver_formula),
+           [{"current": a, "new": b} for a in range(9) for b in range(9)],
+           lambda x: {"valid": int(zk_api.is_valid_state_change(drivers[x["current"]], drivers[x["new"]]))})
+
+    # KIP-866's ZkMigrationState metric ("these four will be exposed"), reported by the active controller from
+    # the persisted state and its driver: finalized once POST_MIGRATION; dual write once the data is copied and
+    # the driver may write to ZooKeeper (Kafka's allowDualWrite: KRAFT_CONTROLLER_TO_BROKER_COMM, DUAL_WRITE);
+    # copying while the driver takes ZooKeeper over and copies it, and after a failover until the new driver
+    # writes again; ineligible otherwise. (Kafka 3.5+ reports the persisted state's own code instead.) The
+    # system never reads the metric, so only this comparison sees it.
+    persisted = list(zk_api.ZkMigrationState)
+    kip = zk_api.KipMigrationState
+    zs, ds = zk_api.ZkMigrationState, zk_api.MigrationDriverState
+
+    def metric_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        st, drv = x["state"], x["driver"]
+        writes = z3.Or([drv == drivers.index(d) for d in (ds.KRAFT_CONTROLLER_TO_BROKER_COMM, ds.DUAL_WRITE)])
+        taking_over = z3.Or([drv == drivers.index(d) for d in (ds.BECOME_CONTROLLER, ds.ZK_MIGRATION)])
+        copied = st == persisted.index(zs.MIGRATION)
+        copying = z3.And(st == persisted.index(zs.PRE_MIGRATION), taking_over)
+        return {"metric": z3.If(st == persisted.index(zs.POST_MIGRATION), kip.MIGRATION_FINALIZED.value,
+                                z3.If(z3.And(copied, writes), kip.DUAL_WRITE.value,
+                                      z3.If(z3.Or(copied, copying), kip.MIGRATE_ZK_DATA.value,
+                                            kip.MIGRATION_INELIGIBLE.value)))}
+
+    yield ("ZkMigrationState metric", Formula(["state", "driver"], metric_formula),
+           [{"state": a, "driver": b} for a in range(len(persisted)) for b in range(len(drivers))],
+           lambda x: {"metric": zk_api.kip_state(persisted[x["state"]], drivers[x["driver"]]).value})
+
+    yield from zk_driver_event_cases()
+    yield from zk_activation_records_cases()
+
+
+# The driver's event classes as codes (their order in zk_api.DriverEvent) and the PollEvent of each state
+# (KRaftMigrationDriver.PollEvent.run; -1: nothing, the driver waits for a leader or a metadata event).
+# ActivationRecordsGenerator's refusals (``error``), by the start of Kafka's message.
+ACTIVATION_ERRORS = ("", "Detected partial bootstrap records transaction", "Detected in-progress transaction",
+                     "The bootstrap metadata.version", "Should not have ZK migrations enabled on a cluster running",
+                     "Should not have ZK migrations enabled on a cluster that was created in KRaft mode")
+NO_BOOTSTRAP_VERSION = len(ACTIVATION_ERRORS)  # generate() on an empty log without a metadata.version
+ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
+
+
+def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``ActivationRecordsGenerator.generate`` (Kafka 3.9) on every log a controller may activate on: empty (the
+    bootstrap records, in a metadata transaction from 3.6-IV1, re-appended after aborting a partial bootstrap
+    transaction; PRE_MIGRATION or NONE written from 3.6-IV1, migration refused below it) or not (an in-progress
+    transaction aborted, which needs 3.6-IV1; no metadata.version record: 3.0-IV1; the replayed state against
+    ``zookeeper.metadata.migration.enable``). The records (abort, begin, bootstrap, state, end), whether one
+    atomic batch, or the refusal. The system's first controller always activates an empty log with no partial
+    transaction, so only this comparison reaches the partial bootstrap and the no-record log."""
+    names = ["empty", "txn", "enabled", "level", "state"]
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        empty, txn, enabled, level, state = (x[n] for n in names)
+        eff = z3.If(level == 0, 1, level)  # no FeatureLevelRecord: MINIMUM_KRAFT_VERSION, 3.0-IV1
+        txn_ok, mig = eff >= ZK_TRANSACTION_LEVEL, eff >= ZK_MIGRATION_LEVEL
+        st = z3.If(state < 0, ZK_NONE, state)  # no ZkMigrationStateRecord replayed: NONE
+        empty_error = z3.If(level == 0, NO_BOOTSTRAP_VERSION, z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 1,
+                                                                    z3.If(z3.And(enabled == 1, z3.Not(txn_ok)), 3, 0)))
+        log_error = z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 2, z3.If(z3.And(enabled == 1, z3.Not(mig)), 4,
+                                                                       z3.If(z3.And(mig, st == ZK_NONE, enabled == 1),
+                                                                             5, 0)))
+        error = z3.If(empty == 1, empty_error, log_error)
+        ok = error == 0
+
+        def out(v: Any) -> Any:
+            return z3.If(ok, v, DONT_CARE)
+        written = z3.If(empty == 1, z3.If(txn_ok, z3.If(enabled == 1, ZK_PRE_MIGRATION, ZK_NONE), -1),
+                        z3.If(z3.And(mig, st == ZK_MIGRATION, enabled == 0), ZK_POST_MIGRATION, -1))
+        return {"error": error, "abort": out(txn), "begin": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
+                "boot": out(empty), "written": out(written), "end": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
+                "atomic": out(z3.If(z3.And(empty == 1, txn_ok), 0, 1))}
+
+    def reference(x: Inputs) -> Outputs:
+        failed = dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)
+        state = None if x["state"] < 0 else zk_api.ZkMigrationState.from_code(x["state"])
+        try:
+            r = zk_api.generate_activation_records(bool(x["empty"]), 7 if x["txn"] else -1, bool(x["enabled"]),
+                                                   x["level"] or None, state)
+        except zk_api.ActivationError as exc:
+            kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
+            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR, **failed}
+        except ValueError:
+            return {"error": NO_BOOTSTRAP_VERSION, **failed}
+        kinds = [rec.name for rec in r.records]
+        expected_order = sorted(kinds, key=["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
+                                            "ZkMigrationStateRecord", "EndTransactionRecord"].index)
+        written = r.zk_migration_state
+        return {"error": 0 if kinds == expected_order else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
+                "begin": kinds.count("BeginTransactionRecord"), "boot": kinds.count("FeatureLevelRecord"),
+                "written": -1 if written is None else written.code, "end": kinds.count("EndTransactionRecord"),
+                "atomic": int(r.is_atomic)}
+
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product((0, 1), (0, 1), (0, 1), ACTIVATION_LEVELS,
+                                                                          range(-1, 4))
+              if v[0] == 0 or v[4] == -1]  # an empty log has replayed no state
+    yield "ActivationRecordsGenerator.generate", Formula(names, build), domain, reference
+
+
+_EVENTS = list(zk_api.DriverEvent)
+_EV = {e.name: i for i, e in enumerate(_EVENTS)}
+POLL_OF_STATE = {0: _EV["RECOVER_MIGRATION_STATE_FROM_ZK"], 1: -1, 2: _EV["WAIT_FOR_CONTROLLER_QUORUM"],
+                 3: _EV["WAIT_FOR_ZK_BROKERS"], 4: _EV["BECOME_ZK_CONTROLLER"], 5: _EV["MIGRATE_METADATA"],
+                 6: _EV["SYNC_KRAFT_METADATA"], 7: _EV["SEND_RPCS_TO_BROKERS"], 8: -1}
+
+
+def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The KRaftMigrationDriver helpers the system's one driver step per event does not vary: who leads
+    (``LeaderAndEpoch.isLeader``), what the loader's ``onControllerChange`` and ``PollEvent`` enqueue, how
+    ``MigrateMetadataEvent`` batches ZooKeeper's records (``BufferingBatchConsumer``), and the two image events
+    (``SyncKRaftMetadataEvent``, ``SendRPCsToBrokersEvent``) for an image behind /migration's offset and for an
+    event created under another leader: the system's leader image always holds what /migration records and
+    its events always run under the leader that made them, so no config reaches those branches."""
+    drivers = list(zk_api.MigrationDriverState)
+    yield ("LeaderAndEpoch.is_leader", Formula(["leader", "node"], lambda x: {
+        "leads": z3.And(x["leader"] >= 0, x["leader"] == x["node"])}),
+           [{"leader": a, "node": b} for a in range(-1, 3) for b in range(3)],
+           lambda x: {"leads": int(zk_api.LeaderAndEpoch(None if x["leader"] < 0 else x["leader"], 1)
+                                   .is_leader(x["node"]))})
+
+    def events_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        # The recovery from ZooKeeper goes first while UNINITIALIZED, so the leader event finds INACTIVE.
+        first_boot = x["state"] == 0
+        poll: Any = z3.IntVal(-1)
+        for st, ev in POLL_OF_STATE.items():
+            poll = z3.If(x["state"] == st, ev, poll)
+        return {"count": z3.If(first_boot, 2, 1),
+                "first": z3.If(first_boot, _EV["RECOVER_MIGRATION_STATE_FROM_ZK"], _EV["KRAFT_LEADER"]),
+                "second": z3.If(first_boot, _EV["KRAFT_LEADER"], -1), "poll": poll}
+
+    def events_ref(x: Inputs) -> Outputs:
+        st = drivers[x["state"]]
+        queued = [_EVENTS.index(e) for e in zk_api.on_controller_change(st)]
+        poll = zk_api.poll_event(st)
+        return {"count": len(queued), "first": queued[0], "second": queued[1] if len(queued) > 1 else -1,
+                "poll": -1 if poll is None else _EVENTS.index(poll)}
+
+    yield ("onControllerChange and PollEvent", Formula(["state"], events_formula),
+           [{"state": i} for i in range(len(drivers))], events_ref)
+
+    sizes = ("b0", "b1", "b2")
+
+    def batches_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        # Buffered until at least min records are held, then handed over whole; the rest flushed at the end.
+        held: Any = z3.IntVal(0)
+        count: Any = z3.IntVal(0)
+        out: list[Any] = [z3.IntVal(0)] * len(sizes)
+        for b in sizes:
+            held = held + x[b]
+            emit = z3.And(held >= x["min"], held > 0)
+            out = [z3.If(z3.And(emit, count == k), held, o) for k, o in enumerate(out)]
+            count = z3.If(emit, count + 1, count)
+            held = z3.If(emit, 0, held)
+        out = [z3.If(z3.And(held > 0, count == k), held, o) for k, o in enumerate(out)]
+        count = z3.If(held > 0, count + 1, count)
+        return {"count": count, **{f"out{k}": o for k, o in enumerate(out)}}
+
+    def batches_ref(x: Inputs) -> Outputs:
+        got = zk_api.coalesce_migration_batches([x[b] for b in sizes], x["min"])
+        return {"count": len(got), **{f"out{k}": got[k] if k < len(got) else 0 for k in range(len(sizes))}}
+
+    yield ("MigrateMetadataEvent batches", Formula(["min", *sizes], batches_formula),
+           [{"min": m, **dict(zip(sizes, bs, strict=True))}
+            for m in range(1, 5) for bs in itertools.product(range(4), repeat=len(sizes))], batches_ref)
+
+    image_events = (("SYNC_KRAFT_METADATA", zk_api.sync_kraft_metadata_event, 7, ("metadata",), -1),
+                    ("SEND_RPCS_TO_BROKERS", zk_api.send_rpcs_to_brokers_event, 8, (), 1))
+    names = ["state", "ie", "io", "me", "mo", "same_leader"]
+    for event, run, target, writes, rpcs in image_events:
+        expected = next(s for s, e in POLL_OF_STATE.items() if e == _EV[event])
+
+        def image_formula(x: dict[str, z3.ArithRef], expected: int = expected, target: int = target,
+                          writes: tuple[str, ...] = writes, rpcs: int = rpcs) -> dict[str, Any]:
+            # OffsetAndEpoch compares by epoch, then by offset; a write event made under another leader or
+            # epoch, or found in another state, does nothing; so does an image behind /migration.
+            behind = z3.Or(x["ie"] < x["me"], z3.And(x["ie"] == x["me"], x["io"] < x["mo"]))
+            runs = z3.And(x["state"] == expected, x["same_leader"] == 1, z3.Not(behind))
+            return {"state": z3.If(runs, target, x["state"]), "writes": z3.If(runs, len(writes), 0),
+                    "rpcs": z3.If(runs, rpcs, -1)}
+
+        def image_ref(x: Inputs, run: Callable[..., Any] = run) -> Outputs:
+            made, now = zk_api.LeaderAndEpoch(1, 2), zk_api.LeaderAndEpoch(1, 2 if x["same_leader"] else 3)
+            step = run(drivers[x["state"]], zk_api.OffsetAndEpoch(x["ie"], x["io"]),
+                       zk_api.OffsetAndEpoch(x["me"], x["mo"]), made, now)
+            return {"state": step.state.value, "writes": len(step.zk_writes),
+                    "rpcs": {None: -1, "image": 1}.get(step.rpcs, 2)}
+
+        yield (f"{_EVENTS[_EV[event]].value}", Formula(names, image_formula),
+               [dict(zip(names, c, strict=True)) for c in itertools.product(
+                   range(len(drivers)), range(2), range(2), range(2), range(2), (0, 1))], image_ref)
