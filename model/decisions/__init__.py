@@ -25,6 +25,10 @@ Kafka Streams (:mod:`model.decisions.streams`):
   relation's own chain (model/streams_probing.py ``on_assignment_outcomes``).
 * ``streams_codec``: what each release's ``SubscriptionInfo`` / ``AssignmentInfo`` ``encode()`` writes, its own
   ``decode()`` reads back (the fields each version carries), and a version above what it speaks is refused.
+* ``streams_decode``: each release's ``decode()`` on damaged bytes (an unknown version word, a buffer cut in any
+  field, trailing bytes, a negative length, bad modified UTF-8): which exception, with which message.
+* ``streams_tasks``: the tasks the leader deals round robin and each assignment's consumer-level partitions
+  (its active tasks' partitions, in task order).
 
 metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 
@@ -45,8 +49,8 @@ ZooKeeper migration, KIP-866 (:mod:`model.decisions.zk_migration`):
 * ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
   registration, the /controller_epoch take-over, the driver's valid state changes; and the driver helpers no
   config varies: ``isLeader``, ``onControllerChange`` and ``PollEvent``, the copy's record batches, the two
-  image events for an image behind /migration or an event made under another leader, and the KIP's four-valued
-  ``ZkMigrationState`` metric.
+  image events for an image behind /migration or an event made under another leader, the KIP's four-valued
+  ``ZkMigrationState`` metric, and ``ActivationRecordsGenerator.generate``'s records on every log.
 
 Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 
@@ -62,6 +66,9 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
+* ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
+  (authorization, not the active controller, versioning off, a feature named twice under kip), with their
+  messages, and an empty feature name failing alone.
 """
 
 from __future__ import annotations
