@@ -609,6 +609,33 @@ def test_streams_tasks_rule_agrees_and_sees_each_planted_dealing_bug(planted: An
     assert differential("streams_tasks", streams_tasks_cases()).disagreement is not None
 
 
+@pytest.mark.parametrize("planted", ["v0 flag read as SAFE by the KRaft controller", "unknown upgrade type read as "
+                                     "UPGRADE", "migration in progress ignored", "unknown DowngradeType code accepted"])
+def test_mv_update_forms_rule_sees_each_planted_form_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's operator sends typed updates within the catalog with no ZK migration in progress: the
+    request forms and the migration check are compared by this rule only."""
+    from model.decisions import mv_update_form_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    assert differential("mv_update_forms", mv_update_form_cases()).ok
+    if planted == "v0 flag read as SAFE by the KRaft controller":
+        monkeypatch.setattr(mv_api.FeatureUpdate, "upgrade_type", property(
+            lambda self: mv_api.UpgradeType.of(self.downgrade_type) if self.upgrade_type_code is None
+            else mv_api.UpgradeType.from_code(self.upgrade_type_code)))
+    elif planted == "unknown upgrade type read as UPGRADE":
+        monkeypatch.setattr(mv_api.UpgradeType, "from_code", staticmethod(
+            lambda code: mv_api.UpgradeType(code) if code in (1, 2, 3) else mv_api.UpgradeType.UPGRADE))
+    elif planted == "migration in progress ignored":
+        real_update = mv_api.QuorumController.update_features
+        monkeypatch.setattr(mv_api.QuorumController, "update_features", lambda self, request, *a, **k: real_update(
+            dataclasses.replace(self, zk_migration_in_progress=False), request, *a, **k))
+    else:
+        real = mv_api.QuorumController._kip_validate
+        monkeypatch.setattr(mv_api.QuorumController, "_kip_validate", lambda self, u: real(
+            self, dataclasses.replace(u, upgrade_type_code=None)))
+    assert differential("mv_update_forms", mv_update_form_cases()).disagreement is not None
+
+
 @pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
                                      "unknown_status_enabled"])
 def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted: str,

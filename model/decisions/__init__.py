@@ -37,6 +37,9 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
   KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
+* ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
+  known or not; the v0 AllowDowngrade flag; a negative level; an empty name) and during a ZK migration: the
+  checks before the version rules, which error and message, and the level written.
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
   the active controller, a feature named twice) and what their messages name.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
@@ -109,6 +112,7 @@ from .metadata_version import (
     mv_lossless_cases,
     mv_request_cases,
     mv_update_cases,
+    mv_update_form_cases,
     mv_update_formula,
     mv_update_reference,
     mv_update_rule,
@@ -154,6 +158,7 @@ __all__ = [
     "mv_lossless_cases",
     "mv_request_cases",
     "mv_update_cases",
+    "mv_update_form_cases",
     "mv_update_formula",
     "mv_update_reference",
     "mv_update_rule",
@@ -187,6 +192,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "mv_catalog": mv_catalog_cases,
     "mv_update": mv_update_cases,
     "mv_request": mv_request_cases,
+    "mv_update_forms": mv_update_form_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,
@@ -217,6 +223,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
         mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
     "mv_request": mv_request_cases,
+    "mv_update_forms": mv_update_form_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,

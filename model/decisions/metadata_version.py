@@ -25,7 +25,7 @@ from reference_impl.metadata_version.api import (
 )
 from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
 
-from .core import DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
+from .core import CODEC_ERROR, DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
 
 # --------------------------------------------------------------------------- metadata.version (KIP-778)
 
@@ -301,6 +301,84 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         dups = (0, 1) if profile == "kip" else (0,)
         domain = [dict(zip(names, (*v, d), strict=True)) for v in itertools.product((0, 1), repeat=4) for d in dups]
         yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+# What a metadata.version update's answer says (``kind``), by a phrase of its message.
+MV_UPDATE_MESSAGES = ("", "does not support the given upgrade type", "cannot be less than 0", "",
+                      "without setting the upgrade type", "Can't downgrade to a newer version", "",
+                      "while a ZK migration is in progress", "", "Feature name can not be empty.",
+                      "Unknown DowngradeType code", "can not be deleted or set below", "to the same value",
+                      "without DowngradeType SAFE or UNSAFE", "must lower its level")
+
+
+def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """One metadata.version update in each form a request may carry it, at the active controller, before the
+    version rules: a v1 ``UpgradeType`` byte (1 UPGRADE, 2 SAFE, 3 UNSAFE, anything else unknown) or a v0
+    ``AllowDowngrade`` flag, a negative level, the current level, one below (a lossless downgrade) and one
+    above, while a ZK migration is in progress or not, and (kip) an empty feature name. kafka (3.9 / 4.0,
+    FeatureControlManager.updateFeature): an unknown upgrade type, a level below 0, a downgrade asked as an
+    upgrade, an upgrade asked as a downgrade, then (3.9) a migration in progress, each INVALID_UPDATE_VERSION
+    (4.0: for the whole request); a v0 request is read as UPGRADE whatever its flag (the KRaft controller takes
+    the UpgradeType field's default). kip: an empty name, an unknown DowngradeType code, below the floor, the
+    same level, a downgrade without SAFE or UNSAFE, a raise with one, each INVALID_REQUEST. Which error, which
+    message, and the level written. The system's operator sends typed, named updates within the catalog, with
+    no migration in progress, so only this comparison reaches these answers."""
+    cat = CATALOGS["kafka"]
+
+    def build(profile: str, release: str, cur: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            form, code, y, migration, empty = (x[n] for n in ("form", "code", "y", "migration", "empty"))
+            known_code = z3.And(code >= 1, code <= 3)
+            if profile == "kafka":
+                up = z3.If(form == 1, 1, z3.If(known_code, code, 0))  # UpgradeType: 0 unknown
+                kind = z3.If(up == 0, 1, z3.If(y < 0, 2, z3.If(z3.And(y < cur, up == 1), 4,
+                             z3.If(z3.And(y > cur, up != 1), 5,
+                                   z3.If(z3.And(migration == 1, release == "3.9"), 7, 0)))))
+                error = z3.If(kind == 0, 0, int(mv_api.Errors.INVALID_UPDATE_VERSION))
+                written = z3.If(kind == 0, y, -1)
+            else:
+                # DowngradeType: the v0 flag is SAFE when set; a v1 byte 2 SAFE, 3 UNSAFE, else NONE.
+                downgrade = z3.If(form == 1, code == 2, z3.Or(code == 2, code == 3))
+                kind = z3.If(empty == 1, 9, z3.If(z3.And(form == 0, z3.Not(known_code)), 10,
+                             z3.If(y < 0, 11, z3.If(y == cur, 12, z3.If(z3.And(y < cur, z3.Not(downgrade)), 13,
+                                   z3.If(z3.And(y > cur, downgrade), 14, 0))))))
+                error = z3.If(kind == 0, 0, INVALID_REQUEST)
+                written = z3.If(kind == 0, y, -1)
+            return {"error": error, "kind": kind, "written": written}
+        return outputs
+
+    def reference(profile: str, release: str, cur: int) -> Callable[[Inputs], Outputs]:
+        lo, hi = cat.minimum_for(release), cat.latest_production_for(release)
+
+        def run(x: Inputs) -> Outputs:
+            rng = VersionRange(lo, hi)
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, rng),),
+                                   voters=((0, rng),), finalized=((FEATURE_NAME, cur),), profile=profile,
+                                   kafka_release=release, zk_migration_in_progress=bool(x["migration"]))
+            name = "" if x["empty"] else FEATURE_NAME
+            update = (mv_api.FeatureUpdate.legacy(name, x["y"], x["code"] == 2) if x["form"] == 1
+                      else mv_api.FeatureUpdate.with_upgrade_type(name, x["y"], x["code"]))
+            res = ctl.update_features(mv_api.UpdateFeaturesRequest((update,)))
+            r = res.response
+            error, msg = (int(r.error), r.message or "") if r.error is not mv_api.Errors.NONE else (
+                (int(r.results[0].error), r.results[0].message or "") if len(r.results) == 1 else (CODEC_ERROR, ""))
+            kinds = [i for i, phrase in enumerate(MV_UPDATE_MESSAGES) if phrase and phrase in msg]
+            kind = 0 if error == 0 else kinds[0] if len(kinds) == 1 else CODEC_ERROR
+            levels = [rec.feature_level for rec in res.records if rec.name == FEATURE_NAME]
+            return {"error": error, "kind": kind, "written": levels[0] if len(levels) == 1 else -1}
+        return run
+
+    names = ["form", "code", "y", "migration", "empty"]
+    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+        floor, top = max(cat.minimum_for(release), cat.bootstrap_floor), cat.latest_production_for(release)
+        # The current level: one with a lossless step below it and a level above it, all within what the
+        # controller supports and above the floors, so only the checks compared here can refuse.
+        cur = next(lv for lv in reversed(cat.levels) if floor < lv < top and cat.is_lossless(lv, lv - 1))
+        domain = [dict(zip(names, v, strict=True))
+                  for v in itertools.product((0, 1), range(5), (-1, cur - 1, cur, cur + 1), (0, 1), (0, 1))
+                  if (v[0] == 0 or v[1] in (0, 2)) and (profile == "kip" or v[4] == 0)]
+        yield (f"metadata.version update forms, {profile} {release}", Formula(names, build(profile, release, cur)),
+               domain, reference(profile, release, cur))
 
 
 def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
