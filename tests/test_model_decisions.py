@@ -423,8 +423,24 @@ def _a_level_as_text_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Catalog, "_entry", lambda self, level: real(self, int(level)))
 
 
+def _elr_from_the_3_9_numbering(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    monkeypatch.setattr(mv_catalog.MetadataVersion, "is_elr_supported",
+                        lambda self: self.is_at_least(mv_catalog.MetadataVersion.IBP_4_0_IV0))
+
+
+def _broker_record_v2_from_3_3_iv3(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    real = mv_catalog.MetadataVersion.register_broker_record_version
+    monkeypatch.setattr(mv_catalog.MetadataVersion, "register_broker_record_version",
+                        lambda self: 2 if real(self) == 1 else real(self))
+
+
 @pytest.mark.parametrize("planted", [_zk_era_level_off_by_one, _version_string_without_dash, _previous_skips_one,
-                                     _example_label_parses_to_the_next_level, _a_level_as_text_accepted])
+                                     _example_label_parses_to_the_next_level, _a_level_as_text_accepted,
+                                     _elr_from_the_3_9_numbering, _broker_record_v2_from_3_3_iv3])
 def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                   ) -> None:
     """The system reads levels as ints and never prints or parses a version's name: a wrong ZooKeeper-era level,
@@ -434,7 +450,7 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 4  # MetadataVersion under releases 3.9 and 4.0, the labels of both catalogs
+    assert res.cases == 5  # MetadataVersion under releases 3.9 and 4.0, its predicates, both catalogs' labels
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
 

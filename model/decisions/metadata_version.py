@@ -103,10 +103,60 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                 return {"parsed": CATALOG_ERROR}
         return run
 
+    yield from _mv_predicate_cases()
     for name, cat in CATALOGS.items():
         yield (f"catalog {name}, labels", Formula(["level", "kind"], lambda x: {
             "parsed": z3.If(x["kind"] == 0, x["level"], CATALOG_ERROR)}),
                [{"level": level, "kind": kind} for level in cat.levels for kind in range(3)], label_reference(cat))
+
+
+# MetadataVersion's feature predicates: the first version each holds from (Kafka 4.0's MetadataVersion.java;
+# the same in 3.9 except ELR, which 3.9 put at 4.0-IV0 and 4.0 at 4.0-IV1, Kafka 4.0's numbering kept here).
+MV_PREDICATE_FIRST = (
+    ("is_feature_versioning_supported", "2.7-IV0"), ("is_leader_recovery_supported", "3.2-IV0"),
+    ("is_no_op_record_supported", "3.3-IV1"), ("is_broker_registration_change_record_supported", "3.3-IV2"),
+    ("is_in_controlled_shutdown_state_supported", "3.3-IV3"), ("is_api_forwarding_enabled", "3.4-IV0"),
+    ("is_migration_supported", "3.4-IV0"), ("is_scram_supported", "3.5-IV2"),
+    ("is_metadata_transaction_supported", "3.6-IV1"), ("is_delegation_token_supported", "3.6-IV2"),
+    ("is_controller_registration_supported", "3.7-IV0"), ("is_directory_assignment_supported", "3.7-IV2"),
+    ("is_elr_supported", "4.0-IV1"))
+
+
+def _mv_predicate_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every MetadataVersion's feature predicates and record versions (MetadataVersionTest's per-version
+    tables): each predicate from its first version on; the leader epoch bump on ISR shrink below 3.6-IV0;
+    RegisterBrokerRecord 3 from 3.7-IV2 (log dirs), 2 from 3.4-IV0 (isMigratingZkBroker), 1 from 3.3-IV3, else 0;
+    PartitionRecord / PartitionChangeRecord 2 with ELR, 1 from 3.7-IV2, else 0; RegisterControllerRecord 0
+    from 3.7-IV0, refused before. The system reads only the transaction and migration predicates."""
+    first = {name: mv_catalog.from_version_string(v).ordinal for name, v in MV_PREDICATE_FIRST}
+    bump_until = mv_catalog.from_version_string("3.6-IV0").ordinal
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        o = x["ordinal"]
+        on = {name: o >= ordinal for name, ordinal in first.items()}
+        return {**on, "bump_on_isr_shrink": o < bump_until,
+                "broker_record": z3.If(on["is_directory_assignment_supported"], 3,
+                                       z3.If(on["is_migration_supported"], 2,
+                                             z3.If(on["is_in_controlled_shutdown_state_supported"], 1, 0))),
+                "partition_record": z3.If(on["is_elr_supported"], 2,
+                                          z3.If(on["is_directory_assignment_supported"], 1, 0)),
+                "change_record": z3.If(on["is_elr_supported"], 2, z3.If(on["is_directory_assignment_supported"], 1, 0)),
+                "controller_record": z3.If(on["is_controller_registration_supported"], 0, CATALOG_ERROR)}
+
+    def reference(x: Inputs) -> Outputs:
+        mv = mv_catalog.VERSIONS[x["ordinal"]]
+        try:
+            controller_record = mv.register_controller_record_version()
+        except RuntimeError:
+            controller_record = CATALOG_ERROR
+        return {**{name: int(getattr(mv, name)()) for name, _ in MV_PREDICATE_FIRST},
+                "bump_on_isr_shrink": int(mv.is_leader_epoch_bump_required_on_isr_shrink()),
+                "broker_record": mv.register_broker_record_version(),
+                "partition_record": mv.partition_record_version(),
+                "change_record": mv.partition_change_record_version(), "controller_record": controller_record}
+
+    yield ("MetadataVersion predicates", Formula(["ordinal"], formula),
+           [{"ordinal": mv.ordinal} for mv in mv_catalog.VERSIONS], reference)
 
 
 def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: Any, y: Any, dt: Any, llo: Any,
