@@ -115,8 +115,9 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     assert res.ok, str(res.disagreement)
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
-    # events; the ZkMigrationState metric
-    assert res.cases == 9 + 6 + 1  # ... and ActivationRecordsGenerator.generate
+    # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
+    # MetadataChangeEvent, MigrationEvent.handleException
+    assert res.cases == 9 + 6 + 1 + 3
 
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,6 +153,32 @@ def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str
             return real_log(offset, enabled, mv, state)
         monkeypatch.setattr(zk_api, "records_for_non_empty_log", accept_none)
     assert differential("zk_triggers", zk_activation_records_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["assigned brokers not checked", "snapshot sent as a delta",
+                                     "an auth failure retried", "a change under another leader written"])
+def test_zk_driver_helper_rules_see_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from model.decisions.zk_migration import _zk_driver_helper_cases
+    from reference_impl.zk_migration import api as zk_api
+
+    assert differential("zk_triggers", _zk_driver_helper_cases()).ok
+    if planted == "assigned brokers not checked":
+        real = zk_api.reason_zk_brokers_not_ready_for_migration
+        monkeypatch.setattr(zk_api, "reason_zk_brokers_not_ready_for_migration",
+                            lambda first, kraft, ids, assigned=(): real(first, kraft, ids))
+    elif planted == "snapshot sent as a delta":
+        real_change = zk_api.metadata_change_event
+        monkeypatch.setattr(zk_api, "metadata_change_event", lambda state, **k: real_change(
+            state, **{**k, "is_snapshot": False, "topics_changed": k.get("topics_changed") or k.get("is_snapshot")}))
+    elif planted == "an auth failure retried":
+        real_handle = zk_api.handle_migration_event_exception
+        monkeypatch.setattr(zk_api, "handle_migration_event_exception",
+                            lambda error: "retry" if error.startswith("MigrationClient") else real_handle(error))
+    else:
+        real_change = zk_api.metadata_change_event
+        monkeypatch.setattr(zk_api, "metadata_change_event",
+                            lambda state, **k: real_change(state, **{**k, "leader_current": True}))
+    assert differential("zk_triggers", _zk_driver_helper_cases()).disagreement is not None
 
 
 def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -320,3 +320,87 @@ def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
         yield (f"{_EVENTS[_EV[event]].value}", Formula(names, image_formula),
                [dict(zip(names, c, strict=True)) for c in itertools.product(
                    range(len(drivers)), range(2), range(2), range(2), range(2), (0, 1))], image_ref)
+    yield from _zk_driver_helper_cases()
+
+
+# Why the driver waits in WAIT_FOR_BROKERS (``reason``): none, the first image not yet published, no broker known
+# to KRaft, none under /brokers, a ZK broker not registered as migrating, one named by a topic's assignment.
+BROKERS_WAIT_PHRASES = ("", "Waiting for initial metadata publish", "No brokers are known to KRaft",
+                        "No brokers are registered in ZK", "Still waiting for ZK brokers",
+                        "found in metadata to register with KRaft")
+MIGRATION_EXCEPTIONS = ("MigrationClientAuthException", "MigrationClientException", "RejectedExecutionException",
+                        "IllegalStateException", "RuntimeException")
+MIGRATION_EXCEPTION_OUTCOMES = ("fault", "retry", "ignore")
+
+
+def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Three more driver helpers no config varies: ``areZkBrokersReadyForMigration`` (the system's brokers all
+    register as migrating ZK brokers before the driver looks), ``MetadataChangeEvent`` (the system writes each
+    metadata change in dual write; a snapshot, a change made under another leader, an image behind /migration,
+    a change before dual write that wakes the driver are not its steps) and ``MigrationEvent.handleException``
+    (no ZooKeeper call of the system fails with an exception)."""
+    kraft = ("k1", "k2")  # per broker 1, 2: 0 unknown to KRaft, 1 registered but not migrating, 2 migrating
+    zk, assigned = ("z1", "z2"), ("a1", "a2")
+
+    def brokers_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        migrating = [x[k] == 2 for k in kraft]
+        miss_zk = [z3.And(x[z] == 1, z3.Not(m)) for z, m in zip(zk, migrating, strict=True)]
+        miss_assigned = [z3.And(x[a] == 1, z3.Not(m)) for a, m in zip(assigned, migrating, strict=True)]
+
+        def bits(flags: list[Any]) -> Any:
+            return z3.Sum([z3.If(f, 1 << i, 0) for i, f in enumerate(flags)])
+        reason = z3.If(x["first"] == 0, 1, z3.If(z3.And([x[k] == 0 for k in kraft]), 2,
+                       z3.If(z3.And([x[z] == 0 for z in zk]), 3, z3.If(z3.Or(miss_zk), 4,
+                                                                       z3.If(z3.Or(miss_assigned), 5, 0)))))
+        return {"reason": reason, "named": z3.If(reason == 4, bits(miss_zk),
+                                                 z3.If(reason == 5, bits(miss_assigned), 0))}
+
+    def brokers_ref(x: Inputs) -> Outputs:
+        known = {b: x[k] == 2 for b, k in ((1, "k1"), (2, "k2")) if x[k]}
+        text = zk_api.reason_zk_brokers_not_ready_for_migration(
+            bool(x["first"]), known, [b for b, z in ((1, "z1"), (2, "z2")) if x[z]],
+            [b for b, a in ((1, "a1"), (2, "a2")) if x[a]])
+        if text is None:
+            return {"reason": 0, "named": 0}
+        kinds = [i for i, phrase in enumerate(BROKERS_WAIT_PHRASES) if phrase and phrase in text]
+        reason = kinds[-1] if kinds else CODEC_ERROR  # "found in metadata" also starts "Still waiting"
+        named = sum(1 << (b - 1) for b in (1, 2) if f"[{b}" in text or f" {b}]" in text or f", {b}" in text)
+        return {"reason": reason, "named": named}
+
+    names = ["first", *kraft, *zk, *assigned]
+    yield ("areZkBrokersReadyForMigration", Formula(names, brokers_formula),
+           [dict(zip(names, c, strict=True)) for c in itertools.product((0, 1), range(3), range(3), *[(0, 1)] * 4)],
+           brokers_ref)
+
+    drivers = list(zk_api.MigrationDriverState)
+    dual = [d.value for d in drivers if d.allow_dual_write]
+    flags = ("first", "empty", "snapshot", "topics", "cluster", "leader", "complete", "behind")
+
+    def change_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        st = x["state"]
+        ignored = z3.Or(z3.And(x["first"] == 0, x["empty"] == 1), st == 0, st == 1)  # UNINITIALIZED, INACTIVE
+        in_dual = z3.Or([st == d for d in dual])
+        skipped = z3.Or(x["leader"] == 0, x["complete"] == 0, x["behind"] == 1)
+        writes = z3.And(z3.Not(ignored), in_dual, z3.Not(skipped))
+        rpcs = z3.If(x["snapshot"] == 1, 1, z3.If(z3.Or(x["topics"] == 1, x["cluster"] == 1), 2, -1))
+        return {"writes": z3.If(writes, 2, 0), "rpcs": z3.If(writes, rpcs, -1),
+                "wakeup": z3.And(z3.Not(ignored), z3.Not(in_dual), x["cluster"] == 1)}
+
+    def change_ref(x: Inputs) -> Outputs:
+        c = zk_api.metadata_change_event(
+            drivers[x["state"]], first_publish=bool(x["first"]), image_empty=bool(x["empty"]),
+            is_snapshot=bool(x["snapshot"]), topics_changed=bool(x["topics"]), cluster_changed=bool(x["cluster"]),
+            leader_current=bool(x["leader"]), initial_zk_migration_complete=bool(x["complete"]),
+            image=zk_api.OffsetAndEpoch(1, 4 if x["behind"] else 6), migration=zk_api.OffsetAndEpoch(1, 5))
+        return {"writes": len(c.zk_writes) if c.zk_writes in ((), ("metadata", "/migration")) else CODEC_ERROR,
+                "rpcs": {None: -1, "image": 1, "delta": 2}.get(c.rpcs, CODEC_ERROR), "wakeup": int(c.wakeup)}
+
+    yield ("MetadataChangeEvent", Formula(["state", *flags], change_formula),
+           [dict(zip(["state", *flags], c, strict=True))
+            for c in itertools.product(range(len(drivers)), *[(0, 1)] * len(flags))], change_ref)
+
+    yield ("MigrationEvent.handleException", Formula(["error"], lambda x: {
+        "outcome": z3.If(x["error"] == 1, 1, z3.If(x["error"] == 2, 2, 0))}),
+           [{"error": e} for e in range(len(MIGRATION_EXCEPTIONS))],
+           lambda x: {"outcome": MIGRATION_EXCEPTION_OUTCOMES.index(
+               zk_api.handle_migration_event_exception(MIGRATION_EXCEPTIONS[x["error"]]))})
