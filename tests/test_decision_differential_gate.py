@@ -28,7 +28,7 @@ from rollcheck.smt.prove import symbolic
 RULES = {"features": ["features_update", "features_request", "version_range", "finalized_cache", "admin_update",
                       "feature_znode"],
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
-                              "format_storage", "mv_activation"],
+                              "mv_replay", "format_storage", "mv_activation"],
          "zk_migration": ["zk_triggers"],
          "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
                              "streams_tasks"]}

@@ -679,6 +679,32 @@ def test_mv_update_forms_rule_sees_each_planted_form_bug(planted: str, monkeypat
     assert differential("mv_update_forms", mv_update_form_cases()).disagreement is not None
 
 
+@pytest.mark.parametrize("planted", ["4.0 applies kraft.version", "kafka replays an unsupported level",
+                                     "level 0 kept as a level"])
+def test_mv_replay_rule_sees_each_planted_replay_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from model.decisions import mv_replay_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    assert differential("mv_replay", mv_replay_cases()).ok
+    real = mv_api.QuorumController.replay
+    if planted == "4.0 applies kraft.version":
+        monkeypatch.setattr(mv_api.QuorumController, "replay", lambda self, record: real(
+            dataclasses.replace(self, kafka_release="3.9"), record) if record.name == "kraft.version" else real(
+            self, record))
+    elif planted == "kafka replays an unsupported level":
+        monkeypatch.setattr(mv_api.QuorumController, "replay", lambda self, record: real(
+            dataclasses.replace(self, profile="kip"), record))
+    else:
+        def keep_zero(self: Any, record: Any) -> Any:
+            out = real(self, record)
+            if record.feature_level == 0:
+                return dataclasses.replace(out, finalized=tuple(sorted({**dict(out.finalized), record.name: 0}
+                                                                       .items())))
+            return out
+        monkeypatch.setattr(mv_api.QuorumController, "replay", keep_zero)
+    assert differential("mv_replay", mv_replay_cases()).disagreement is not None
+
+
 @pytest.mark.parametrize("planted", ["int32_floor_off", "int32_ceiling_off", "status_before_features",
                                      "unknown_status_enabled"])
 def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted: str,

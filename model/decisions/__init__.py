@@ -40,6 +40,8 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 * ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
   known or not; the v0 AllowDowngrade flag; a negative level; an empty name) and during a ZK migration: the
   checks before the version rules, which error and message, and the level written.
+* ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
+  kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
   the active controller, a feature named twice) and what their messages name.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
@@ -110,6 +112,7 @@ from .metadata_version import (
     mv_catalog_cases,
     mv_lossless,
     mv_lossless_cases,
+    mv_replay_cases,
     mv_request_cases,
     mv_update_cases,
     mv_update_form_cases,
@@ -156,6 +159,7 @@ __all__ = [
     "mv_catalog_cases",
     "mv_lossless",
     "mv_lossless_cases",
+    "mv_replay_cases",
     "mv_request_cases",
     "mv_update_cases",
     "mv_update_form_cases",
@@ -193,6 +197,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "mv_update": mv_update_cases,
     "mv_request": mv_request_cases,
     "mv_update_forms": mv_update_form_cases,
+    "mv_replay": mv_replay_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,
@@ -224,6 +229,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
         mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,))),
     "mv_request": mv_request_cases,
     "mv_update_forms": mv_update_form_cases,
+    "mv_replay": mv_replay_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
     "zk_triggers": zk_trigger_cases,

@@ -431,6 +431,62 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
                domain, reference(profile, release, cur))
 
 
+REPLAY_FEATURES = (FEATURE_NAME, mv_api.KRAFT_VERSION_FEATURE_NAME, "group.version")
+REPLAY_FAILED = -2  # the controller refused the record (a fatal error in Kafka)
+
+
+def mv_replay_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``FeatureControlManager.replay`` of one FeatureLevelRecord, per profile and release: level 0 removes the
+    feature, any other sets it; under ``kafka`` a level outside the controller's own supported range is fatal,
+    and 4.0 then skips a kraft.version record (KAFKA-18979: kraft.version lives in KRaft's control records).
+    The system replays only metadata.version records its own controller wrote."""
+    cat = CATALOGS["kafka"]
+
+    def ranges(release: str) -> dict[str, tuple[int, int]]:
+        return {FEATURE_NAME: (cat.minimum_for(release), cat.latest_production_for(release)),
+                mv_api.KRAFT_VERSION_FEATURE_NAME: (0, 1), "group.version": (0, 1)}
+
+    def before(release: str) -> dict[str, int]:
+        return {FEATURE_NAME: cat.latest_production_for(release), mv_api.KRAFT_VERSION_FEATURE_NAME: 1,
+                "group.version": 1}
+
+    def build(profile: str, release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            feature, level = x["feature"], x["level"]
+            out: Any = DONT_CARE
+            for i, name in enumerate(REPLAY_FEATURES):
+                lo, hi = ranges(release)[name]
+                refused = z3.Or(level < lo, level > hi) if profile == "kafka" else z3.BoolVal(False)
+                skipped = profile == "kafka" and release == "4.0" and name == mv_api.KRAFT_VERSION_FEATURE_NAME
+                after = before(release)[name] if skipped else level
+                out = z3.If(feature == i, z3.If(refused, REPLAY_FAILED, after), out)
+            return {"level": out}
+        return outputs
+
+    def reference(profile: str, release: str) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            rng, fin = ranges(release), before(release)
+            ctl = QuorumController(catalog=cat, node_id=0,
+                                   local_supported=tuple((n, VersionRange(*r)) for n, r in rng.items()),
+                                   voters=((0, VersionRange(*rng[FEATURE_NAME])),), finalized=tuple(fin.items()),
+                                   profile=profile, kafka_release=release)
+            name = REPLAY_FEATURES[x["feature"]]
+            try:
+                after = ctl.replay(mv_api.FeatureLevelRecord(name, x["level"]))
+            except RuntimeError:
+                return {"level": REPLAY_FAILED}
+            return {"level": dict(after.finalized).get(name, 0)}
+        return run
+
+    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+        top = cat.latest
+        domain = [{"feature": f, "level": lv} for f in range(len(REPLAY_FEATURES))
+                  for lv in sorted({0, 1, 2, cat.minimum_for(release) - 1, cat.minimum_for(release), top, top + 1})]
+        yield (f"FeatureControlManager.replay, {profile} {release}", Formula(["feature", "level"],
+                                                                             build(profile, release)),
+               domain, reference(profile, release))
+
+
 def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """``kafka-storage format --metadata-version N`` (KIP-778 "New kafka-storage argument"): the level a new
     cluster bootstraps at, or a refusal. kip: a level of the catalog at or above its minimum. kafka (Kafka's
