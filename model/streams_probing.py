@@ -17,7 +17,7 @@ the reference's failure text is rebuilt exactly (``FAILURES``).
 Encoded: every action (RollingBounce, Rebalance, OnAssignment, ProbeDowngrade, AdoptSupportedVersion,
 LeaderFollowUpRebalance, AssignmentFailure, ErrorShutdown, Crash, Restart; RollingBounce under every procedure,
 "operator" included: any instance, upgrade.from removed or set, up to its cap) and every mutation of
-``api.MUTATIONS``. Invariants: STR-05, STR-06, STR-07, STR-08, STR-09. Step properties: STR-01 ... STR-04, all of
+``api.MUTATIONS``. Invariants: STR-05 ... STR-10. Step properties: STR-01 ... STR-04, all of
 them; the parameters they read come from sub-relations (``parameter_relations``): Rebalance per leader,
 each member step per instance. Not encoded: the graph property STR-L1 (liveness: the explorers only).
 """
@@ -146,7 +146,7 @@ class StreamsProbingZ3(SymbolicSystem):
                 "AssignmentFailure", "ErrorShutdown")},
         }
         self.invariants = {"STR-05": self.str05, "STR-06": self.str06, "STR-07": self.str07, "STR-08": self.str08,
-                           "STR-09": self.str09}
+                           "STR-09": self.str09, "STR-10": self.str10}
         self.step_properties = {"STR-01": self.str01, "STR-02": self.str02, "STR-03": self.str03,
                                 "STR-04": self.str04}
         # Under kip and kafka STR-05 alone is inductive once versions stay in their domains (wellformed): the
@@ -474,6 +474,14 @@ class StreamsProbingZ3(SymbolicSystem):
         return z3.And([z3.Implies(self.x(v, i, "fk") != 0, z3.And(z3.Not(self.x(v, i, "running")),
                                                                    z3.Not(self.x(v, i, "has"))))
                        for i in range(self.n)])
+
+    def str10(self, v: V) -> z3.BoolRef:
+        """No instance past the procedure's bounces; without the operator, bounce counts at most one apart."""
+        b = [self.x(v, i, "bounces") for i in range(self.n)]
+        capped = z3.And([x <= self.max_bounces for x in b])
+        if self.operator:
+            return capped
+        return z3.And(capped, *(b[i] - b[j] <= 1 for i in range(self.n) for j in range(self.n) if i != j))
 
     def _converged(self, v: V) -> z3.BoolRef:
         target = _min([(z3.BoolVal(True), self.lat(v, i)) for i in range(self.n)], self.lat(v, 0))

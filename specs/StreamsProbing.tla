@@ -316,7 +316,7 @@ Spec == Init /\ [][Next]_vars
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Properties: the ids of properties/streams_probing.py.  STR_01 .. STR_04 are action properties     *)
-(* (checked as [][A]_vars), STR_05 .. STR_09 state invariants.                                        *)
+(* (checked as [][A]_vars), STR_05 .. STR_10 state invariants.                                        *)
 
 LeaderFailedAt(l) == instances[l].failure = "" /\ instances'[l].failure = "leader"
 
@@ -363,6 +363,12 @@ STR_06 == \A i \in Idx : instances[i].failure = ""
 
 (* STR-09: an instance that failed has stopped for good: it does not run and holds no assignment. *)
 STR_09 == \A i \in Idx : instances[i].failure # "" => (~instances[i].running /\ instances[i].inbox = {})
+
+(* STR-10: the rolling bounces follow the upgrade procedure: no instance goes through more bounces than it *)
+(* prescribes (MaxBounces), and a second rolling bounce starts only once the first has reached every      *)
+(* instance (without Operator, bounce counts differ by at most one).                                      *)
+STR_10 == /\ \A i \in Idx : instances[i].bounces <= MaxBounces
+          /\ Operator \/ \A i, j \in Idx : instances[i].bounces - instances[j].bounces <= 1
 
 (* STR-07: once every bounce is done and the group is stable, every member uses the highest version    *)
 (* all members support.                                                                                 *)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from reference_impl.streams_probing.system import Delivered, StreamsGroupState, 
 from rollcheck.explorer import explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
+from rollcheck.transition import Action
 
 ENTRY = get_protocol("streams_probing")
 PROFILES = ENTRY.profiles
@@ -93,14 +95,15 @@ def _witnesses(name: str, profile: str) -> tuple[str, ...]:
 def test_the_declared_properties() -> None:
     """Every id, kind and order (the witnesses last); each config applies the witnesses it can reach."""
     assert PROPERTIES.ids == ("STR-01", "STR-02", "STR-03", "STR-04", "STR-05", "STR-06", "STR-07", "STR-08",
-                              "STR-09", "STR-L1", "STR-W1", "STR-W2", "STR-W3", "STR-W4", "STR-W5", "STR-W6")
-    assert [d.kind.value for d in PROPERTIES] == ["step"] * 4 + ["invariant"] * 5 + ["graph"] + ["witness"] * 6
+                              "STR-09", "STR-10", "STR-L1", "STR-W1", "STR-W2", "STR-W3", "STR-W4", "STR-W5",
+                              "STR-W6")
+    assert [d.kind.value for d in PROPERTIES] == ["step"] * 4 + ["invariant"] * 6 + ["graph"] + ["witness"] * 6
     assert set(WITNESSES) == set(ENTRY.configs)
     for name, cfg in ENTRY.configs.items():
         ts = ENTRY.build(cfg)
         props = ts.properties()
         # STR-06 (nobody fails) holds only where upgrade.from names the release upgraded from.
-        safety = [i for i in PROPERTIES.ids[:10] if not (i == "STR-06" and cfg.misconfigured_upgrade_from)]
+        safety = [i for i in PROPERTIES.ids[:11] if not (i == "STR-06" and cfg.misconfigured_upgrade_from)]
         assert [p.id for p in props] == [*safety, *WITNESSES[name]], name
         assert [(p.id, p.description) for p in props] == [(d.id, d.statement) for d in PROPERTIES
                                                           if d.id in {p.id for p in props}]
@@ -286,3 +289,28 @@ def test_protocol_contract(contract_case: ContractCase, tmp_path: Path) -> None:
     """rollcheck.testing's contract: variants killed (explorer, Hypothesis), codec and ITF round trips,
     pinned counts, TLC's count and the spec's names."""
     contract_case.run(tmp_path)
+
+
+class _BouncesPastTheRounds(StreamsProbingSystem):
+    """The bounce loop without its guard (the mutation campaign's `system.py:204` `if False`): an instance is
+    bounced again before the round reached everyone, and past the procedure's rounds (an infinite state space)."""
+
+    def _bounces(self, s: StreamsGroupState) -> Any:
+        for i, x in enumerate(s.instances):  # the reference's loop, without its guard
+            upgrade_from = None if x.bounces + 1 == self.config.rounds else self.config.upgrade_from
+            bounced = replace(x, release=self.new.name, upgrade_from=upgrade_from, running=True,
+                              used_version=self.configured(self.new.name, upgrade_from), bounces=x.bounces + 1,
+                              inbox=None, failure="")
+            instances = (*s.instances[:i], bounced, *s.instances[i + 1:])
+            yield Action.of("RollingBounce", instance=i, release=self.new.name, upgrade_from=upgrade_from), replace(
+                s, instances=instances, rebalance_pending=True, rebalances=0)
+
+
+@pytest.mark.parametrize("config", ["small", "pre20"])
+def test_a_bounce_past_the_procedure_is_caught_by_str10(config: str) -> None:
+    """No other property sees it (every bounce is to the new release); STR-10 does at the bounce that breaks the
+    round order, long before the unbounded state space would exhaust the explorer."""
+    r = explore(_BouncesPastTheRounds(ENTRY.configs[config]), max_depth=20)
+    assert r.violated_ids == {"STR-10"}, r.violated_ids
+    (v,) = r.violations
+    assert [a.name for a in v.trace.actions].count("RollingBounce") == 2
