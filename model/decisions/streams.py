@@ -388,9 +388,13 @@ def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
             return body[:host + 2] + b"\xff" + body[host + 3:]
         return body
 
-    def cut(payload: bytes, keep: int) -> bytes | None:
-        """``keep``: -1 cuts the version word itself; from 0, payload bytes kept; past the payload, 3 extra bytes."""
-        return None if keep > len(payload) + 3 else payload[:keep] if keep <= len(payload) else payload + b"xyz"
+    def damaged(w: int, keep: int, payload: bytes) -> bytes:
+        """The version word ``w`` and ``payload``: ``keep`` -1 cuts the version word itself; from 0, the payload
+        bytes kept; past the payload, 3 extra bytes after it."""
+        head = struct.pack(">i", w)
+        if keep < 0:
+            return head[:2]
+        return head + (payload[:keep] if keep <= len(payload) else payload + b"xyz")
 
     def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
@@ -413,8 +417,7 @@ def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             w, keep = x["w"], x["keep"]
-            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(sub_payload(w, x["damage"]),
-                                                                                       keep)  # type: ignore[operator]
+            data = damaged(w, keep, sub_payload(w, x["damage"]))
             failed = {"version": DONT_CARE, "supported": DONT_CARE}
             try:
                 got = s_api.decode_subscription(data, latest)
@@ -460,8 +463,7 @@ def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             w, keep = x["w"], x["keep"]
-            data = struct.pack(">i", w)[:2] if keep < 0 else struct.pack(">i", w) + cut(asg_payload(w, x["damage"]),
-                                                                                       keep)  # type: ignore[operator]
+            data = damaged(w, keep, asg_payload(w, x["damage"]))
             failed = {"version": DONT_CARE, "supported": DONT_CARE}
             try:
                 got = s_api.decode_assignment(data, latest)
