@@ -17,7 +17,9 @@ streams' kafka-2.0). A property violated that the unmutated baseline does not vi
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
-A mutant no property kills on the reference's configs then meets the gate's broken variant cells (``rollcheck gate``
+The steps run cheapest first, and the first kill ends a mutant: the explorer on ``small`` (every profile), then
+Z3 against the mutated reference on ``small`` (below), then the explorer on the larger configs, then the rest.
+A mutant no property kills on the reference's configs meets the gate's broken variant cells (``rollcheck gate``
 on a config with the protocol's variant cells alone, ``variants_argv``: the reference with one bug switched on, each
 on its config): they take the reference's code through paths no reference config reaches (a failed member, a refused
 write ...), and a variant no longer caught would turn the gate red: "killed (variant)"; so would the Z3 relation
@@ -99,6 +101,7 @@ OPERATORS = ("cmp_swap", "int_plus_1", "int_minus_1", "bound_plus_1", "bound_min
 FLAG_NAMES = frozenset({"mutations", "muts"})
 NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of a node whose subtree is skipped
 PROGRESS_EVERY = 10.0
+CELL_LIMIT = 20.0  # an explorer run's time limit, in multiples of the same run on the unmutated copy
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
 STATUSES = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)", "survived",
@@ -419,18 +422,23 @@ def apply_site(sites: ModuleSites, site: Site) -> str | None:
     return None
 
 
-def snapshot(dest: Path) -> str:
+def snapshot(dest: Path) -> tuple[str, str]:
     """Copy the packages once, at the start: every mutant and the baselines are built from this copy, so a
     campaign measures one version of the code even if the working tree changes while it runs (a commit
-    landing mid-run once paired old mutated modules with a newer engine). Returns a SHA-256 over its modules.
+    landing mid-run once paired old mutated modules with a newer engine). Returns two SHA-256 digests: over
+    every module copied, and over ``reference_impl/`` alone (what a mutant is made of: ``--resume`` carries a
+    kill over while it is unchanged).
 
     No bytecode is copied: a cached .pyc of the original must never stand in for a mutated module."""
     for pkg in PACKAGES:
         shutil.copytree(ROOT / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    digest = hashlib.sha256()
+    digest, reference = hashlib.sha256(), hashlib.sha256()
     for path in sorted(dest.rglob("*.py")):
-        digest.update(str(path.relative_to(dest)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+        entry = str(path.relative_to(dest)).encode() + b"\0" + path.read_bytes() + b"\0"
+        digest.update(entry)
+        if path.relative_to(dest).parts[0] == "reference_impl":
+            reference.update(entry)
+    return digest.hexdigest(), reference.hexdigest()
 
 
 def protocol_dir(protocol: str) -> Path:
@@ -512,10 +520,11 @@ class Stopped(Exception):
 class Runner:
     """Copies the repository's packages, writes a mutated module and runs the explorer from the copy."""
 
-    def __init__(self, scratch: Path, snapshot: Path, max_memory: float) -> None:
+    def __init__(self, scratch: Path, snapshot: Path, max_memory: float, collect_all: bool = False) -> None:
         self.scratch = scratch
         self.snapshot = snapshot
         self.max_memory = max_memory
+        self.collect_all = collect_all
         self.stop = threading.Event()
         self._procs: dict[int, subprocess.Popen[str]] = {}
         self._lock = threading.Lock()
@@ -560,7 +569,7 @@ class Runner:
         if timeout <= 0:
             return CellResult(cell.config, cell.profile, "timeout", None, 0.0, detail="no time left for this run")
         out = work / "out"
-        cmd = [sys.executable, "-m", "rollcheck", *explore_argv(protocol, cell, out, self.max_memory)]
+        cmd = [sys.executable, "-m", "rollcheck", *explore_argv(protocol, cell, out, self.max_memory, self.collect_all)]
         t0 = time.perf_counter()
         # Its own session: the explorer's processes can be killed as a group, and a terminal's Ctrl-C
         # reaches only this script, which stops them itself.
@@ -733,11 +742,15 @@ def classify(cell: Cell, code: int, stdout: str, stderr: str, seconds: float) ->
 
 
 # The checker commands a mutant meets (``rollcheck`` arguments; benchmarks/coverage_map.py runs the same ones).
-def explore_argv(protocol: str, cell: Cell, out: Path, max_memory: float) -> list[str]:
+def explore_argv(protocol: str, cell: Cell, out: Path, max_memory: float, collect_all: bool = False) -> list[str]:
     """``rollcheck explore`` on one cell: one process (``--jobs`` runs several mutants), and a bound on what a
-    mutant that blows the state space up may take (the explorer then stops, incomplete, instead of swapping)."""
+    mutant that blows the state space up may take (the explorer then stops, incomplete, instead of swapping).
+    It stops at the first violation (``collect_all``: every property's, as ``--all-cells``
+    asks): a mutant that makes the state space unbounded is then killed by the first property it breaks, where
+    ``--collect-all`` kept expanding the broken states until the time limit. The baselines violate nothing."""
     return ["explore", protocol, "--config", cell.config, "--profile", cell.profile, "--json", "--quiet",
-            "--collect-all", "--out", str(out), "--workers", "1", "--max-memory", str(max_memory)]
+            *(["--collect-all"] if collect_all else []), "--out", str(out), "--workers", "1",
+            "--max-memory", str(max_memory)]
 
 
 def z3_argv(protocol: str, profile: str, out: Path, config: str = "small") -> list[str]:
@@ -850,33 +863,58 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     killed_by: list[dict[str, Any]] = []
     conformance: list[dict[str, str]] = []
     differential: list[dict[str, str]] = []
-    try:
-        for cell in ([] if explored is not None else cells_of(mutant.protocol)):
-            res = runner.run_cell(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
+    protocol = mutant.protocol
+    cells += explored or []
+
+    def alive() -> bool:
+        """Nothing has killed the mutant yet (and nothing stopped short: a timeout or a crash ends it)."""
+        return (not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
+                and all(d["verdict"] == "agrees" for d in differential) and broken.get("verdict", "caught") == "caught")
+
+    def explore(todo: list[Cell]) -> bool:
+        """The explorer on ``todo`` in turn; False once a run times out, or kills the mutant (unless
+        ``all_cells``)."""
+        for cell in todo:
+            # No run may take more than CELL_LIMIT times its baseline (at least a minute): a mutant that blows
+            # one config's state space up is a timeout there, not after the whole campaign's share of time.
+            limit = max(60.0, CELL_LIMIT * base.of(cell).seconds)
+            res = runner.run_cell(work, protocol, cell, min(limit, timeout - (time.perf_counter() - t0)))
             cells.append(res)
             # A property the unmutated reference violates too (none in these configs today) kills nothing.
             new = sorted(set(res.violated) - set(base.of(cell).violated))
             if res.outcome == "violated" and new:
                 killed_by.append({"config": cell.config, "profile": cell.profile, "properties": new})
             if res.outcome == "timeout" or (not all_cells and (killed_by or res.outcome == "crash")):
-                break
-        cells += explored or []
-        explored_ok = not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
-        if variants and explored_ok:
-            verdict, detail = runner.run_variants(work, mutant.protocol, timeout - (time.perf_counter() - t0), z3)
+                return False
+        return True
+
+    def differ(todo: list[Cell]) -> None:
+        for cell in todo:
+            verdict, detail = runner.run_z3(work, protocol, cell, timeout - (time.perf_counter() - t0))
+            differential.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
+                                 "detail": detail})
+            if verdict != "agrees":
+                return
+
+    # Cheapest first, since the first kill ends a mutant: the explorer on small, then Z3 against the reference
+    # on small's every state (seconds, and it kills about as many as every larger config does), then the
+    # larger configs, the broken variants, Z3 on the story configs and TLC.
+    todo = [] if explored is not None else cells_of(protocol)
+    with_z3 = z3 and runner.has_z3(protocol)
+    try:
+        going = explore([c for c in todo if c.config == "small"])
+        if with_z3 and alive():
+            differ([c for c in z3_cells_of(protocol) if c.config == "small"])
+        if going and (alive() or all_cells):
+            explore([c for c in todo if c.config != "small"])
+        if variants and alive():
+            verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
-            explored_ok = verdict == "caught"
-        if z3 and explored_ok and runner.has_z3(mutant.protocol):
-            for cell in z3_cells_of(mutant.protocol):
-                verdict, detail = runner.run_z3(work, mutant.protocol, cell, timeout - (time.perf_counter() - t0))
-                differential.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
-                                     "detail": detail})
-                if verdict != "agrees":
-                    break
-        if conform and explored_ok and all(d["verdict"] == "agrees" for d in differential) \
-                and runner.snapshot_has_spec(mutant.protocol):
-            for profile in profiles_of(mutant.protocol):
-                verdict, detail = runner.run_conform(work, mutant.protocol, profile,
+        if with_z3 and alive():
+            differ([c for c in z3_cells_of(protocol) if c.config != "small"])
+        if conform and alive() and runner.snapshot_has_spec(protocol):
+            for profile in profiles_of(protocol):
+                verdict, detail = runner.run_conform(work, protocol, profile,
                                                      timeout - (time.perf_counter() - t0))
                 conformance.append({"profile": profile, "verdict": verdict, "detail": detail})
                 if verdict != "agrees":
@@ -946,6 +984,7 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
                   "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
                   "survived_count_changed": n["survived (count changed)"], "timeout": n["timeout"],
+                  "carried": sum(bool(r.get("carried")) for r in rows),
                   "kill_rate": round(killed / len(rows), 4) if rows else None}
     return out
 
@@ -969,6 +1008,10 @@ def print_summary(doc: dict[str, Any]) -> None:
             print("  ".join("-" * w for w in widths))
     print("kill rate = (killed by a property, by a broken variant that escapes, by z3, by conform or by crash) / "
           "mutants run; a timeout counts as not killed")
+    carried = sum(s.get("carried", 0) for s in doc["summary"].values())
+    if carried:
+        print(f"{carried} kills carried over by --resume from a campaign whose checkers differed (the reference "
+              "was the same): see each row's commit")
     survivors = [r for r in doc["mutants"] if r["status"].startswith("survived")]
     if survivors:
         print(f"\nsurvivors ({len(survivors)}):")
@@ -1005,7 +1048,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--protocol", action="append", default=None, metavar="P",
                    help="protocol to mutate (repeatable; default: every registered protocol)")
-    p.add_argument("--operators", nargs="+", choices=OPERATORS, default=list(OPERATORS), metavar="OP",
+    p.add_argument("--operators", nargs="+", choices=OPERATORS, default=None, metavar="OP",
                    help=f"mutation operators (default: all): {', '.join(OPERATORS)}")
     p.add_argument("--match", default=None, metavar="REGEX", help="only the mutants whose id matches (re.search)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
@@ -1022,7 +1065,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--max-memory", type=float, default=2.0, metavar="GIB",
                    help="each explorer run's memory budget (default 2 GiB): above it the run stops, timeout")
     p.add_argument("--all-cells", action="store_true",
-                   help="run every config x profile on a killed mutant too (default: stop at the first kill)")
+                   help="run every config x profile on a killed mutant too, each run collecting every property it "
+                   "violates (default: stop at the first kill, each run at its first violation)")
     p.add_argument("--no-conform", action="store_true",
                    help="do not run `rollcheck conform` (TLC against the mutated reference, small config) on the "
                    "mutants the explorer's properties did not kill")
@@ -1037,6 +1081,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "variants, z3, conform) at this checkout; their explorer runs are taken from FILE, which needs "
                    "reference_impl/, properties/ and rollcheck/ unchanged since FILE's commit; the killed rows of "
                    "FILE are kept, so the summary is the whole campaign's")
+    p.add_argument("--resume", type=Path, metavar="FILE",
+                   help="go on with an earlier campaign (FILE: its JSON, partial or not; by default the same "
+                   "selection of mutants as FILE's, unless --protocol/--operators/--match/--limit say otherwise): "
+                   "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
+                   "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -1047,7 +1096,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name in args.protocol or []:
         if name not in known:
             p.error(f"unknown protocol {name!r}; registered: {', '.join(known)}")
-    args.previous = None
+    args.previous = args.resumed = None
+    if args.resume is not None:
+        if args.recheck is not None:
+            p.error("--resume and --recheck are two ways of going on from FILE: give one")
+        args.resumed = load_campaign(p, args.resume, "--resume")
+        params = args.resumed.get("params", {})
+        if args.protocol is None and args.operators is None and args.match is None and args.limit is None:
+            args.protocol, args.operators = params.get("protocols"), params.get("operators")
+            args.match, args.limit, args.offset = params.get("match"), params.get("limit"), params.get("offset", 0)
+            unknown = [n for n in args.protocol or [] if n not in known]
+            if unknown:
+                p.error(f"--resume: {args.resume} names the protocol {unknown[0]!r}, which is not registered")
+    if args.operators is None:
+        args.operators = list(OPERATORS)
     if args.recheck is not None:
         if args.match or args.limit is not None:
             p.error("--recheck reruns FILE's survivors: --match and --limit do not apply")
@@ -1055,16 +1117,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def load_previous(p: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
-    """An earlier campaign's JSON for ``--recheck``, refused (one line, exit 2) when it is not one, or when the
-    explorer's inputs changed since its commit (its explorer verdicts would not carry over)."""
+def load_campaign(p: argparse.ArgumentParser, path: Path, option: str) -> dict[str, Any]:
+    """An earlier campaign's JSON, refused (one line, exit 2) when it cannot be read or is not one."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        p.error(f"--recheck: cannot read {path}: {exc}")
-    if not isinstance(doc, dict) or doc.get("benchmark") != "mutation" or not isinstance(doc.get("mutants"), list) \
-            or not doc.get("commit"):
-        p.error(f"--recheck: {path} is not a campaign's JSON (benchmarks/results/mutation-*.json)")
+        p.error(f"{option}: cannot read {path}: {exc}")
+    rows = doc.get("mutants") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("benchmark") != "mutation" or not isinstance(rows, list) \
+            or not doc.get("commit") or not all(isinstance(r, dict) and {"id", "protocol", "status"} <= r.keys()
+                                                for r in rows):
+        p.error(f"{option}: {path} is not a campaign's JSON (benchmarks/results/mutation-*.json)")
+    return doc
+
+
+def load_previous(p: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
+    """An earlier campaign's JSON for ``--recheck``, refused (one line, exit 2) when it is not one, or when the
+    explorer's inputs changed since its commit (its explorer verdicts would not carry over)."""
+    doc = load_campaign(p, path, "--recheck")
     if doc.get("partial"):
         p.error(f"--recheck: {path} is a partial campaign; its survivors are not all of its mutants' survivors")
     changed = git("diff", "--name-only", doc["commit"], "--", *EXPLORER_INPUTS)
@@ -1097,7 +1167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     selected: dict[str, list[Mutant]] = {}
     dropped: dict[str, list[dict[str, Any]]] = {}
     try:
-        sources = snapshot(scratch / "snapshot")
+        sources, reference = snapshot(scratch / "snapshot")
         for p in protocols:
             selected[p], dropped[p] = select(args, p, scratch / "snapshot")
     except BaseException:
@@ -1106,7 +1176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc: dict[str, Any] = {
         "benchmark": "mutation", "started": started.isoformat(timespec="seconds"), "finished": None,
         "partial": True, "interrupted": False,
-        "commit": head, "dirty": dirty, "sources_sha256": sources, "commit_at_end": None,
+        "commit": head, "dirty": dirty, "sources_sha256": sources, "reference_sha256": reference,
+        "commit_at_end": None,
         "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
         "params": {"argv": sys.argv[1:], "protocols": protocols, "operators": args.operators, "match": args.match,
@@ -1118,13 +1189,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
         "rechecked_from": None if args.previous is None else {"file": str(args.recheck),
                                                               "commit": args.previous["commit"]},
+        "resumed_from": None if args.resumed is None else {"file": str(args.resume),
+                                                           "commit": args.resumed.get("commit"),
+                                                           "sources_sha256": args.resumed.get("sources_sha256")},
     }
     # SIGTERM ends the campaign as Ctrl-C does: partial results written, explorer processes stopped. SIGINT
     # too when it was started ignoring it (a background job of a non-interactive shell): Python then keeps it
     # ignored, and only this script can stop the explorers it starts in their own sessions.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    runner = Runner(scratch, scratch / "snapshot", args.max_memory)
+    runner = Runner(scratch, scratch / "snapshot", args.max_memory, args.all_cells)
     results: list[dict[str, Any]] = doc["mutants"]
     code = 0
     try:
@@ -1169,6 +1243,28 @@ def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[
     return spread(mutants, args.limit, args.offset), dropped
 
 
+def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]],
+                 doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The rows of an earlier campaign (``--resume``) that stand at this checkout, by mutant id: the same edit
+    (id, line before and after), and either every module unchanged since the row ran (any verdict stands) or
+    ``reference_impl/`` unchanged and the row a kill (the checkers changed: a survivor or a timeout runs again
+    against them; a kill is kept, flagged ``carried``, on the ground that the checkers only grow: a property
+    weakened since would need a campaign from scratch)."""
+    wanted = {m.id: m for ms in selected.values() for m in ms}
+    out: dict[str, dict[str, Any]] = {}
+    for r in earlier["mutants"]:
+        m = wanted.get(r["id"])
+        if m is None or (r.get("before"), r.get("after")) != (m.before, m.after):
+            continue
+        # Rows written before these fields were: the campaign's own.
+        src = r.get("sources_sha256", earlier.get("sources_sha256"))
+        ref = r.get("reference_sha256", earlier.get("reference_sha256"))
+        if src == doc["sources_sha256"] or (ref == doc["reference_sha256"] and str(r["status"]).startswith("killed")):
+            out[m.id] = dict(r, commit=r.get("commit", earlier.get("commit")), sources_sha256=src,
+                             reference_sha256=ref, carried=src != doc["sources_sha256"])
+    return out
+
+
 def _rechecked(row: dict[str, Any]) -> bool:
     """A row --recheck runs again: a survivor (a timeout or a kill stands as it was)."""
     return str(row.get("status", "")).startswith("survived")
@@ -1182,30 +1278,41 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
               doc: dict[str, Any], results: list[dict[str, Any]], path: Path) -> int:
     bases: dict[str, Baseline] = {}
     timeouts: dict[str, float] = {}
-    for p in protocols:
-        if not selected[p]:
-            continue
-        print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))}, then "
-              "z3 and conform on small)",
-              file=sys.stderr, flush=True)
-        earlier = (args.previous or {}).get("baseline", {}).get(p)
-        explored = None if args.previous is None else [CellResult(**r) for r in (earlier or {}).get("runs", [])]
-        try:
-            base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3,
-                                not args.no_variants, explored)
-        except RuntimeError as exc:
-            # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
-            doc["baseline"][p] = {"error": str(exc)}
-            print(f"mutation: {p} skipped: {exc}", file=sys.stderr, flush=True)
-            continue
+    carried = {} if args.resumed is None else carried_rows(args.resumed, selected, doc)
+    resumed_same = args.resumed is not None and args.resumed.get("sources_sha256") == doc["sources_sha256"]
+
+    def baseline(p: str) -> None:
+        earlier = (args.previous or args.resumed or {}).get("baseline", {}).get(p)
+        if resumed_same and isinstance(earlier, dict) and earlier.get("runs"):
+            # Every module as it was when FILE's baseline ran: its verdicts stand.
+            base = Baseline(p, [CellResult(**r) for r in earlier["runs"]], earlier["seconds"], earlier["imports"])
+        else:
+            print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))}, "
+                  "then the broken variants, z3 and conform)", file=sys.stderr, flush=True)
+            explored = None if args.previous is None else [CellResult(**r) for r in (earlier or {}).get("runs", [])]
+            try:
+                base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3,
+                                    not args.no_variants, explored)
+            except RuntimeError as exc:
+                # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
+                doc["baseline"][p] = {"error": str(exc)}
+                print(f"mutation: {p} skipped: {exc}", file=sys.stderr, flush=True)
+                return
         bases[p] = base
         timeouts[p] = args.timeout or (earlier["timeout"] if earlier else max(60.0, 10 * base.seconds))
         doc["baseline"][p] = {"seconds": round(base.seconds, 2), "timeout": timeouts[p], "imports": base.imports,
                               "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in base.cells]}
+        todo = sum(m.id not in carried for m in selected[p])
         print(f"mutation: {p}: " + ", ".join(f"{c.config}/{c.profile} {c.distinct_states} states"
                                              for c in base.cells)
-              + f"; {len(selected[p])} mutants, time limit {timeouts[p]:.0f} s each", file=sys.stderr, flush=True)
-    queue = [(i, m) for i, m in enumerate(m for p in protocols if p in bases for m in selected[p])]
+              + f"; {todo} mutants to run, time limit {timeouts[p]:.0f} s each", file=sys.stderr, flush=True)
+
+    # The baselines side by side (--jobs of them): each is one protocol's every step on the unmutated copy.
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(baseline, [p for p in protocols if any(m.id not in carried for m in selected[p])]))
+    every = [m for p in protocols for m in selected[p]]
+    results += [dict(carried[m.id], order=i) for i, m in enumerate(every) if m.id in carried]
+    queue = [(i, m) for i, m in enumerate(every) if m.id not in carried and m.protocol in bases]
     explored_of: dict[str, list[CellResult]] = {}
     if args.previous is not None:
         # The earlier rows: survivors run again (their explorer runs carried over), the others kept as they were.
@@ -1237,7 +1344,9 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                 for fut in done:
                     order, _m = running.pop(fut)
                     # Results arrive in completion order; the JSON lists them in enumeration order.
-                    results.append(fut.result() | {"order": order})
+                    results.append(fut.result() | {"order": order, "commit": doc["commit"],
+                                                   "sources_sha256": doc["sources_sha256"],
+                                                   "reference_sha256": doc["reference_sha256"]})
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY:
                     last_progress = now

@@ -21,3 +21,27 @@ def test_the_campaigns_z3_step_runs_where_the_ci_gates_z3_differential_cells_do(
     assert Cell("misconfigured-upgrade-from", "kip") not in z3_cells_of("streams_probing")
     argv = z3_argv("streams_probing", "kafka", tmp_path, "pre20")
     assert argv[argv.index("--config") + 1] == "pre20" and "--differential-only" in argv
+
+
+def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
+    """--resume: any verdict stands while every module is unchanged; a kill (flagged carried) while only the
+    reference is; nothing when the reference changed or the edit is another one."""
+    from benchmarks.mutation import Mutant, carried_rows
+
+    def mutant(mid: str, before: str = "a < b", after: str = "a <= b") -> Mutant:
+        return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
+                      before, after, "")
+
+    selected = {"zk_migration": [mutant("k1"), mutant("s1"), mutant("k2"), mutant("moved")]}
+    rows = [{"id": "k1", "protocol": "zk_migration", "status": "killed (z3)", "before": "a < b", "after": "a <= b"},
+            {"id": "s1", "protocol": "zk_migration", "status": "survived", "before": "a < b", "after": "a <= b"},
+            {"id": "k2", "protocol": "zk_migration", "status": "killed", "before": "a < b", "after": "a <= b",
+             "sources_sha256": "old", "reference_sha256": "other"},
+            {"id": "moved", "protocol": "zk_migration", "status": "killed", "before": "x", "after": "y"}]
+    earlier = {"commit": "c0", "sources_sha256": "S", "reference_sha256": "R", "mutants": rows}
+    same = carried_rows(earlier, selected, {"sources_sha256": "S", "reference_sha256": "R"})
+    assert sorted(same) == ["k1", "s1"] and not any(r["carried"] for r in same.values())
+    checkers_changed = carried_rows(earlier, selected, {"sources_sha256": "S2", "reference_sha256": "R"})
+    assert sorted(checkers_changed) == ["k1"] and checkers_changed["k1"]["carried"]
+    assert checkers_changed["k1"]["commit"] == "c0"
+    assert carried_rows(earlier, selected, {"sources_sha256": "S2", "reference_sha256": "R2"}) == {}
