@@ -7,6 +7,7 @@ witnesses (``MIG-W*``) name the stories the configs exist for: a run that never 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from reference_impl.metadata_version.catalog import MetadataVersion
@@ -179,6 +180,22 @@ def dual_write_sends_the_next_record(s: Any, a: Action, t: Any) -> bool:
         return True
     n = len(s.zk.data)
     return n < len(s.log) and t.zk.data == (*s.zk.data, s.log[n])
+
+
+@invariant("MIG-15", "every metadata change is a new record: the KRaft log and ZooKeeper each hold records in the "
+           "order they were made, each once, and no more changes were made than the config allows",
+           source=f"{KIP} Dual metadata writes: each change committed to the log is written to ZooKeeper once, in "
+           "log order (Kafka: a KRaft log offset is never reused)")
+def records_are_new(ctx: ZkMigrationContext, s: Any) -> bool:
+    # MIG-03/11/13 compare ZooKeeper with the log and would pass a change that repeats a record in both, or
+    # a run that makes changes past the config's bound (an unbounded state space, which no property flagged).
+    nxt = s.next_id
+    if nxt > ctx.config.max_updates + 1:
+        return False
+    for records in (s.log, s.zk.data):
+        if any(a >= b for a, b in pairwise(records)) or (records and records[-1] >= nxt):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- liveness

@@ -591,7 +591,7 @@ Spec == Init /\ [][Next]_vars
 (* Properties: the ids of properties/zk_migration.py.  The step properties (MIG-01, 02, 05, 07, 08,    *)
 (* 09, 12 and the KIP claim MIG-01R) are checked as [][A]_vars; where the reference's property names   *)
 (* the step's action, A names the same action of this spec (a step satisfies the action formula        *)
-(* exactly when the reference has that action between the two states).  MIG-03, 04, 06, 10 and 11 are *)
+(* exactly when the reference has that action between the two states).  MIG-03, 04, 06, 10, 11, 15 are *)
 (* state invariants.  MIG-04 is checked under the kip profile only (Kafka has no write-behind limit);  *)
 (* MIG-12 under kip; MIG-01R only as a KIP claim: the binding's model lists what the reference checks.  *)
 
@@ -667,6 +667,14 @@ MIG_12 == [][MIG_12_Step]_vars
 MIG_13_Step == \A v \in VoterIdx : DualWrite(v) => /\ Len(zk.data) < Len(log)
                                                   /\ zk'.data = Append(zk.data, log[Len(zk.data) + 1])
 MIG_13 == [][MIG_13_Step]_vars
+
+(* MIG-15: every metadata change is a new record: the log and ZooKeeper hold records in the order they   *)
+(* were made, each once, and no more changes were made than MaxUpdates.                                 *)
+Increasing(seq) == /\ \A i \in 1..(Len(seq) - 1) : seq[i] < seq[i + 1]
+                   /\ \A i \in 1..Len(seq) : seq[i] < next_id
+MIG_15 == /\ next_id <= MaxUpdates + 1
+          /\ Increasing(log)
+          /\ Increasing(zk.data)
 
 (* MIG-14 (kip, and the KIP's claims under kafka): during the migration no metadata change is committed  *)
 (* while ZooKeeper is unavailable.                                                                      *)

@@ -361,7 +361,7 @@ def test_system_quorum_trigger_with_a_voter_down(profile: str, level: MV, regist
 
 # ---------------------------------------------------------------- properties and witnesses
 SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
-          "MIG-13", "MIG-L1", "MIG-L2", "MIG-L3")
+          "MIG-13", "MIG-15", "MIG-L1", "MIG-L2", "MIG-L3")
 # The witnesses each named config's switches can reach (their when=): small has one voter and no failover,
 # faults no unclean shutdown.
 WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
@@ -373,7 +373,7 @@ def test_declared_properties_in_order() -> None:
     assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES["default"])
     assert [d.kind.value for d in PROPERTIES] == (
         ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant", "step",
-         "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
+         "invariant", "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
 
 
 @pytest.mark.parametrize("config", sorted(WITNESSES))
@@ -654,3 +654,38 @@ def test_mig13_and_mig14_catch_what_the_lag_bound_let_through() -> None:
     assert not explore(_SendsTheLatest(replace(small, profile="kafka", max_updates=1)), stop_at_first=False).violations
     down = {v.property_id for v in explore(_CommitsWhileZkIsDown(small), stop_at_first=False).violations}
     assert down == {"MIG-14"}
+
+
+class _ChangesWithoutNewRecords(ZkMigrationSystem):
+    """A metadata change that does not advance the record id (the mutation campaign's `system.py:322`
+    `next_id + 0`, and the same in ZooKeeper mode): each change repeats the last record, without end."""
+
+    def __init__(self, config: Any, action: str) -> None:
+        super().__init__(config)
+        self.action = action
+
+    def successors(self, s: ZkMigrationSystemState) -> list[tuple[Any, ZkMigrationSystemState]]:
+        return [(a, replace(t, next_id=s.next_id) if a.name == self.action else t) for a, t in super().successors(s)]
+
+
+@pytest.mark.parametrize(("config", "action"), [("small", "KRaftMetadataChange"), ("faults", "ZkMetadataChange")])
+def test_a_change_that_repeats_a_record_is_caught_by_mig15(config: str, action: str) -> None:
+    """MIG-03/11/13 compare ZooKeeper with the log, so a record repeated in both passed them, and the state space
+    was unbounded (the campaign's timeout); MIG-15 flags the first change: its record is not below the next id
+    (and the second would repeat it)."""
+    r = explore(_ChangesWithoutNewRecords(ENTRY.configs[config], action), max_depth=30)
+    assert "MIG-15" in r.violated_ids, r.violated_ids
+    trace = next(v.trace for v in r.violations if v.property_id == "MIG-15")
+    assert [a.name for a in trace.actions].count(action) == 1
+
+
+def test_mig15_reads_the_records_and_the_bound() -> None:
+    system = ZkMigrationSystem(ENTRY.configs["small"])
+    (mig15,) = PROPERTIES.bind(system, only=["MIG-15"])
+    ctx_pred = mig15.predicate
+    s = next(iter(system.initial_states()))
+    assert ctx_pred(s)
+    assert not ctx_pred(replace(s, log=(1, 1), next_id=2))
+    assert not ctx_pred(replace(s, zk=replace(s.zk, data=(2, 1)), next_id=3))
+    assert not ctx_pred(replace(s, log=(1, 3), next_id=3))  # a record not made yet
+    assert not ctx_pred(replace(s, next_id=ENTRY.configs["small"].max_updates + 2))
