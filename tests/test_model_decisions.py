@@ -116,8 +116,35 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
-    # MetadataChangeEvent, MigrationEvent.handleException
-    assert res.cases == 9 + 6 + 1 + 3
+    # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of
+    assert res.cases == 9 + 6 + 1 + 3 + 1
+
+
+@pytest.mark.parametrize("planted", ["ZK under code 5", "an unknown code read as NONE", "metric values shifted"])
+def test_zk_state_codes_and_metric_values_are_the_rules_own(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The formulas hold Kafka's ZkMigrationState codes and the KIP metric's values themselves: the campaign's
+    enum-constant mutants (api.py:38 ZK = 5 / 3, api.py:57, api.py:71-72) moved the reference and a formula
+    that read the same enum together."""
+    import enum
+
+    from model.decisions import zk_trigger_cases
+    from reference_impl.zk_migration import api as zk_api
+
+    zs = zk_api.ZkMigrationState
+    case = "ZkMigrationState.of"
+    if planted == "ZK under code 5":
+        real = zs.optional_of
+        monkeypatch.setattr(zs, "optional_of", staticmethod(
+            lambda code: None if code == 4 else (zs.ZK if code == 5 else real(code))))
+    elif planted == "an unknown code read as NONE":
+        monkeypatch.setattr(zs, "of", staticmethod(lambda code: zs.optional_of(code) or zs.NONE))
+    else:
+        shifted = enum.Enum("KipMigrationState", {"MIGRATION_INELIGIBLE": 1, "MIGRATE_ZK_DATA": 1, "DUAL_WRITE": 2,
+                                                  "MIGRATION_FINALIZED": 3})
+        monkeypatch.setattr(zk_api, "KipMigrationState", shifted)
+        case = "ZkMigrationState metric"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.disagreement is not None
 
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -140,7 +140,6 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     # writes again; ineligible otherwise. (Kafka 3.5+ reports the persisted state's own code instead.) The
     # system never reads the metric, so only this comparison sees it.
     persisted = list(zk_api.ZkMigrationState)
-    kip = zk_api.KipMigrationState
     zs, ds = zk_api.ZkMigrationState, zk_api.MigrationDriverState
 
     def metric_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
@@ -149,17 +148,45 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         taking_over = z3.Or([drv == drivers.index(d) for d in (ds.BECOME_CONTROLLER, ds.ZK_MIGRATION)])
         copied = st == persisted.index(zs.MIGRATION)
         copying = z3.And(st == persisted.index(zs.PRE_MIGRATION), taking_over)
-        return {"metric": z3.If(st == persisted.index(zs.POST_MIGRATION), kip.MIGRATION_FINALIZED.value,
-                                z3.If(z3.And(copied, writes), kip.DUAL_WRITE.value,
-                                      z3.If(z3.Or(copied, copying), kip.MIGRATE_ZK_DATA.value,
-                                            kip.MIGRATION_INELIGIBLE.value)))}
+        # The metric's values are this copy's own (KIP_METRIC), not read from the reference's enum.
+        return {"metric": z3.If(st == persisted.index(zs.POST_MIGRATION), KIP_METRIC["MIGRATION_FINALIZED"],
+                                z3.If(z3.And(copied, writes), KIP_METRIC["DUAL_WRITE"],
+                                      z3.If(z3.Or(copied, copying), KIP_METRIC["MIGRATE_ZK_DATA"],
+                                            KIP_METRIC["MIGRATION_INELIGIBLE"])))}
 
     yield ("ZkMigrationState metric", Formula(["state", "driver"], metric_formula),
            [{"state": a, "driver": b} for a in range(len(persisted)) for b in range(len(drivers))],
            lambda x: {"metric": zk_api.kip_state(persisted[x["state"]], drivers[x["driver"]]).value})
 
+    # ZkMigrationState.of (Kafka 3.9's ZkMigrationState.java): the record's int8 code to the state, ZK (4)
+    # included; any other code an IllegalArgumentException (-1 here). optionalOf gives no state instead.
+    def of_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        valid = z3.And(x["code"] >= 0, x["code"] < len(ZK_MIGRATION_STATE_CODES))
+        return {"of": z3.If(valid, x["code"], -1), "optional": z3.If(valid, x["code"], -1)}
+
+    def of_ref(x: Inputs) -> Outputs:
+        def code(s: Any) -> int:
+            return ZK_MIGRATION_STATE_CODES.index(s.name) if s.name in ZK_MIGRATION_STATE_CODES else CODEC_ERROR
+
+        try:
+            of = code(zs.of(x["code"]))
+        except ValueError:
+            of = -1
+        optional = zs.optional_of(x["code"])
+        return {"of": of, "optional": -1 if optional is None else code(optional)}
+
+    yield ("ZkMigrationState.of", Formula(["code"], of_formula),
+           [{"code": c} for c in range(-1, len(ZK_MIGRATION_STATE_CODES) + 2)], of_ref)
+
     yield from zk_driver_event_cases()
     yield from zk_activation_records_cases()
+
+
+# Kafka's ZkMigrationState codes (ZkMigrationState.java, 3.9: NONE 0, MIGRATION 1, PRE_MIGRATION 2,
+# POST_MIGRATION 3, ZK 4), by name; and the four states KIP-866 exposes as the ZkMigrationState metric, numbered
+# in the order the KIP lists them (the KIP gives no numbers; the reference's KipMigrationState uses these).
+ZK_MIGRATION_STATE_CODES = ("NONE", "MIGRATION", "PRE_MIGRATION", "POST_MIGRATION", "ZK")
+KIP_METRIC = {"MIGRATION_INELIGIBLE": 0, "MIGRATE_ZK_DATA": 1, "DUAL_WRITE": 2, "MIGRATION_FINALIZED": 3}
 
 
 # The driver's event classes as codes (their order in zk_api.DriverEvent) and the PollEvent of each state
