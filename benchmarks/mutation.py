@@ -31,7 +31,9 @@ domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reach
 "killed (conform)". An exception the mutated reference raises under the decision differential is a crash.
 ``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor whose ``small`` distinct-state
 count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no checker
-noticed.
+noticed. A survivor that ``benchmarks/equivalent_mutants.toml`` names (an edit no caller can observe, each entry
+with its argument) is "equivalent", and the kill rate leaves it out; a listed mutant that is killed is reported
+as a stale entry.
 
 Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
 
@@ -105,7 +107,61 @@ CELL_LIMIT = 20.0  # an explorer run's time limit, in multiples of the same run 
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
 STATUSES = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)", "survived",
-            "survived (count changed)", "timeout")
+            "survived (count changed)", "equivalent", "timeout")
+# Survivors argued equivalent to the reference (a reviewed list, each with its reason): see ``Equivalent``.
+EQUIVALENTS = ROOT / "benchmarks" / "equivalent_mutants.toml"
+
+
+# ----------------------------------------------------------------------------------- equivalent mutants
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """One edit argued to change nothing any caller can observe (``benchmarks/equivalent_mutants.toml``).
+
+    It names the edit, not its place (line numbers move): every mutant of ``module`` with this operator and this
+    line before and after. A mutant it names is still run: only when every step lets it survive is it counted
+    "equivalent" (with ``reason``) instead of "survived"; killed, it is killed, and the entry is reported stale."""
+
+    protocol: str
+    module: str
+    operator: str
+    before: str
+    after: str
+    reason: str
+
+    def names(self, row: dict[str, Any]) -> bool:
+        return (row.get("protocol"), Path(str(row.get("file", ""))).name, row.get("operator"), row.get("before"),
+                row.get("after")) == (self.protocol, self.module, self.operator, self.before, self.after)
+
+
+def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
+    """The reviewed list; ``ValueError`` (one line) when the file is malformed."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    keys = {f for f in Equivalent.__dataclass_fields__}
+    out = []
+    for i, e in enumerate(doc.get("equivalent", []), 1):
+        if not isinstance(e, dict) or set(e) != keys or not all(isinstance(v, str) and v.strip() for v in e.values()):
+            raise ValueError(f"{path}: entry {i} must have exactly the non-empty strings {', '.join(sorted(keys))}")
+        if e["operator"] not in OPERATORS:
+            raise ValueError(f"{path}: entry {i}: unknown operator {e['operator']!r}")
+        out.append(Equivalent(**e))
+    return out
+
+
+def judge_equivalent(row: dict[str, Any], equivalents: Sequence[Equivalent]) -> dict[str, Any]:
+    """A survivor named by the list becomes "equivalent", with the list's reason; any other row is as it was."""
+    if not str(row.get("status", "")).startswith("survived"):
+        return row
+    entry = next((e for e in equivalents if e.names(row)), None)
+    return row if entry is None else dict(row, status="equivalent", equivalent=entry.reason)
 
 
 # ----------------------------------------------------------------------------------- enumeration
@@ -888,9 +944,10 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                 return False
         return True
 
-    def differ(todo: list[Cell]) -> None:
+    def differ(todo: list[Cell], cap: float | None = None) -> None:
         for cell in todo:
-            verdict, detail = runner.run_z3(work, protocol, cell, timeout - (time.perf_counter() - t0))
+            left = timeout - (time.perf_counter() - t0)
+            verdict, detail = runner.run_z3(work, protocol, cell, left if cap is None else min(cap, left))
             differential.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
                                  "detail": detail})
             if verdict != "agrees":
@@ -905,6 +962,12 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         going = explore([c for c in todo if c.config == "small"])
         if with_z3 and alive():
             differ([c for c in z3_cells_of(protocol) if c.config == "small"])
+        elif with_z3 and not killed_by and {c.outcome for c in cells} <= {"holds", "violated", "timeout"}:
+            # small's state space blew up (an alias of two enum members, a bound gone): the differential walks
+            # the same states, but stops at the first one where Z3 steps otherwise, or a decision rule may
+            # refuse the reference at once; given as long as one small run may take, so a timeout stays cheap.
+            differ([c for c in z3_cells_of(protocol) if c.config == "small"],
+                   max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config == "small")))
         if going and (alive() or all_cells):
             explore([c for c in todo if c.config != "small"])
         if variants and alive():
@@ -978,26 +1041,28 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
         rows = [r for r in results if r["protocol"] == p]
         n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
         killed = n["killed"] + n["killed (variant)"] + n["killed (z3)"] + n["killed (conform)"] + n["killed (crash)"]
+        judged = len(rows) - n["equivalent"]  # an equivalent mutant cannot be killed: it is left out of the rate
         out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_variant": n["killed (variant)"],
                   "killed_z3": n["killed (z3)"],
                   "killed_conform": n["killed (conform)"],
                   "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
-                  "survived_count_changed": n["survived (count changed)"], "timeout": n["timeout"],
-                  "carried": sum(bool(r.get("carried")) for r in rows),
-                  "kill_rate": round(killed / len(rows), 4) if rows else None}
+                  "survived_count_changed": n["survived (count changed)"], "equivalent": n["equivalent"],
+                  "timeout": n["timeout"], "carried": sum(bool(r.get("carried")) for r in rows),
+                  "kill_rate": round(killed / judged, 4) if judged else None}
     return out
 
 
 def print_summary(doc: dict[str, Any]) -> None:
     head = ("protocol", "mutants", "killed", "by a variant", "by z3", "by conform", "crash", "survived (count changed)",
-            "timeout", "kill rate")
+            "equivalent", "timeout", "kill rate")
     rows = [head]
     for p, s in doc["summary"].items():
         rate = "-" if s["kill_rate"] is None else f"{100 * s['kill_rate']:.1f}%"
         rows.append((p, str(s["mutants"]), str(s["killed"]), str(s.get("killed_variant", 0)),
                      str(s.get("killed_z3", 0)), str(s.get("killed_conform", 0)), str(s["killed_crash"]),
-                     f"{s['survived']} ({s['survived_count_changed']})", str(s["timeout"]), rate))
+                     f"{s['survived']} ({s['survived_count_changed']})", str(s.get("equivalent", 0)),
+                     str(s["timeout"]), rate))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     print()
     if doc["partial"]:
@@ -1007,7 +1072,8 @@ def print_summary(doc: dict[str, Any]) -> None:
         if i == 0:
             print("  ".join("-" * w for w in widths))
     print("kill rate = (killed by a property, by a broken variant that escapes, by z3, by conform or by crash) / "
-          "mutants run; a timeout counts as not killed")
+          f"(mutants run - equivalent); a timeout counts as not killed; equivalent: a survivor {EQUIVALENTS.name} "
+          "argues changes nothing")
     carried = sum(s.get("carried", 0) for s in doc["summary"].values())
     if carried:
         print(f"{carried} kills carried over by --resume from a campaign whose checkers differed (the reference "
@@ -1018,6 +1084,11 @@ def print_summary(doc: dict[str, Any]) -> None:
         for r in survivors:
             note = f"  [distinct states {', '.join(r['count_changed'])}]" if r["count_changed"] else ""
             print(f"  {r['id']}{note}\n      - {r['before']}\n      + {r['after']}")
+    stale = doc.get("equivalents_killed") or []
+    if stale:
+        print(f"\nkilled, yet listed as equivalent in {EQUIVALENTS.name} (a wrong or stale entry, {len(stale)}):")
+        for i in stale:
+            print(f"  {i}")
     timeouts = [r for r in doc["mutants"] if r["status"] == "timeout"]
     if timeouts:
         print(f"\ntimeouts ({len(timeouts)}):")
@@ -1096,6 +1167,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name in args.protocol or []:
         if name not in known:
             p.error(f"unknown protocol {name!r}; registered: {', '.join(known)}")
+    try:
+        args.equivalents = load_equivalents()
+    except ValueError as exc:
+        p.error(str(exc))
     args.previous = args.resumed = None
     if args.resume is not None:
         if args.recheck is not None:
@@ -1218,6 +1293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc["finished"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         doc["commit_at_end"] = git("rev-parse", "HEAD")
         doc["summary"] = summarize(results, protocols)
+        doc["equivalents_killed"] = [r["id"] for r in results if str(r["status"]).startswith("killed")
+                                     and any(e.names(r) for e in args.equivalents)]
         write_json(path, doc)
     print_summary(doc)
     if doc["commit_at_end"] != head:
@@ -1243,23 +1320,28 @@ def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[
     return spread(mutants, args.limit, args.offset), dropped
 
 
-def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]],
-                 doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc: dict[str, Any],
+                 equivalents: Sequence[Equivalent] = ()) -> dict[str, dict[str, Any]]:
     """The rows of an earlier campaign (``--resume``) that stand at this checkout, by mutant id: the same edit
     (id, line before and after), and either every module unchanged since the row ran (any verdict stands) or
     ``reference_impl/`` unchanged and the row a kill (the checkers changed: a survivor or a timeout runs again
     against them; a kill is kept, flagged ``carried``, on the ground that the checkers only grow: a property
-    weakened since would need a campaign from scratch)."""
+    weakened since would need a campaign from scratch). A survivor the list of equivalent mutants names is judged
+    "equivalent" and kept like a kill: it survived the checkers of its time, and more checkers cannot kill an
+    edit that changes nothing (if they do, the entry is wrong: ``--resume`` from a campaign at the old reference
+    sees it)."""
     wanted = {m.id: m for ms in selected.values() for m in ms}
     out: dict[str, dict[str, Any]] = {}
     for r in earlier["mutants"]:
         m = wanted.get(r["id"])
         if m is None or (r.get("before"), r.get("after")) != (m.before, m.after):
             continue
+        r = judge_equivalent(r, equivalents)
         # Rows written before these fields were: the campaign's own.
         src = r.get("sources_sha256", earlier.get("sources_sha256"))
         ref = r.get("reference_sha256", earlier.get("reference_sha256"))
-        if src == doc["sources_sha256"] or (ref == doc["reference_sha256"] and str(r["status"]).startswith("killed")):
+        standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
+        if src == doc["sources_sha256"] or (ref == doc["reference_sha256"] and standing):
             out[m.id] = dict(r, commit=r.get("commit", earlier.get("commit")), sources_sha256=src,
                              reference_sha256=ref, carried=src != doc["sources_sha256"])
     return out
@@ -1278,7 +1360,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
               doc: dict[str, Any], results: list[dict[str, Any]], path: Path) -> int:
     bases: dict[str, Baseline] = {}
     timeouts: dict[str, float] = {}
-    carried = {} if args.resumed is None else carried_rows(args.resumed, selected, doc)
+    carried = {} if args.resumed is None else carried_rows(args.resumed, selected, doc, args.equivalents)
     resumed_same = args.resumed is not None and args.resumed.get("sources_sha256") == doc["sources_sha256"]
 
     def baseline(p: str) -> None:
@@ -1344,9 +1426,9 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                 for fut in done:
                     order, _m = running.pop(fut)
                     # Results arrive in completion order; the JSON lists them in enumeration order.
-                    results.append(fut.result() | {"order": order, "commit": doc["commit"],
-                                                   "sources_sha256": doc["sources_sha256"],
-                                                   "reference_sha256": doc["reference_sha256"]})
+                    results.append(judge_equivalent(fut.result(), args.equivalents)
+                                   | {"order": order, "commit": doc["commit"], "sources_sha256": doc["sources_sha256"],
+                                      "reference_sha256": doc["reference_sha256"]})
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY:
                     last_progress = now
@@ -1371,7 +1453,7 @@ def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running
     print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
           f"{n['killed (variant)']} by a variant, {n['killed (z3)']} by z3, {n['killed (conform)']} by conform, "
           f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
-          f"{n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
+          f"{n['equivalent']} equivalent, {n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 
 import reference_impl.features.api as features_api
 import reference_impl.streams_probing.api as streams_api
+import reference_impl.zk_migration.api as zk_api
 from model.decisions import (
     admin_update_cases,
     differential,
@@ -116,8 +117,28 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
-    # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of
-    assert res.cases == 9 + 6 + 1 + 3 + 1
+    # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1
+
+
+@pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
+def test_each_form_of_a_metadata_version_is_the_same_version(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system passes levels alone: a to_metadata_version that loses a form (the campaign's survivors
+    api.py:146 / 148 if_false) is seen by the decision differential only."""
+    from model.decisions import zk_trigger_cases
+    from reference_impl.metadata_version.catalog import MetadataVersion, from_feature_level, from_version_string
+
+    def lossy(mv: object) -> MetadataVersion:
+        if planted == "string read as a level" and isinstance(mv, MetadataVersion):
+            return mv
+        if planted == "member read as a level" and isinstance(mv, str):
+            return from_version_string(mv)
+        return from_feature_level(mv)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zk_api, "to_metadata_version", lossy)
+    case = "metadata.version as level, member or string"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None
 
 
 @pytest.mark.parametrize("planted", ["ZK under code 5", "an unknown code read as NONE", "metric values shifted"])

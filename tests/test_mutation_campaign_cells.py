@@ -45,3 +45,52 @@ def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
     assert sorted(checkers_changed) == ["k1"] and checkers_changed["k1"]["carried"]
     assert checkers_changed["k1"]["commit"] == "c0"
     assert carried_rows(earlier, selected, {"sources_sha256": "S2", "reference_sha256": "R2"}) == {}
+
+
+def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path: Path) -> None:
+    """benchmarks/equivalent_mutants.toml: a survivor it names becomes "equivalent" (with the reason), carried by
+    --resume like a kill; a kill stays a kill; the kill rate is over the mutants that are not equivalent."""
+    from benchmarks.mutation import Equivalent, Mutant, carried_rows, judge_equivalent, summarize
+
+    entry = Equivalent("zk_migration", "api.py", "if_false", "if x:", "if False:", "x is never true here")
+    row = {"id": "e1", "protocol": "zk_migration", "operator": "if_false", "file": "reference_impl/zk_migration/api.py",
+           "before": "if x:", "after": "if False:", "status": "survived"}
+    assert judge_equivalent(row, [entry])["status"] == "equivalent"
+    assert judge_equivalent(row, [entry])["equivalent"] == "x is never true here"
+    assert judge_equivalent(dict(row, status="killed (z3)"), [entry])["status"] == "killed (z3)"
+    assert judge_equivalent(dict(row, file="reference_impl/zk_migration/system.py"), [entry])["status"] == "survived"
+    assert judge_equivalent(dict(row, protocol="features"), [entry])["status"] == "survived"
+    killed = dict(row, id="k1", before="if y:", status="killed")
+    survivor = dict(row, id="s1", before="if z:")
+    s = summarize([judge_equivalent(r, [entry]) for r in (row, killed, survivor)], ["zk_migration"])["zk_migration"]
+    assert (s["mutants"], s["equivalent"], s["survived"], s["kill_rate"]) == (3, 1, 1, 0.5)
+
+    def mutant(r: dict[str, str]) -> Mutant:
+        return Mutant(r["id"], "zk_migration", "if_false", r["file"], "api.py", 1, 1, r["before"], r["after"], "")
+
+    earlier = {"commit": "c0", "sources_sha256": "S", "reference_sha256": "R", "mutants": [row, survivor]}
+    kept = carried_rows(earlier, {"zk_migration": [mutant(row), mutant(survivor)]},
+                        {"sources_sha256": "S2", "reference_sha256": "R"}, [entry])
+    assert sorted(kept) == ["e1"] and kept["e1"]["status"] == "equivalent" and kept["e1"]["carried"]
+
+
+def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp_path: Path) -> None:
+    """Every entry's line is still in its module (an entry for a line that is gone is stale); a malformed list is
+    one line of error, not a traceback."""
+    import pytest
+
+    from benchmarks.mutation import ROOT, load_equivalents
+
+    entries = load_equivalents()
+    assert entries, "the list is empty"
+    for e in entries:
+        lines = {ln.strip() for ln in (ROOT / "reference_impl" / e.protocol / e.module).read_text().splitlines()}
+        assert e.before in lines, f"{e.protocol}/{e.module}: no line {e.before!r}"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[equivalent]]\nprotocol = "zk_migration"\n')
+    with pytest.raises(ValueError, match="entry 1 must have exactly"):
+        load_equivalents(bad)
+    bad.write_text("[[equivalent]\n")
+    with pytest.raises(ValueError, match="cannot read"):
+        load_equivalents(bad)
+    assert load_equivalents(tmp_path / "absent.toml") == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import z3
 
+from reference_impl.metadata_version.catalog import VERSIONS, from_feature_level
 from reference_impl.zk_migration import api as zk_api
 
 from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
@@ -177,6 +178,24 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
     yield ("ZkMigrationState.of", Formula(["code"], of_formula),
            [{"code": c} for c in range(-1, len(ZK_MIGRATION_STATE_CODES) + 2)], of_ref)
+
+    # The API takes a metadata.version as a MetadataVersion, its feature level or its version string
+    # ("3.6-IV1", as Kafka's MetadataVersion.fromVersionString reads it): each form is the same version.
+    forms = ("level", "member", "text")
+
+    def forms_ref(x: Inputs) -> Outputs:
+        mv = from_feature_level(x["level"])
+        out = {}
+        for form, given in zip(forms, (x["level"], mv, str(mv)), strict=True):
+            try:
+                out[form] = zk_api.to_metadata_version(given).feature_level
+            except ValueError:
+                out[form] = -1
+        return out
+
+    yield ("metadata.version as level, member or string",
+           Formula(["level"], lambda x: dict.fromkeys(forms, x["level"])),
+           [{"level": lv} for lv in sorted({m.feature_level for m in VERSIONS if m.feature_level > 0})], forms_ref)
 
     yield from zk_driver_event_cases()
     yield from zk_activation_records_cases()
