@@ -46,7 +46,7 @@ depth-15 counterexample of MIG-M1 runs several times faster than with a full fra
 
 Invariants: MIG-03, MIG-04 (where the reference checks it: the ``kip`` profile), MIG-06, MIG-10, MIG-11,
 MIG-15.
-Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-13, and MIG-12, MIG-14 (``kip`` only, as in
+Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-13, MIG-16, and MIG-12, MIG-14 (``kip`` only, as in
 the reference).
 Not encoded: the graph properties MIG-L1, MIG-L2, MIG-L3 (liveness over the explored graph; MIG-M10,
 KAFKA-16171 / KAFKA-16667, breaks only MIG-L3, so BMC has nothing to refute there) and the ``kip_claims``
@@ -186,7 +186,7 @@ class ZkMigrationZ3(SymbolicSystem):
         self.step_properties = {k: f for k, f in (
             ("MIG-01", self.mig01), ("MIG-02", self.mig02), ("MIG-05", self.mig05), ("MIG-07", self.mig07),
             ("MIG-08", self.mig08), ("MIG-09", self.mig09), ("MIG-12", self.mig12), ("MIG-13", self.mig13),
-            ("MIG-14", self.mig14)) if k in ids}
+            ("MIG-14", self.mig14), ("MIG-16", self.mig16)) if k in ids}
         # The design's invariants that make the properties inductive (module docstring); together they are
         # 1-inductive on the small, faults and default configs. A mutation breaks some of them: those are not
         # offered (what remains is the maximal inductive subset Houdini finds on those configs, both profiles).
@@ -830,6 +830,15 @@ class ZkMigrationZ3(SymbolicSystem):
                 v["zk.migrated"], z3.Or(v["mstate"] == MIGRATION, v["mstate"] == POST_MIGRATION))),
             "writers-past-copy": per_voter(lambda v, i: z3.Implies(
                 v[f"v{i}.drv"] >= SYNC, z3.Or(v["mstate"] == MIGRATION, v["mstate"] == POST_MIGRATION))),
+            # MIG-16: the leader's driver reaches ZK_MIGRATION only while /migration records no finished copy,
+            # and /migration records none before the copy commits; the commit moves the driver on.
+            "unmigrated-before-copy": lambda v: up(v, z3.Implies(
+                z3.Not(v["zk.migrated"]), z3.And(v["mstate"] != MIGRATION, v["mstate"] != POST_MIGRATION))),
+            "drivers-have-a-migration": per_voter(lambda v, i: z3.Implies(v[f"v{i}.drv"] >= WAIT_BROKERS,
+                                                                          v["mstate"] != NONE)),
+            "copier-before-copy": lambda v: up(v, _and([z3.Implies(
+                z3.And(v["leader"] == i, v[f"v{i}.drv"] == ZK_MIG),
+                z3.And(v["mstate"] == PRE_MIGRATION, z3.Not(v["zk.migrated"]))) for i in nv])),
             "MIG-03": self.mig03,
             "MIG-06": self.mig06,
             "MIG-15": self.mig15,
@@ -891,6 +900,11 @@ class ZkMigrationZ3(SymbolicSystem):
         kept = [z3.Implies(k < n, v2[f"zk.d{k}"] == v[f"zk.d{k}"]) for k in range(self.md)]
         exact = z3.And(n < v["loglen"], v2["zk.dlen"] == n + 1, z3.Or(entry) if entry else z3.BoolVal(False), *kept)
         return z3.Implies(self.actions["DualWrite"](v, v2), exact)
+
+    def mig16(self, v: V, v2: V) -> z3.BoolRef:
+        """The copy starts only while no copy has finished: PRE_MIGRATION, /migration not marked migrated."""
+        return z3.Implies(self.actions["BeginMigration"](v, v2),
+                          z3.And(v["mstate"] == PRE_MIGRATION, z3.Not(v["zk.migrated"])))
 
     def mig14(self, v: V, v2: V) -> z3.BoolRef:
         """(kip) No metadata change is committed during the migration while ZooKeeper is unavailable."""

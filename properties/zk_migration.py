@@ -198,6 +198,19 @@ def records_are_new(ctx: ZkMigrationContext, s: Any) -> bool:
     return True
 
 
+@step_property("MIG-16", "ZooKeeper's metadata is copied once: a copy starts only while no copy has finished (the "
+               "log still in PRE_MIGRATION, /migration not marked migrated)",
+               source=f"{KIP} Initial data migration: the ZK metadata and a ZkMigrationRecord in one transaction "
+               "(Kafka 3.9 KRaftMigrationDriver.BecomeZkControllerEvent: ZK_MIGRATION only while "
+               "!initialZkMigrationComplete(), else SYNC_KRAFT_TO_ZK)")
+def copied_once(s: Any, a: Action, t: Any) -> bool:
+    # MIG-08 says so after the finalization only: a driver that copied again during the migration (each copy
+    # bumping /migration's version, so the state space had no end) broke no property.
+    if a.name != "BeginMigration":
+        return True
+    return s.migration.name == "PRE_MIGRATION" and not s.zk.migrated
+
+
 # ---------------------------------------------------------------- liveness
 
 def _quorum_runs(s: Any) -> bool:

@@ -676,6 +676,11 @@ MIG_15 == /\ next_id <= MaxUpdates + 1
           /\ Increasing(log)
           /\ Increasing(zk.data)
 
+(* MIG-16: ZooKeeper's metadata is copied once: a copy starts only while no copy has finished (the log   *)
+(* still in PRE_MIGRATION, /migration not marked migrated).                                             *)
+MIG_16_Step == \A v \in VoterIdx : BeginMigration(v) => migration = "PRE_MIGRATION" /\ ~zk.migrated
+MIG_16 == [][MIG_16_Step]_vars
+
 (* MIG-14 (kip, and the KIP's claims under kafka): during the migration no metadata change is committed  *)
 (* while ZooKeeper is unavailable.                                                                      *)
 MIG_14_Step == (KRaftMetadataChange /\ Migrating) => zk.available

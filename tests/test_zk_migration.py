@@ -361,7 +361,7 @@ def test_system_quorum_trigger_with_a_voter_down(profile: str, level: MV, regist
 
 # ---------------------------------------------------------------- properties and witnesses
 SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
-          "MIG-13", "MIG-15", "MIG-L1", "MIG-L2", "MIG-L3")
+          "MIG-13", "MIG-15", "MIG-16", "MIG-L1", "MIG-L2", "MIG-L3")
 # The witnesses each named config's switches can reach (their when=): small has one voter and no failover,
 # faults no unclean shutdown.
 WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
@@ -373,7 +373,7 @@ def test_declared_properties_in_order() -> None:
     assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES["default"])
     assert [d.kind.value for d in PROPERTIES] == (
         ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant", "step",
-         "invariant", "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
+         "invariant", "step", "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
 
 
 @pytest.mark.parametrize("config", sorted(WITNESSES))

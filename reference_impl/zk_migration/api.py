@@ -219,9 +219,10 @@ class ActivationRecords:
 
     @property
     def zk_migration_state(self) -> ZkMigrationState | None:
-        """The ZkMigrationState written, or None when no ZkMigrationStateRecord is."""
-        written = [r.value for r in self.records if r.name == "ZkMigrationStateRecord"]
-        return written[-1] if written and isinstance(written[-1], ZkMigrationState) else None
+        """The ZkMigrationState written, or None when no ZkMigrationStateRecord is (ActivationRecordsGenerator
+        writes at most one per activation)."""
+        return next((r.value for r in self.records if r.name == "ZkMigrationStateRecord"
+                     and isinstance(r.value, ZkMigrationState)), None)
 
     @property
     def aborts_transaction(self) -> bool:

@@ -13,8 +13,9 @@ The reference stays the single source of truth: every counterexample is replayed
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -357,21 +358,29 @@ class SuccessorCheck:
         return self.mismatch is None
 
 
-def bfs_states(ts: TransitionSystem[Any], limit: int) -> list[Any]:
-    """The first ``limit`` states of a breadth-first search of the reference."""
+def iter_bfs_states(ts: TransitionSystem[Any]) -> Iterator[Any]:
+    """The reference's reachable states in breadth-first order, each as soon as it is found: a consumer that
+    stops early (the differential at its first mismatch) never waits for a state space that has no end."""
     seen: dict[Any, None] = {}
-    frontier = list(ts.initial_states())
-    for s in frontier:
-        seen.setdefault(s)
+    order: list[Any] = []
+    for s in ts.initial_states():
+        if s not in seen:
+            seen[s] = None
+            order.append(s)
+            yield s
     i = 0
-    order = list(seen)
-    while i < len(order) and len(order) < limit:
+    while i < len(order):
         for _, t in ts.successors(order[i]):
             if t not in seen:
                 seen[t] = None
                 order.append(t)
+                yield t
         i += 1
-    return order[:limit]
+
+
+def bfs_states(ts: TransitionSystem[Any], limit: int) -> list[Any]:
+    """The first ``limit`` states of a breadth-first search of the reference."""
+    return list(itertools.islice(iter_bfs_states(ts), limit))
 
 
 @dataclass
