@@ -117,8 +117,9 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # activate, bootstrap and registration per profile, epoch claim, KRaft broker registration (kip), driver
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
-    # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms
-    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1
+    # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms;
+    # recordsForEmptyLog with its own metadata.version and bootstrap records
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
@@ -820,3 +821,21 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
 
     monkeypatch.setattr(mv_api.QuorumController, "update_features", update_features)
     assert differential("mv_request", mv_request_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("ignored", ["metadata_version", "bootstrap_records"])
+def test_records_for_empty_log_reads_its_own_version_and_records(ignored: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's activation passes neither (generate() gives the bootstrap's): a recordsForEmptyLog that
+    ignores one (the campaign's survivors api.py:247 if_true / 248 if_false) is seen by the decision rule."""
+    from model.decisions import zk_trigger_cases
+
+    original = zk_api.records_for_empty_log
+
+    def ignoring(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop(ignored, None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(zk_api, "records_for_empty_log", ignoring)
+    case = "ActivationRecordsGenerator.recordsForEmptyLog"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None

@@ -274,6 +274,46 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
               if v[0] == 0 or v[4] == -1]  # an empty log has replayed no state
     yield "ActivationRecordsGenerator.generate", Formula(names, build), domain, reference
 
+    # recordsForEmptyLog with what generate() never varies: Kafka's fifth argument, the metadata.version the
+    # transaction check uses (not the bootstrap's), and bootstrap records other than fromVersion's one
+    # FeatureLevelRecord (Kafka's tests pass their own). nboot -1: the default records; mv -1: the bootstrap's.
+    empty_names = ["boot", "mv", "nboot", "partial", "enabled"]
+    levels = [lv for lv in ACTIVATION_LEVELS if lv > 0]
+
+    def empty_build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        txn_ok = z3.If(x["mv"] < 0, x["boot"], x["mv"]) >= ZK_TRANSACTION_LEVEL
+        partial, enabled = x["partial"] == 1, x["enabled"] == 1
+        error = z3.If(z3.And(partial, z3.Not(txn_ok)), 1, z3.If(z3.And(enabled, z3.Not(txn_ok)), 3, 0))
+
+        def out(v: Any) -> Any:
+            return z3.If(error == 0, v, DONT_CARE)
+        return {"error": error, "abort": out(x["partial"]), "begin": out(z3.If(txn_ok, 1, 0)),
+                "boot": out(z3.If(x["nboot"] < 0, 1, x["nboot"])),
+                "written": out(z3.If(txn_ok, z3.If(enabled, ZK_PRE_MIGRATION, ZK_NONE), -1)),
+                "end": out(z3.If(txn_ok, 1, 0)), "atomic": out(z3.If(txn_ok, 0, 1))}
+
+    def empty_reference(x: Inputs) -> Outputs:
+        given = None if x["nboot"] < 0 else tuple(zk_api.MetadataRecord("ConfigRecord", i) for i in range(x["nboot"]))
+        try:
+            r = zk_api.records_for_empty_log(7 if x["partial"] else -1, bool(x["enabled"]), x["boot"],
+                                             bootstrap_records=given,
+                                             metadata_version=None if x["mv"] < 0 else x["mv"])
+        except zk_api.ActivationError as exc:
+            kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
+            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR,
+                    **dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)}
+        kinds = [rec.name for rec in r.records]
+        framing = ("AbortTransactionRecord", "BeginTransactionRecord", "ZkMigrationStateRecord", "EndTransactionRecord")
+        written = r.zk_migration_state
+        return {"error": 0, "abort": kinds.count("AbortTransactionRecord"),
+                "begin": kinds.count("BeginTransactionRecord"), "boot": sum(k not in framing for k in kinds),
+                "written": -1 if written is None else written.code,
+                "end": kinds.count("EndTransactionRecord"), "atomic": int(r.is_atomic)}
+
+    yield ("ActivationRecordsGenerator.recordsForEmptyLog", Formula(empty_names, empty_build),
+           [dict(zip(empty_names, v, strict=True))
+            for v in itertools.product(levels, [-1, *levels], (-1, 0, 1, 2), (0, 1), (0, 1))], empty_reference)
+
 
 _EVENTS = list(zk_api.DriverEvent)
 _EV = {e.name: i for i, e in enumerate(_EVENTS)}
