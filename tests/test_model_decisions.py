@@ -118,8 +118,9 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # changes; the driver helpers: isLeader, onControllerChange and PollEvent, the copy's batches, the two image
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
     # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms;
-    # recordsForEmptyLog with its own metadata.version and bootstrap records
-    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1
+    # recordsForEmptyLog with its own metadata.version and bootstrap records; registerBroker's migration checks;
+    # tryRegisterKRaftControllerAsActiveController
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
@@ -839,3 +840,54 @@ def test_records_for_empty_log_reads_its_own_version_and_records(ignored: str, m
     case = "ActivationRecordsGenerator.recordsForEmptyLog"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["KRaft broker in pre-migration accepted", "listener not checked",
+                                     "finalized level ignored", "no range read as the controller's level"])
+def test_register_broker_checks_the_system_never_sends_are_decision_rules(planted: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system registers ZK brokers alone, with the inter-broker listener, a range and no explicit finalized
+    level: each of registerBroker's other checks is seen by the decision rule only."""
+    from model.decisions import zk_trigger_cases
+
+    original = zk_api.register_broker
+
+    def planted_register(request: Any, enabled: bool, mv: Any, state: Any = zk_api.ZkMigrationState.NONE,
+                         listener: str = "PLAINTEXT", finalized_level: int | None = None) -> None:
+        if planted == "KRaft broker in pre-migration accepted" and not request.is_migrating_zk_broker:
+            state = zk_api.ZkMigrationState.NONE
+        if planted == "listener not checked":
+            listener = request.listeners[0]
+        if planted == "finalized level ignored":
+            finalized_level = None
+        if planted == "no range read as the controller's level" and request.metadata_version_range is None:
+            level = zk_api.to_metadata_version(mv).feature_level
+            request = dataclasses.replace(request, metadata_version_range=(level, level))
+        original(request, enabled, mv, state, listener, finalized_level)
+
+    monkeypatch.setattr(zk_api, "register_broker", planted_register)
+    case = "ClusterControlManager.registerBroker"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["znode version not moved", "absent epoch checked first"])
+def test_kraft_controller_registration_is_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's claim reads only the new epoch: the znode version written and the order of the refusals
+    are seen by the rule on tryRegisterKRaftControllerAsActiveController alone."""
+    from model.decisions import zk_trigger_cases
+
+    def planted_register(cid: int, kraft: int, epoch: int | None, version: int = 0,
+                         kraft_in_zk: int | None = None) -> Any:
+        if planted == "absent epoch checked first" and epoch is None:
+            raise zk_api.IllegalStateError("planted")
+        if kraft_in_zk is not None and kraft_in_zk >= kraft:
+            raise zk_api.ControllerMovedError("planted")
+        if epoch is None:
+            raise zk_api.IllegalStateError("planted")
+        return zk_api.KRaftRegistrationResult(epoch + 1, version + (0 if planted == "znode version not moved" else 1))
+
+    monkeypatch.setattr(zk_api, "try_register_kraft_controller_as_active_controller", planted_register)
+    case = "KafkaZkClient.tryRegisterKRaftControllerAsActiveController"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, planted

@@ -9,7 +9,7 @@ from typing import Any
 
 import z3
 
-from reference_impl.metadata_version.catalog import VERSIONS, from_feature_level
+from reference_impl.metadata_version.catalog import MINIMUM_KRAFT_VERSION, VERSIONS, from_feature_level
 from reference_impl.zk_migration import api as zk_api
 
 from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
@@ -100,6 +100,8 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                [dict(zip(("ibp", "level", "ready", "enabled", "kraft_id"), c, strict=True))
                 for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
 
+    yield from _register_broker_cases()
+
     def claim_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         # Refused for a same-or-newer KRaft epoch in /controller, and without /controller_epoch (-1).
         return {"epoch": z3.If(z3.Or(x["kraft_in_zk"] >= x["kraft"], x["zk"] < 0), -1, x["zk"] + 1)}
@@ -111,6 +113,30 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
            [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-1, 4) for b in range(-1, 4) for c in range(4)],
            claim_ref)
+
+    # KafkaZkClient.tryRegisterKRaftControllerAsActiveController itself (the claim above reads only the epoch):
+    # the refusals in Kafka's order (the KRaft epoch in /controller first), and on success /controller_epoch
+    # + 1 written by a SetData that moves its znode version by one.
+    def register_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        error = z3.If(z3.And(x["kraft_in_zk"] >= 0, x["kraft_in_zk"] >= x["kraft"]), 1, z3.If(x["zk"] < 0, 2, 0))
+        return {"error": error, "epoch": z3.If(error == 0, x["zk"] + 1, DONT_CARE),
+                "version": z3.If(error == 0, x["version"] + 1, DONT_CARE)}
+
+    def register_ref(x: Inputs) -> Outputs:
+        try:
+            r = zk_api.try_register_kraft_controller_as_active_controller(
+                3000, x["kraft"], None if x["zk"] < 0 else x["zk"], x["version"],
+                None if x["kraft_in_zk"] < 0 else x["kraft_in_zk"])
+        except zk_api.ControllerMovedError:
+            return {"error": 1, "epoch": DONT_CARE, "version": DONT_CARE}
+        except zk_api.IllegalStateError:
+            return {"error": 2, "epoch": DONT_CARE, "version": DONT_CARE}
+        return {"error": 0, "epoch": r.controller_epoch, "version": r.controller_epoch_zk_version}
+
+    yield ("KafkaZkClient.tryRegisterKRaftControllerAsActiveController",
+           Formula(["zk", "version", "kraft_in_zk", "kraft"], register_formula),
+           [dict(zip(("zk", "version", "kraft_in_zk", "kraft"), c, strict=True))
+            for c in itertools.product(range(-1, 4), range(3), range(-1, 4), range(4))], register_ref)
 
     drivers = list(zk_api.MigrationDriverState)
 
@@ -199,6 +225,49 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
     yield from zk_driver_event_cases()
     yield from zk_activation_records_cases()
+
+
+# ClusterControlManager.registerBroker's refusals (3.9), by the start of Kafka's message, in its order.
+REGISTRATION_ERRORS = ("", "Controller does not support registering ZK brokers",
+                       "Controller is in pre-migration mode and cannot register KRaft brokers",
+                       "Broker does not have the current inter.broker.listener",
+                       "Unable to register because the broker does not support finalized version")
+
+
+def _register_broker_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``ClusterControlManager.registerBroker``'s migration checks with what the system never sends: a KRaft
+    broker (refused in PRE_MIGRATION), a ZK broker without the inter-broker listener, an explicit finalized
+    level and a request without a metadata.version range (3.0-IV1 assumed)."""
+    names = ["zkb", "enabled", "level", "state", "listener", "lo", "hi", "fin"]
+    minimum = MINIMUM_KRAFT_VERSION.feature_level
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        zkb, enabled = x["zkb"] == 1, x["enabled"] == 1
+        finalized = z3.If(x["fin"] < 0, x["level"], x["fin"])
+        lo, hi = z3.If(x["lo"] < 0, minimum, x["lo"]), z3.If(x["lo"] < 0, minimum, x["hi"])
+        return {"error": z3.If(z3.And(zkb, z3.Not(z3.And(enabled, x["level"] >= ZK_MIGRATION_LEVEL))), 1,
+                               z3.If(z3.And(z3.Not(zkb), x["state"] == ZK_PRE_MIGRATION), 2,
+                                     z3.If(z3.And(zkb, x["listener"] == 0), 3,
+                                           z3.If(z3.And(lo <= finalized, finalized <= hi), 0, 4))))}
+
+    def reference(x: Inputs) -> Outputs:
+        request = zk_api.BrokerRegistrationRequest(
+            1, bool(x["zkb"]), None if x["lo"] < 0 else (x["lo"], x["hi"]),
+            ("PLAINTEXT",) if x["listener"] else ("SSL",))
+        try:
+            zk_api.register_broker(request, bool(x["enabled"]), x["level"],
+                                   zk_api.ZkMigrationState.from_code(x["state"]),
+                                   finalized_level=None if x["fin"] < 0 else x["fin"])
+        except zk_api.KafkaApiError as exc:
+            kinds = [i for i, start in enumerate(REGISTRATION_ERRORS) if i and str(exc).startswith(start)]
+            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR}
+        return {"error": 0}
+
+    ranges = [(-1, -1), *itertools.product((7, 8, 13), repeat=2)]
+    yield ("ClusterControlManager.registerBroker", Formula(names, formula),
+           [dict(zip(names, (zkb, en, lv, st, li, lo, hi, fin), strict=True))
+            for zkb, en, lv, st, li, (lo, hi), fin in itertools.product(
+                (0, 1), (0, 1), (7, 8, 13), range(4), (0, 1), ranges, (-1, 1, 8, 13))], reference)
 
 
 # Kafka's ZkMigrationState codes (ZkMigrationState.java, 3.9: NONE 0, MIGRATION 1, PRE_MIGRATION 2,
