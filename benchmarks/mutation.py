@@ -482,8 +482,7 @@ def snapshot(dest: Path) -> tuple[str, str]:
     """Copy the packages once, at the start: every mutant and the baselines are built from this copy, so a
     campaign measures one version of the code even if the working tree changes while it runs (a commit
     landing mid-run once paired old mutated modules with a newer engine). Returns two SHA-256 digests: over
-    every module copied, and over ``reference_impl/`` alone (what a mutant is made of: ``--resume`` carries a
-    kill over while it is unchanged).
+    every module copied, and over ``reference_impl/`` alone (:func:`reference_digests` has one per protocol).
 
     No bytecode is copied: a cached .pyc of the original must never stand in for a mutated module."""
     for pkg in PACKAGES:
@@ -495,6 +494,34 @@ def snapshot(dest: Path) -> tuple[str, str]:
         if path.relative_to(dest).parts[0] == "reference_impl":
             reference.update(entry)
     return digest.hexdigest(), reference.hexdigest()
+
+
+def reference_digests(root: Path, packages: dict[str, str]) -> dict[str, str]:
+    """Per protocol, a SHA-256 digest over what its mutants are made of: ``reference_impl/`` without the other
+    protocols' packages its own does not import (directly or through another; zk_migration imports
+    metadata_version's catalog). ``--resume`` carries a protocol's kills over while its digest is unchanged, so
+    fixing one protocol's reference does not send every other protocol's mutants through again. ``packages``:
+    each protocol's package name under ``root/reference_impl`` -> the protocol."""
+    ref = root / "reference_impl"
+    imports = {name: set(re.findall(r"^\s*(?:from|import)\s+reference_impl\.(\w+)", "".join(
+        f.read_text(encoding="utf-8") for f in sorted((ref / name).rglob("*.py"))), re.M)) & set(packages)
+        for name in packages}
+    out = {}
+    for name, protocol in packages.items():
+        deps, todo = {name}, [name]
+        while todo:
+            for d in imports[todo.pop()] - deps:
+                deps.add(d)
+                todo.append(d)
+        digest = hashlib.sha256()
+        for path in sorted(ref.rglob("*.py")):
+            rel = path.relative_to(ref)
+            if "__pycache__" in rel.parts or (len(rel.parts) > 1 and rel.parts[0] in packages
+                                              and rel.parts[0] not in deps):
+                continue
+            digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+        out[protocol] = digest.hexdigest()
+    return out
 
 
 def protocol_dir(protocol: str) -> Path:
@@ -1243,6 +1270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dropped: dict[str, list[dict[str, Any]]] = {}
     try:
         sources, reference = snapshot(scratch / "snapshot")
+        per_protocol = reference_digests(scratch / "snapshot", {protocol_dir(p).name: p for p in protocol_names()})
         for p in protocols:
             selected[p], dropped[p] = select(args, p, scratch / "snapshot")
     except BaseException:
@@ -1252,6 +1280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "mutation", "started": started.isoformat(timespec="seconds"), "finished": None,
         "partial": True, "interrupted": False,
         "commit": head, "dirty": dirty, "sources_sha256": sources, "reference_sha256": reference,
+        "protocol_reference_sha256": per_protocol,
         "commit_at_end": None,
         "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
@@ -1340,8 +1369,12 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         # Rows written before these fields were: the campaign's own.
         src = r.get("sources_sha256", earlier.get("sources_sha256"))
         ref = r.get("reference_sha256", earlier.get("reference_sha256"))
+        # The protocol's own digest where the row has one (rows before it: every reference module).
+        own = r.get("protocol_reference_sha256")
+        same_reference = (ref == doc["reference_sha256"] if own is None
+                          else own == doc.get("protocol_reference_sha256", {}).get(m.protocol))
         standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
-        if src == doc["sources_sha256"] or (ref == doc["reference_sha256"] and standing):
+        if src == doc["sources_sha256"] or (same_reference and standing):
             out[m.id] = dict(r, commit=r.get("commit", earlier.get("commit")), sources_sha256=src,
                              reference_sha256=ref, carried=src != doc["sources_sha256"])
     return out
@@ -1424,11 +1457,12 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                     break
                 done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    order, _m = running.pop(fut)
+                    order, done_m = running.pop(fut)
                     # Results arrive in completion order; the JSON lists them in enumeration order.
                     results.append(judge_equivalent(fut.result(), args.equivalents)
                                    | {"order": order, "commit": doc["commit"], "sources_sha256": doc["sources_sha256"],
-                                      "reference_sha256": doc["reference_sha256"]})
+                                      "reference_sha256": doc["reference_sha256"],
+                                      "protocol_reference_sha256": doc["protocol_reference_sha256"][done_m.protocol]})
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY:
                     last_progress = now

@@ -94,3 +94,38 @@ def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp
     with pytest.raises(ValueError, match="cannot read"):
         load_equivalents(bad)
     assert load_equivalents(tmp_path / "absent.toml") == []
+
+
+def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path) -> None:
+    """A change to one protocol's package leaves the digests of the protocols that do not import it; a change
+    to a package a protocol imports (directly or through another), or to a shared module, moves it; a
+    docstring naming another package is no import. --resume keeps a kill while its protocol's digest stands."""
+    from benchmarks.mutation import Mutant, carried_rows, reference_digests
+
+    ref = tmp_path / "reference_impl"
+    files = {"__init__.py": "", "shared.py": "X = 1\n", "a/api.py": "from reference_impl.b import api\n",
+             "b/api.py": "import reference_impl.shared\n", "c/api.py": '"""Unlike reference_impl.a: alone."""\n'}
+    for name, text in files.items():
+        (ref / name).parent.mkdir(parents=True, exist_ok=True)
+        (ref / name).write_text(text)
+    packages = {"a": "A", "b": "B", "c": "C"}
+    before = reference_digests(tmp_path, packages)
+    assert len(set(before.values())) == 3
+    (ref / "c/api.py").write_text('"""Changed."""\n')
+    after_c = reference_digests(tmp_path, packages)
+    assert after_c["A"] == before["A"] and after_c["B"] == before["B"] and after_c["C"] != before["C"]
+    (ref / "b/api.py").write_text("import reference_impl.shared  # changed\n")
+    after_b = reference_digests(tmp_path, packages)
+    assert after_b["A"] != before["A"] and after_b["C"] == after_c["C"]
+    (ref / "shared.py").write_text("X = 2\n")
+    assert all(v != after_b[k] for k, v in reference_digests(tmp_path, packages).items())
+
+    m = Mutant("k1", "zk_migration", "cmp_swap", "reference_impl/zk_migration/api.py", "api.py", 1, 1, "a", "b", "")
+    row = {"id": "k1", "protocol": "zk_migration", "status": "killed", "before": "a", "after": "b",
+           "protocol_reference_sha256": "Z"}
+    earlier = {"commit": "c0", "sources_sha256": "S", "reference_sha256": "R", "mutants": [row]}
+    other_protocol_fixed = {"sources_sha256": "S2", "reference_sha256": "R2", "protocol_reference_sha256": {
+        "zk_migration": "Z"}}
+    assert list(carried_rows(earlier, {"zk_migration": [m]}, other_protocol_fixed)) == ["k1"]
+    own_fixed = dict(other_protocol_fixed, protocol_reference_sha256={"zk_migration": "Z2"})
+    assert carried_rows(earlier, {"zk_migration": [m]}, own_fixed) == {}
