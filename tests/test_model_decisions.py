@@ -891,3 +891,24 @@ def test_kraft_controller_registration_is_a_decision_rule(planted: str, monkeypa
     case = "KafkaZkClient.tryRegisterKRaftControllerAsActiveController"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("dropped", ["No metadata.version feature level record was found",
+                                     "Activating pre-migration controller without empty log",
+                                     "Staying in ZK migration mode"])
+def test_the_activation_message_is_part_of_the_rule(dropped: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The message Kafka logs is what its ActivationRecordsGeneratorTest asserts; no system step reads it, so a
+    branch that only writes a sentence (the campaign's api.py:306 survivors) is seen by the rule alone."""
+    from model.decisions import zk_trigger_cases
+
+    original = zk_api.generate_activation_records
+
+    def without(*args: Any, **kwargs: Any) -> Any:
+        r = original(*args, **kwargs)
+        kept = ". ".join(part for part in r.message.split(". ") if not part.startswith(dropped))
+        return dataclasses.replace(r, message=kept)
+
+    monkeypatch.setattr(zk_api, "generate_activation_records", without)
+    case = "ActivationRecordsGenerator.generate"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, dropped

@@ -284,6 +284,30 @@ ACTIVATION_ERRORS = ("", "Detected partial bootstrap records transaction", "Dete
                      "The bootstrap metadata.version", "Should not have ZK migrations enabled on a cluster running",
                      "Should not have ZK migrations enabled on a cluster that was created in KRaft mode")
 NO_BOOTSTRAP_VERSION = len(ACTIVATION_ERRORS)  # generate() on an empty log without a metadata.version
+# The sentences of the activation message Kafka logs (ActivationRecordsGenerator, 3.9), each by a piece of
+# its text; the rule compares which appear (what Kafka's ActivationRecordsGeneratorTest asserts).
+ACTIVATION_SENTENCES = (
+    "Aborting partial bootstrap records transaction", "The metadata log appears to be empty",
+    "bootstrap record(s) in metadata transaction", "Putting the controller into pre-migration mode",
+    "Setting the ZK migration state to NONE since this is a de-novo KRaft cluster",
+    "Aborting in-progress metadata transaction", "No metadata.version feature level record was found",
+    "Loaded ZK migration state of", "This is expected because this is a de-novo KRaft cluster",
+    "Activating pre-migration controller without empty log", "Completing the ZK migration since",
+    "Staying in ZK migration mode", "Ignoring 'zookeeper.metadata.migration.enable' value of 'true'")
+
+
+def activation_sentences(empty: Any, partial: Any, txn_ok: Any, enabled: Any, minimum_kraft: Any, mig: Any,
+                         st: Any) -> list[Any]:
+    """Whether each of ACTIVATION_SENTENCES is in the message of a successful activation: on an empty log
+    (recordsForEmptyLog) or not (recordsForNonEmptyLog; ``mig``: the metadata.version supports the migration,
+    ``st`` the replayed state)."""
+    log = z3.Not(empty)
+    loaded = z3.And(log, mig)
+    return [z3.And(empty, partial), z3.And(empty, z3.Not(partial)), z3.And(empty, z3.Not(partial), txn_ok),
+            z3.And(empty, txn_ok, enabled), z3.And(empty, txn_ok, z3.Not(enabled)),
+            z3.And(log, partial), z3.And(log, minimum_kraft), loaded, z3.And(loaded, st == ZK_NONE),
+            z3.And(loaded, st == ZK_PRE_MIGRATION, z3.Not(txn_ok)), z3.And(loaded, st == ZK_MIGRATION, z3.Not(enabled)),
+            z3.And(loaded, st == ZK_MIGRATION, enabled), z3.And(loaded, st == ZK_POST_MIGRATION, enabled)]
 ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
 
 
@@ -314,12 +338,16 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
             return z3.If(ok, v, DONT_CARE)
         written = z3.If(empty == 1, z3.If(txn_ok, z3.If(enabled == 1, ZK_PRE_MIGRATION, ZK_NONE), -1),
                         z3.If(z3.And(mig, st == ZK_MIGRATION, enabled == 0), ZK_POST_MIGRATION, -1))
+        is_empty, on, partial = empty == 1, enabled == 1, txn == 1
+        said = activation_sentences(
+            is_empty, partial, txn_ok, on, eff == MINIMUM_KRAFT_VERSION.feature_level, mig, st)
         return {"error": error, "abort": out(txn), "begin": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
                 "boot": out(empty), "written": out(written), "end": out(z3.If(z3.And(empty == 1, txn_ok), 1, 0)),
-                "atomic": out(z3.If(z3.And(empty == 1, txn_ok), 0, 1))}
+                "atomic": out(z3.If(z3.And(empty == 1, txn_ok), 0, 1)),
+                "message": out(z3.Sum([z3.If(c, 1 << i, 0) for i, c in enumerate(said)]))}
 
     def reference(x: Inputs) -> Outputs:
-        failed = dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)
+        failed = dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic", "message"), DONT_CARE)
         state = None if x["state"] < 0 else zk_api.ZkMigrationState.from_code(x["state"])
         try:
             r = zk_api.generate_activation_records(bool(x["empty"]), 7 if x["txn"] else -1, bool(x["enabled"]),
@@ -333,7 +361,9 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         expected_order = sorted(kinds, key=["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
                                             "ZkMigrationStateRecord", "EndTransactionRecord"].index)
         written = r.zk_migration_state
-        return {"error": 0 if kinds == expected_order else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
+        said = sum(1 << i for i, text in enumerate(ACTIVATION_SENTENCES) if text in r.message)
+        return {"message": said,
+                "error": 0 if kinds == expected_order else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
                 "begin": kinds.count("BeginTransactionRecord"), "boot": kinds.count("FeatureLevelRecord"),
                 "written": -1 if written is None else written.code, "end": kinds.count("EndTransactionRecord"),
                 "atomic": int(r.is_atomic)}
