@@ -119,8 +119,8 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
     # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms;
     # recordsForEmptyLog with its own metadata.version and bootstrap records; registerBroker's migration checks;
-    # tryRegisterKRaftControllerAsActiveController
-    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1
+    # tryRegisterKRaftControllerAsActiveController; reasonAllControllersZkMigrationNotReady
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
@@ -912,3 +912,31 @@ def test_the_activation_message_is_part_of_the_rule(dropped: str, monkeypatch: p
     case = "ActivationRecordsGenerator.generate"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None, dropped
+
+
+@pytest.mark.parametrize("planted", ["a missing registration passes", "the last controller named first",
+                                     "checked below 3.7-IV0"])
+def test_quorum_readiness_reasons_are_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system registers every voter and reads only whether a reason exists: a missing registration, the
+    order of the controllers and the 3.7-IV0 floor are seen by the rule alone."""
+    from model.decisions import zk_trigger_cases
+
+    original = zk_api.reason_all_controllers_zk_migration_not_ready
+
+    def planted_reason(mv: Any, nodes: Any, controllers: Any) -> str | None:
+        nodes = list(nodes)
+        if planted == "a missing registration passes":
+            nodes = [n for n in nodes if n in controllers]
+        if planted == "the last controller named first":
+            nodes.reverse()
+        if planted == "checked below 3.7-IV0" and zk_api.to_metadata_version(mv).is_migration_supported():
+            for n in nodes:
+                if not controllers.get(n, False):
+                    return f"Controller {n} has not enabled zookeeper.metadata.migration.enable"
+            return None
+        return original(mv, nodes, controllers)
+
+    monkeypatch.setattr(zk_api, "reason_all_controllers_zk_migration_not_ready", planted_reason)
+    case = "QuorumFeatures.reasonAllControllersZkMigrationNotReady"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, planted

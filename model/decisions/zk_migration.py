@@ -19,6 +19,7 @@ from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
 ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
 # metadata.version levels: 3.4-IV0 (isMigrationSupported), 3.6-IV1 (isMetadataTransactionSupported).
 ZK_MIGRATION_LEVEL, ZK_TRANSACTION_LEVEL = 8, 13
+LATEST_PRODUCTION_3_9_LEVEL = 21  # MetadataVersion.LATEST_PRODUCTION of Kafka 3.9: 3.9-IV0
 # KRaftMigrationDriver states by code: UNINITIALIZED 0, INACTIVE 1, WAIT_FOR_CONTROLLER_QUORUM 2,
 # WAIT_FOR_BROKERS 3, BECOME_CONTROLLER 4, ZK_MIGRATION 5, SYNC_KRAFT_TO_ZK 6, KRAFT_CONTROLLER_TO_BROKER_COMM 7,
 # DUAL_WRITE 8.
@@ -34,15 +35,17 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     act_inputs = ("state", "enabled", "all_voters_disabled", "txn", "level")
     # The quorum's default level (3.6-IV1) first, then the levels where Kafka's rules change: 3.4-IV0 (the
     # migration), 3.6-IV1 (transactions), 3.0-IV1 (no metadata.version record).
-    act_levels = (13, 21, 12, 8, 7, 4, 1)
+    # -1: no level given (activate's default, 3.9-IV0, LATEST_PRODUCTION of Kafka 3.9).
+    act_levels = (13, 21, 12, 8, 7, 4, 1, -1)
     for profile in ("kip", "kafka"):
         def act_formula(x: dict[str, z3.ArithRef], profile: str = profile) -> dict[str, Any]:
             st, enabled, all_off, txn = x["state"], x["enabled"] == 1, x["all_voters_disabled"] == 1, x["txn"] == 1
             if profile == "kafka":
                 # recordsForNonEmptyLog throws for a transaction it cannot abort, for migration enabled below
                 # 3.4-IV0 or on a NONE log; below 3.4-IV0 the state is not looked at.
-                migration_mv = x["level"] >= ZK_MIGRATION_LEVEL
-                resign = z3.Or(z3.And(txn, x["level"] < ZK_TRANSACTION_LEVEL), z3.And(enabled, z3.Not(migration_mv)),
+                level = z3.If(x["level"] < 0, LATEST_PRODUCTION_3_9_LEVEL, x["level"])
+                migration_mv = level >= ZK_MIGRATION_LEVEL
+                resign = z3.Or(z3.And(txn, level < ZK_TRANSACTION_LEVEL), z3.And(enabled, z3.Not(migration_mv)),
                                z3.And(st == ZK_NONE, enabled))
                 finalize = z3.And(z3.Not(resign), migration_mv, st == ZK_MIGRATION, z3.Not(enabled))
             else:
@@ -56,7 +59,8 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
         def act_ref(x: Inputs, profile: str = profile) -> Outputs:
             r = zk_api.activate(zk_api.ZkMigrationState.from_code(x["state"]), bool(x["enabled"]),
-                             bool(x["all_voters_disabled"]), bool(x["txn"]), profile, x["level"])
+                             bool(x["all_voters_disabled"]), bool(x["txn"]), profile,
+                             None if x["level"] < 0 else x["level"])
             return {"write": r.write.code if r.write else -1, "resign": int(r.resign is not None),
                     "abort": int(r.abort_transaction)}
 
@@ -101,6 +105,7 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
                 for c in itertools.product(range(5, 13), range(5, 13), (0, 1), (0, 1), (0, 1))], reg_ref)
 
     yield from _register_broker_cases()
+    yield from _quorum_readiness_cases()
 
     def claim_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         # Refused for a same-or-newer KRaft epoch in /controller, and without /controller_epoch (-1).
@@ -268,6 +273,41 @@ def _register_broker_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
            [dict(zip(names, (zkb, en, lv, st, li, lo, hi, fin), strict=True))
             for zkb, en, lv, st, li, (lo, hi), fin in itertools.product(
                 (0, 1), (0, 1), (7, 8, 13), range(4), (0, 1), ranges, (-1, 1, 8, 13))], reference)
+
+
+QUORUM_REASONS = ("", "The metadata.version too low at", "No registration found for controller",
+                  "has not enabled zookeeper.metadata.migration.enable")
+CONTROLLER_REGISTRATION_LEVEL = 15  # MetadataVersion.IBP_3_7_IV0: controller registrations
+
+
+def _quorum_readiness_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``QuorumFeatures.reasonAllControllersZkMigrationNotReady``: the system registers every voter, so only
+    this rule meets a controller with no registration; and it reads only whether there is a reason, so only
+    this rule sees which reason, and for which controller (the first, in the quorum's order)."""
+    nodes = ("c0", "c1", "c2")  # -1: no registration; 0 / 1: registered without / with the migration config
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        reason, node = z3.IntVal(0), z3.IntVal(-1)
+        for i in reversed(range(len(nodes))):  # the first failing controller wins
+            c = x[nodes[i]]
+            reason = z3.If(c < 0, 2, z3.If(c == 0, 3, reason))
+            node = z3.If(c <= 0, i, node)
+        registered = x["level"] >= CONTROLLER_REGISTRATION_LEVEL
+        return {"reason": z3.If(x["level"] < ZK_MIGRATION_LEVEL, 1, z3.If(registered, reason, 0)),
+                "node": z3.If(z3.And(x["level"] >= ZK_MIGRATION_LEVEL, registered), node, -1)}
+
+    def reference(x: Inputs) -> Outputs:
+        text = zk_api.reason_all_controllers_zk_migration_not_ready(
+            x["level"], range(len(nodes)), {i: bool(x[n]) for i, n in enumerate(nodes) if x[n] >= 0})
+        if text is None:
+            return {"reason": 0, "node": -1}
+        kinds = [i for i, part in enumerate(QUORUM_REASONS) if i and part in text]
+        named = [i for i in range(len(nodes)) if f"controller {i}" in text.lower()]
+        return {"reason": kinds[0] if len(kinds) == 1 else CODEC_ERROR, "node": named[0] if len(named) == 1 else -1}
+
+    yield ("QuorumFeatures.reasonAllControllersZkMigrationNotReady", Formula(["level", *nodes], formula),
+           [dict(zip(("level", *nodes), c, strict=True))
+            for c in itertools.product((7, 8, 14, 15, 21), *[(-1, 0, 1)] * len(nodes))], reference)
 
 
 # Kafka's ZkMigrationState codes (ZkMigrationState.java, 3.9: NONE 0, MIGRATION 1, PRE_MIGRATION 2,
