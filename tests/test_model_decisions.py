@@ -119,8 +119,9 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # events; the ZkMigrationState metric; ActivationRecordsGenerator.generate; areZkBrokersReadyForMigration,
     # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms;
     # recordsForEmptyLog with its own metadata.version and bootstrap records; registerBroker's migration checks;
-    # tryRegisterKRaftControllerAsActiveController; reasonAllControllersZkMigrationNotReady
-    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1
+    # tryRegisterKRaftControllerAsActiveController; reasonAllControllersZkMigrationNotReady; the driver's state
+    # events
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
@@ -938,5 +939,32 @@ def test_quorum_readiness_reasons_are_a_decision_rule(planted: str, monkeypatch:
 
     monkeypatch.setattr(zk_api, "reason_all_controllers_zk_migration_not_ready", planted_reason)
     case = "QuorumFeatures.reasonAllControllersZkMigrationNotReady"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["first publish not awaited", "a stale BecomeZkController runs",
+                                     "a leader event from any state", "the copy writes nothing"])
+def test_the_driver_state_events_are_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's driver runs every event under the leader that made it, after the first publish, from the
+    states Kafka allows, and ignores the znodes an event lists: each of those is seen by this rule alone."""
+    from model.decisions import zk_trigger_cases
+
+    if planted == "first publish not awaited":
+        original_quorum = zk_api.wait_for_controller_quorum_event
+        monkeypatch.setattr(zk_api, "wait_for_controller_quorum_event",
+                            lambda st, ms, c, reason=None, first=True: original_quorum(st, ms, c, reason, True))
+    elif planted == "a stale BecomeZkController runs":
+        original_become = zk_api.become_zk_controller_event
+        monkeypatch.setattr(zk_api, "become_zk_controller_event",
+                            lambda st, claimed, c, made=None, now=None: original_become(st, claimed, c))
+    elif planted == "a leader event from any state":
+        monkeypatch.setattr(zk_api, "kraft_leader_event", lambda st, active: zk_api.MigrationDriverState(
+            2 if active else 1))
+    else:
+        original_migrate = zk_api.migrate_metadata_event
+        monkeypatch.setattr(zk_api, "migrate_metadata_event", lambda st, made=None, now=None: dataclasses.replace(
+            original_migrate(st, made, now), zk_writes=()))
+    case = "the driver's state events"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None, planted

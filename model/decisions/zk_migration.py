@@ -495,6 +495,55 @@ def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     yield ("onControllerChange and PollEvent", Formula(["state"], events_formula),
            [{"state": i} for i in range(len(drivers))], events_ref)
 
+    # The state events with what the system never varies: an event made under another leader (the system's
+    # run under the leader that made them), the first metadata image not yet published, a leader event that
+    # Kafka's transitionTo refuses (IllegalStateException: -2 here), and the znodes each event writes.
+    step_names = ["state", "active", "mstate", "complete", "ready", "first", "claimed", "same"]
+
+    def edge(cur: Any, new: int) -> Any:
+        return z3.Or(cur == new, z3.Or([z3.And(cur == a, new == b) for a, b in DRIVER_EDGES]))
+
+    def steps_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        st, same = x["state"], x["same"] == 1
+        leader = z3.If(x["active"] == 1, z3.If(edge(st, 2), 2, -2), z3.If(edge(st, 1), 1, -2))
+        ms = x["mstate"]
+        quorum = z3.If(z3.Or(st != 2, x["first"] == 0), st,
+                       z3.If(z3.Or(ms == ZK_NONE, ms == ZK_POST_MIGRATION), 1,
+                             z3.If(ms == ZK_PRE_MIGRATION, z3.If(x["ready"] == 1, 3, st),
+                                   z3.If(x["complete"] == 1, 4, 1))))
+        become_moves = z3.And(st == 4, same, x["claimed"] == 1)
+        migrate_moves = z3.And(st == 5, same)
+        return {"recover": z3.If(st == 0, 1, st), "leader": leader, "quorum": quorum,
+                "brokers": z3.If(z3.And(st == 3, x["ready"] == 1), 4, st),
+                "become": z3.If(become_moves, z3.If(x["complete"] == 1, 6, 5), st),
+                "become_writes": z3.If(become_moves, 3, 0),
+                "migrate": z3.If(migrate_moves, 6, st), "migrate_writes": z3.If(migrate_moves, 1, 0)}
+
+    def steps_ref(x: Inputs) -> Outputs:
+        st = drivers[x["state"]]
+        made, now = zk_api.LeaderAndEpoch(1, 2), zk_api.LeaderAndEpoch(1, 2 if x["same"] else 3)
+        try:
+            leader = zk_api.kraft_leader_event(st, bool(x["active"])).value
+        except zk_api.IllegalStateError:
+            leader = -2
+        become = zk_api.become_zk_controller_event(st, bool(x["claimed"]), bool(x["complete"]), made, now)
+        migrate = zk_api.migrate_metadata_event(st, made, now)
+        return {"recover": zk_api.recover_migration_state_from_zk_event(st).value, "leader": leader,
+                "quorum": zk_api.wait_for_controller_quorum_event(
+                    st, zk_api.ZkMigrationState.from_code(x["mstate"]), bool(x["complete"]),
+                    None if x["ready"] else "not ready", bool(x["first"])).value,
+                "brokers": zk_api.wait_for_zk_brokers_event(st, None if x["ready"] else "not ready").value,
+                "become": become.state.value,
+                "become_writes": len(become.zk_writes) if become.zk_writes in (
+                    (), ("/controller", "/controller_epoch", "/migration")) else CODEC_ERROR,
+                "migrate": migrate.state.value,
+                "migrate_writes": len(migrate.zk_writes) if migrate.zk_writes in ((), ("/migration",)) else CODEC_ERROR}
+
+    yield ("the driver's state events", Formula(step_names, steps_formula),
+           [dict(zip(step_names, c, strict=True))
+            for c in itertools.product(range(len(drivers)), (0, 1), range(4), (0, 1), (0, 1), (0, 1), (0, 1), (0, 1))],
+           steps_ref)
+
     sizes = ("b0", "b1", "b2")
 
     def batches_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
