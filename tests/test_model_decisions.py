@@ -968,3 +968,29 @@ def test_the_driver_state_events_are_a_decision_rule(planted: str, monkeypatch: 
     case = "the driver's state events"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["ZK read as POST_MIGRATION", "an empty log without a version let through"])
+def test_activation_refusals_no_config_reaches_are_decision_rules(planted: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """No KRaft log replays ZK (the state of a ZooKeeper-mode cluster) and every empty log has a bootstrap
+    version: the campaign's survivors api.py:334 if_true / 352 if_false are seen by the generate rule alone."""
+    from model.decisions import zk_trigger_cases
+
+    if planted == "ZK read as POST_MIGRATION":
+        original = zk_api.records_for_non_empty_log
+
+        def non_empty(offset: int, enabled: bool, mv: Any, state: Any = zk_api.ZkMigrationState.NONE) -> Any:
+            if state is zk_api.ZkMigrationState.ZK:
+                state = zk_api.ZkMigrationState.POST_MIGRATION
+            return original(offset, enabled, mv, state)
+
+        monkeypatch.setattr(zk_api, "records_for_non_empty_log", non_empty)
+    else:
+        monkeypatch.setattr(zk_api, "generate_activation_records",
+                            lambda empty, offset, enabled, mv, state=None, source="": (
+                                zk_api.records_for_empty_log(offset, enabled, mv) if empty
+                                else zk_api.records_for_non_empty_log(offset, enabled, mv, state)))
+    case = "ActivationRecordsGenerator.generate"
+    bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
+    assert bad.cases == 1 and bad.disagreement is not None, planted

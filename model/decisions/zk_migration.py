@@ -16,7 +16,7 @@ from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
 
 # --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
 
-ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION = 0, 1, 2, 3  # ZkMigrationState codes
+ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION, ZK_ZK = 0, 1, 2, 3, 4  # ZkMigrationState codes
 # metadata.version levels: 3.4-IV0 (isMigrationSupported), 3.6-IV1 (isMetadataTransactionSupported).
 ZK_MIGRATION_LEVEL, ZK_TRANSACTION_LEVEL = 8, 13
 LATEST_PRODUCTION_3_9_LEVEL = 21  # MetadataVersion.LATEST_PRODUCTION of Kafka 3.9: 3.9-IV0
@@ -322,7 +322,8 @@ KIP_METRIC = {"MIGRATION_INELIGIBLE": 0, "MIGRATE_ZK_DATA": 1, "DUAL_WRITE": 2, 
 # ActivationRecordsGenerator's refusals (``error``), by the start of Kafka's message.
 ACTIVATION_ERRORS = ("", "Detected partial bootstrap records transaction", "Detected in-progress transaction",
                      "The bootstrap metadata.version", "Should not have ZK migrations enabled on a cluster running",
-                     "Should not have ZK migrations enabled on a cluster that was created in KRaft mode")
+                     "Should not have ZK migrations enabled on a cluster that was created in KRaft mode",
+                     "Unsupported ZkMigrationState")
 NO_BOOTSTRAP_VERSION = len(ACTIVATION_ERRORS)  # generate() on an empty log without a metadata.version
 # The sentences of the activation message Kafka logs (ActivationRecordsGenerator, 3.9), each by a piece of
 # its text; the rule compares which appear (what Kafka's ActivationRecordsGeneratorTest asserts).
@@ -368,9 +369,10 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         st = z3.If(state < 0, ZK_NONE, state)  # no ZkMigrationStateRecord replayed: NONE
         empty_error = z3.If(level == 0, NO_BOOTSTRAP_VERSION, z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 1,
                                                                     z3.If(z3.And(enabled == 1, z3.Not(txn_ok)), 3, 0)))
+        # ZK (4), the state of a ZooKeeper-mode cluster, is no state a KRaft log replays: Kafka's switch throws.
         log_error = z3.If(z3.And(txn == 1, z3.Not(txn_ok)), 2, z3.If(z3.And(enabled == 1, z3.Not(mig)), 4,
                                                                        z3.If(z3.And(mig, st == ZK_NONE, enabled == 1),
-                                                                             5, 0)))
+                                                                             5, z3.If(z3.And(mig, st == ZK_ZK), 6, 0))))
         error = z3.If(empty == 1, empty_error, log_error)
         ok = error == 0
 
@@ -395,8 +397,9 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         except zk_api.ActivationError as exc:
             kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
             return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR, **failed}
-        except ValueError:
-            return {"error": NO_BOOTSTRAP_VERSION, **failed}
+        except ValueError as exc:
+            refused = str(exc).startswith("an empty log is activated at the bootstrap metadata.version")
+            return {"error": NO_BOOTSTRAP_VERSION if refused else CODEC_ERROR, **failed}
         kinds = [rec.name for rec in r.records]
         expected_order = sorted(kinds, key=["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
                                             "ZkMigrationStateRecord", "EndTransactionRecord"].index)
@@ -409,7 +412,7 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
                 "atomic": int(r.is_atomic)}
 
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product((0, 1), (0, 1), (0, 1), ACTIVATION_LEVELS,
-                                                                          range(-1, 4))
+                                                                          range(-1, 5))
               if v[0] == 0 or v[4] == -1]  # an empty log has replayed no state
     yield "ActivationRecordsGenerator.generate", Formula(names, build), domain, reference
 
