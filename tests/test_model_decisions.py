@@ -872,14 +872,16 @@ def test_register_broker_checks_the_system_never_sends_are_decision_rules(plante
     assert bad.cases == 1 and bad.disagreement is not None, planted
 
 
-@pytest.mark.parametrize("planted", ["znode version not moved", "absent epoch checked first"])
+@pytest.mark.parametrize("planted", ["znode version not moved", "absent epoch checked first", "version 1 by default"])
 def test_kraft_controller_registration_is_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's claim reads only the new epoch: the znode version written and the order of the refusals
     are seen by the rule on tryRegisterKRaftControllerAsActiveController alone."""
     from model.decisions import zk_trigger_cases
 
-    def planted_register(cid: int, kraft: int, epoch: int | None, version: int = 0,
-                         kraft_in_zk: int | None = None) -> Any:
+    def planted_register(cid: int, kraft: int, epoch: int | None,
+                         controller_epoch_zk_version: int = 1 if planted == "version 1 by default" else 0,
+                         kraft_epoch_in_zk: int | None = None) -> Any:
+        version, kraft_in_zk = controller_epoch_zk_version, kraft_epoch_in_zk
         if planted == "absent epoch checked first" and epoch is None:
             raise zk_api.IllegalStateError("planted")
         if kraft_in_zk is not None and kraft_in_zk >= kraft:

@@ -124,14 +124,16 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     # + 1 written by a SetData that moves its znode version by one.
     def register_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         error = z3.If(z3.And(x["kraft_in_zk"] >= 0, x["kraft_in_zk"] >= x["kraft"]), 1, z3.If(x["zk"] < 0, 2, 0))
+        # version -1: the caller gives none, the znode's version is 0 (the default).
         return {"error": error, "epoch": z3.If(error == 0, x["zk"] + 1, DONT_CARE),
-                "version": z3.If(error == 0, x["version"] + 1, DONT_CARE)}
+                "version": z3.If(error == 0, z3.If(x["version"] < 0, 0, x["version"]) + 1, DONT_CARE)}
 
     def register_ref(x: Inputs) -> Outputs:
+        given = {} if x["version"] < 0 else {"controller_epoch_zk_version": x["version"]}
         try:
             r = zk_api.try_register_kraft_controller_as_active_controller(
-                3000, x["kraft"], None if x["zk"] < 0 else x["zk"], x["version"],
-                None if x["kraft_in_zk"] < 0 else x["kraft_in_zk"])
+                3000, x["kraft"], None if x["zk"] < 0 else x["zk"],
+                kraft_epoch_in_zk=None if x["kraft_in_zk"] < 0 else x["kraft_in_zk"], **given)
         except zk_api.ControllerMovedError:
             return {"error": 1, "epoch": DONT_CARE, "version": DONT_CARE}
         except zk_api.IllegalStateError:
@@ -141,7 +143,7 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield ("KafkaZkClient.tryRegisterKRaftControllerAsActiveController",
            Formula(["zk", "version", "kraft_in_zk", "kraft"], register_formula),
            [dict(zip(("zk", "version", "kraft_in_zk", "kraft"), c, strict=True))
-            for c in itertools.product(range(-1, 4), range(3), range(-1, 4), range(4))], register_ref)
+            for c in itertools.product(range(-1, 4), range(-1, 3), range(-1, 4), range(4))], register_ref)
 
     drivers = list(zk_api.MigrationDriverState)
 
