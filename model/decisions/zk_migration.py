@@ -111,12 +111,12 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         # Refused for a same-or-newer KRaft epoch in /controller, and without /controller_epoch (-1).
         return {"epoch": z3.If(z3.Or(x["kraft_in_zk"] >= x["kraft"], x["zk"] < 0), -1, x["zk"] + 1)}
 
-    def claim_ref(x: Inputs) -> Outputs:
-        r = zk_api.claim_controller_epoch(x["zk"], x["kraft_in_zk"], x["kraft"])
+    def claim_ref(x: Inputs) -> Outputs:  # zk -2: no /controller_epoch read at all (None)
+        r = zk_api.claim_controller_epoch(None if x["zk"] == -2 else x["zk"], x["kraft_in_zk"], x["kraft"])
         return {"epoch": -1 if r is None else r}
 
     yield ("claim /controller_epoch", Formula(["zk", "kraft_in_zk", "kraft"], claim_formula),
-           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-1, 4) for b in range(-1, 4) for c in range(4)],
+           [{"zk": a, "kraft_in_zk": b, "kraft": c} for a in range(-2, 4) for b in range(-1, 4) for c in range(4)],
            claim_ref)
 
     # KafkaZkClient.tryRegisterKRaftControllerAsActiveController itself (the claim above reads only the epoch):
