@@ -234,6 +234,13 @@ def zk_trigger_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield from zk_activation_records_cases()
 
 
+def message_kind(text: str, kinds: tuple[str, ...], anywhere: bool = False) -> int:
+    """The index of the one entry of ``kinds`` (index 0: no message) that ``text`` starts with (``anywhere``:
+    contains); CODEC_ERROR when none or several do, so an unknown message is a disagreement."""
+    found = [i for i, part in enumerate(kinds) if i and (part in text if anywhere else text.startswith(part))]
+    return found[0] if len(found) == 1 else CODEC_ERROR
+
+
 # ClusterControlManager.registerBroker's refusals (3.9), by the start of Kafka's message, in its order.
 REGISTRATION_ERRORS = ("", "Controller does not support registering ZK brokers",
                        "Controller is in pre-migration mode and cannot register KRaft brokers",
@@ -266,8 +273,7 @@ def _register_broker_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
                                    zk_api.ZkMigrationState.from_code(x["state"]),
                                    finalized_level=None if x["fin"] < 0 else x["fin"])
         except zk_api.KafkaApiError as exc:
-            kinds = [i for i, start in enumerate(REGISTRATION_ERRORS) if i and str(exc).startswith(start)]
-            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR}
+            return {"error": message_kind(str(exc), REGISTRATION_ERRORS)}
         return {"error": 0}
 
     ranges = [(-1, -1), *itertools.product((7, 8, 13), repeat=2)]
@@ -303,9 +309,9 @@ def _quorum_readiness_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
             x["level"], range(len(nodes)), {i: bool(x[n]) for i, n in enumerate(nodes) if x[n] >= 0})
         if text is None:
             return {"reason": 0, "node": -1}
-        kinds = [i for i, part in enumerate(QUORUM_REASONS) if i and part in text]
         named = [i for i in range(len(nodes)) if f"controller {i}" in text.lower()]
-        return {"reason": kinds[0] if len(kinds) == 1 else CODEC_ERROR, "node": named[0] if len(named) == 1 else -1}
+        return {"reason": message_kind(text, QUORUM_REASONS, anywhere=True),
+                "node": named[0] if len(named) == 1 else -1}
 
     yield ("QuorumFeatures.reasonAllControllersZkMigrationNotReady", Formula(["level", *nodes], formula),
            [dict(zip(("level", *nodes), c, strict=True))
@@ -397,8 +403,7 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
             r = zk_api.generate_activation_records(bool(x["empty"]), 7 if x["txn"] else -1, bool(x["enabled"]),
                                                    x["level"] or None, state)
         except zk_api.ActivationError as exc:
-            kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
-            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR, **failed}
+            return {"error": message_kind(str(exc), ACTIVATION_ERRORS), **failed}
         except ValueError as exc:
             refused = str(exc).startswith("an empty log is activated at the bootstrap metadata.version")
             return {"error": NO_BOOTSTRAP_VERSION if refused else CODEC_ERROR, **failed}
@@ -443,8 +448,7 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
                                              bootstrap_records=given,
                                              metadata_version=None if x["mv"] < 0 else x["mv"])
         except zk_api.ActivationError as exc:
-            kinds = [i for i, start in enumerate(ACTIVATION_ERRORS) if i and str(exc).startswith(start)]
-            return {"error": kinds[0] if len(kinds) == 1 else CODEC_ERROR,
+            return {"error": message_kind(str(exc), ACTIVATION_ERRORS),
                     **dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)}
         kinds = [rec.name for rec in r.records]
         framing = ("AbortTransactionRecord", "BeginTransactionRecord", "ZkMigrationStateRecord", "EndTransactionRecord")
