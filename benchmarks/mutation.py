@@ -81,6 +81,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -137,15 +138,13 @@ class Equivalent:
 
 def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
     """The reviewed list; ``ValueError`` (one line) when the file is malformed."""
-    import tomllib
-
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
-    keys = {f for f in Equivalent.__dataclass_fields__}
+    keys = set(Equivalent.__dataclass_fields__)
     out = []
     for i, e in enumerate(doc.get("equivalent", []), 1):
         if not isinstance(e, dict) or set(e) != keys or not all(isinstance(v, str) and v.strip() for v in e.values()):
