@@ -120,8 +120,8 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
     # MetadataChangeEvent, MigrationEvent.handleException; ZkMigrationState.of; metadata.version's three forms;
     # recordsForEmptyLog with its own metadata.version and bootstrap records; registerBroker's migration checks;
     # tryRegisterKRaftControllerAsActiveController; reasonAllControllersZkMigrationNotReady; the driver's state
-    # events
-    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1
+    # events; the copy's default batch size
+    assert res.cases == 9 + 6 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize("planted", ["member read as a level", "string read as a level"])
@@ -248,6 +248,12 @@ def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(zk_api, "coalesce_migration_batches",
                             lambda sizes, min_batch_size=1000: real(sizes, min_batch_size + 1))
         return "MigrateMetadataEvent batches"
+    if planted == "the default batch size off by one":
+        # The mutation campaign's survivors zk api.py:599 (DEFAULT_MIN_MIGRATION_BATCH_SIZE 199 / 201).
+        real = zk_api.coalesce_migration_batches
+        monkeypatch.setattr(zk_api, "coalesce_migration_batches",
+                            lambda sizes, min_batch_size=201: real(sizes, min_batch_size))
+        return "MigrateMetadataEvent default batch size"
     if planted == "copied data reported ineligible after a failover":
         # The mutation campaign's survivor zk api.py:127: the metric was read by nothing.
         real_metric = zk_api.kip_state
@@ -274,7 +280,8 @@ def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 @pytest.mark.parametrize("planted", ["an unknown leader leads", "no recovery before the first leader event",
-                                     "a batch handed over one record late", "a sync from an image behind /migration",
+                                     "a batch handed over one record late", "the default batch size off by one",
+                                     "a sync from an image behind /migration",
                                      "RPCs sent for an older leader",
                                      "copied data reported ineligible after a failover"])
 def test_zk_driver_helpers_no_config_varies_are_decision_rules(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,9 @@ from reference_impl.zk_migration import api as zk_api
 
 from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
 
+# zookeeper.metadata.migration.min.batch.size's default: KRaftConfigs.MIGRATION_METADATA_MIN_BATCH_SIZE_DEFAULT (3.9).
+MIN_MIGRATION_BATCH_SIZE = 200
+
 # --------------------------------------------------------------------------- ZooKeeper migration (KIP-866)
 
 ZK_NONE, ZK_MIGRATION, ZK_PRE_MIGRATION, ZK_POST_MIGRATION, ZK_ZK = 0, 1, 2, 3, 4  # ZkMigrationState codes
@@ -577,6 +580,14 @@ def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     yield ("MigrateMetadataEvent batches", Formula(["min", *sizes], batches_formula),
            [{"min": m, **dict(zip(sizes, bs, strict=True))}
             for m in range(1, 5) for bs in itertools.product(range(4), repeat=len(sizes))], batches_ref)
+
+    # zookeeper.metadata.migration.min.batch.size's default, what KRaftMigrationDriver.Builder takes when the
+    # size is not set (Kafka 3.9: 200): a batch of ``size`` records then one more is handed over in two
+    # batches only from 200 on. The rule above sets the size; nothing else calls it without one.
+    yield ("MigrateMetadataEvent default batch size", Formula(["size"], lambda x: {
+        "count": z3.If(x["size"] >= MIN_MIGRATION_BATCH_SIZE, 2, 1)}),
+           [{"size": n} for n in range(MIN_MIGRATION_BATCH_SIZE - 2, MIN_MIGRATION_BATCH_SIZE + 3)],
+           lambda x: {"count": len(zk_api.coalesce_migration_batches([x["size"], 1]))})
 
     image_events = (("SYNC_KRAFT_METADATA", zk_api.sync_kraft_metadata_event, 7, ("metadata",), -1),
                     ("SEND_RPCS_TO_BROKERS", zk_api.send_rpcs_to_brokers_event, 8, (), 1))
