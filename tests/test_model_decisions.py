@@ -953,7 +953,8 @@ def test_quorum_readiness_reasons_are_a_decision_rule(planted: str, monkeypatch:
 
 
 @pytest.mark.parametrize("planted", ["first publish not awaited", "a stale BecomeZkController runs",
-                                     "a leader event from any state", "the copy writes nothing"])
+                                     "a leader event from any state", "the copy writes nothing",
+                                     "a ZK-mode state taken as MIGRATION"])
 def test_the_driver_state_events_are_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's driver runs every event under the leader that made it, after the first publish, from the
     states Kafka allows, and ignores the znodes an event lists: each of those is seen by this rule alone."""
@@ -967,6 +968,12 @@ def test_the_driver_state_events_are_a_decision_rule(planted: str, monkeypatch: 
         original_become = zk_api.become_zk_controller_event
         monkeypatch.setattr(zk_api, "become_zk_controller_event",
                             lambda st, claimed, c, made=None, now=None: original_become(st, claimed, c))
+    elif planted == "a ZK-mode state taken as MIGRATION":
+        # The mutation campaign's survivor zk api.py:732 (if_true): Kafka throws on a state it does not know.
+        original_wait = zk_api.wait_for_controller_quorum_event
+        monkeypatch.setattr(zk_api, "wait_for_controller_quorum_event", lambda st, ms, c, reason=None, first=True:
+                            original_wait(st, zk_api.ZkMigrationState.MIGRATION if ms is zk_api.ZkMigrationState.ZK
+                                          else ms, c, reason, first))
     elif planted == "a leader event from any state":
         monkeypatch.setattr(zk_api, "kraft_leader_event", lambda st, active: zk_api.MigrationDriverState(
             2 if active else 1))
