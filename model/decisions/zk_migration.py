@@ -487,6 +487,24 @@ def zk_driver_event_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
            lambda x: {"leads": int(zk_api.LeaderAndEpoch(None if x["leader"] < 0 else x["leader"], 1)
                                    .is_leader(x["node"]))})
 
+    # checkDriverState for every event, in every state, under the leader that made it or another: the API's
+    # event functions pass leaders only for write events, so this is the one place a non-write event meets them.
+    write_events = [_EV[n] for n in ("BECOME_ZK_CONTROLLER", "MIGRATE_METADATA", "SYNC_KRAFT_METADATA",
+                                     "SEND_RPCS_TO_BROKERS")]
+
+    def check_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        expected = z3.Or([z3.And(x["event"] == ev, x["state"] == st) for st, ev in POLL_OF_STATE.items() if ev >= 0])
+        stale = z3.And(z3.Or([x["event"] == ev for ev in write_events]), x["same"] == 0)
+        return {"runs": z3.And(expected, z3.Not(stale))}
+
+    def check_ref(x: Inputs) -> Outputs:
+        made, now = zk_api.LeaderAndEpoch(1, 2), zk_api.LeaderAndEpoch(1, 2 if x["same"] else 3)
+        return {"runs": int(zk_api.check_driver_state(drivers[x["state"]], _EVENTS[x["event"]], made, now))}
+
+    yield ("checkDriverState", Formula(["state", "event", "same"], check_formula),
+           [{"state": s, "event": e, "same": m} for s in range(len(drivers)) for e in range(len(_EVENTS))
+            for m in (0, 1)], check_ref)
+
     def events_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         # The recovery from ZooKeeper goes first while UNINITIALIZED, so the leader event finds INACTIVE.
         first_boot = x["state"] == 0
