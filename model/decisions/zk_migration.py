@@ -691,7 +691,10 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
 
     drivers = list(zk_api.MigrationDriverState)
     dual = [d.value for d in drivers if d.allow_dual_write]
+    # behind: the image's offset against /migration's: 0 ahead, 1 behind, 2 no image offset given, 3 no
+    # /migration offset given, 4 neither (the API compares only two offsets it was given).
     flags = ("first", "empty", "snapshot", "topics", "cluster", "leader", "complete", "behind")
+    offsets = {0: ((1, 6), (1, 5)), 1: ((1, 4), (1, 5)), 2: (None, (1, 5)), 3: ((1, 6), None), 4: (None, None)}
 
     def change_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         st = x["state"]
@@ -708,16 +711,21 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
             drivers[x["state"]], first_publish=bool(x["first"]), image_empty=bool(x["empty"]),
             is_snapshot=bool(x["snapshot"]), topics_changed=bool(x["topics"]), cluster_changed=bool(x["cluster"]),
             leader_current=bool(x["leader"]), initial_zk_migration_complete=bool(x["complete"]),
-            image=zk_api.OffsetAndEpoch(1, 4 if x["behind"] else 6), migration=zk_api.OffsetAndEpoch(1, 5))
+            image=_offset(offsets[x["behind"]][0]), migration=_offset(offsets[x["behind"]][1]))
         return {"writes": len(c.zk_writes) if c.zk_writes in ((), ("metadata", "/migration")) else CODEC_ERROR,
                 "rpcs": {None: -1, "image": 1, "delta": 2}.get(c.rpcs, CODEC_ERROR), "wakeup": int(c.wakeup)}
 
     yield ("MetadataChangeEvent", Formula(["state", *flags], change_formula),
            [dict(zip(["state", *flags], c, strict=True))
-            for c in itertools.product(range(len(drivers)), *[(0, 1)] * len(flags))], change_ref)
+            for c in itertools.product(range(len(drivers)), *[(0, 1)] * (len(flags) - 1), range(len(offsets)))],
+           change_ref)
 
     yield ("MigrationEvent.handleException", Formula(["error"], lambda x: {
         "outcome": z3.If(x["error"] == 1, 1, z3.If(x["error"] == 2, 2, 0))}),
            [{"error": e} for e in range(len(MIGRATION_EXCEPTIONS))],
            lambda x: {"outcome": MIGRATION_EXCEPTION_OUTCOMES.index(
                zk_api.handle_migration_event_exception(MIGRATION_EXCEPTIONS[x["error"]]))})
+
+
+def _offset(pair: tuple[int, int] | None) -> zk_api.OffsetAndEpoch | None:
+    return None if pair is None else zk_api.OffsetAndEpoch(*pair)
