@@ -208,7 +208,8 @@ def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str
 
 @pytest.mark.parametrize("planted", ["assigned brokers not checked", "snapshot sent as a delta",
                                      "an auth failure retried", "a change under another leader written",
-                                     "an unknown image offset taken as behind"])
+                                     "an unknown image offset taken as behind",
+                                     "an image at /migration's offset skipped"])
 def test_zk_driver_helper_rules_see_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from model.decisions.zk_migration import _zk_driver_helper_cases
     from reference_impl.zk_migration import api as zk_api
@@ -226,6 +227,11 @@ def test_zk_driver_helper_rules_see_each_planted_bug(planted: str, monkeypatch: 
         real_handle = zk_api.handle_migration_event_exception
         monkeypatch.setattr(zk_api, "handle_migration_event_exception",
                             lambda error: "retry" if error.startswith("MigrationClient") else real_handle(error))
+    elif planted == "an image at /migration's offset skipped":
+        # The survivor zk api.py:882 (cmp_swap <=): an image exactly at /migration's offset is up to date.
+        real_equal = zk_api.metadata_change_event
+        monkeypatch.setattr(zk_api, "metadata_change_event", lambda state, **k: real_equal(
+            state, **{**k, "image": zk_api.OffsetAndEpoch(0, 0)} if k.get("image") == k.get("migration") else k))
     elif planted == "an unknown image offset taken as behind":
         # The mutation campaign's survivor zk api.py:882 (drop_and_operand): an offset not given is compared.
         real_change = zk_api.metadata_change_event

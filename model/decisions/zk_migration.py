@@ -692,15 +692,17 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
     drivers = list(zk_api.MigrationDriverState)
     dual = [d.value for d in drivers if d.allow_dual_write]
     # behind: the image's offset against /migration's: 0 ahead, 1 behind, 2 no image offset given, 3 no
-    # /migration offset given, 4 neither (the API compares only two offsets it was given).
+    # /migration offset given, 4 neither (the API compares only two offsets it was given), 5 equal, 6 behind
+    # by epoch with a higher offset (OffsetAndEpoch compares the epoch first).
     flags = ("first", "empty", "snapshot", "topics", "cluster", "leader", "complete", "behind")
-    offsets = {0: ((1, 6), (1, 5)), 1: ((1, 4), (1, 5)), 2: (None, (1, 5)), 3: ((1, 6), None), 4: (None, None)}
+    offsets = {0: ((1, 6), (1, 5)), 1: ((1, 4), (1, 5)), 2: (None, (1, 5)), 3: ((1, 6), None), 4: (None, None),
+               5: ((1, 5), (1, 5)), 6: ((1, 9), (2, 0))}
 
     def change_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         st = x["state"]
         ignored = z3.Or(z3.And(x["first"] == 0, x["empty"] == 1), st == 0, st == 1)  # UNINITIALIZED, INACTIVE
         in_dual = z3.Or([st == d for d in dual])
-        skipped = z3.Or(x["leader"] == 0, x["complete"] == 0, x["behind"] == 1)
+        skipped = z3.Or(x["leader"] == 0, x["complete"] == 0, x["behind"] == 1, x["behind"] == 6)
         writes = z3.And(z3.Not(ignored), in_dual, z3.Not(skipped))
         rpcs = z3.If(x["snapshot"] == 1, 1, z3.If(z3.Or(x["topics"] == 1, x["cluster"] == 1), 2, -1))
         return {"writes": z3.If(writes, 2, 0), "rpcs": z3.If(writes, rpcs, -1),
