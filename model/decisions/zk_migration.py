@@ -691,10 +691,10 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
 
     drivers = list(zk_api.MigrationDriverState)
     dual = [d.value for d in drivers if d.allow_dual_write]
-    # behind: the image's offset against /migration's: 0 ahead, 1 behind, 2 no image offset given, 3 no
+    # The image's offset against /migration's, per case: 0 ahead, 1 behind, 2 no image offset given, 3 no
     # /migration offset given, 4 neither (the API compares only two offsets it was given), 5 equal, 6 behind
     # by epoch with a higher offset (OffsetAndEpoch compares the epoch first).
-    flags = ("first", "empty", "snapshot", "topics", "cluster", "leader", "complete", "behind")
+    flags = ("first", "empty", "snapshot", "topics", "cluster", "leader", "complete")
     offsets = {0: ((1, 6), (1, 5)), 1: ((1, 4), (1, 5)), 2: (None, (1, 5)), 3: ((1, 6), None), 4: (None, None),
                5: ((1, 5), (1, 5)), 6: ((1, 9), (2, 0))}
 
@@ -702,7 +702,7 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
         st = x["state"]
         ignored = z3.Or(z3.And(x["first"] == 0, x["empty"] == 1), st == 0, st == 1)  # UNINITIALIZED, INACTIVE
         in_dual = z3.Or([st == d for d in dual])
-        skipped = z3.Or(x["leader"] == 0, x["complete"] == 0, x["behind"] == 1, x["behind"] == 6)
+        skipped = z3.Or(x["leader"] == 0, x["complete"] == 0, x["offsets"] == 1, x["offsets"] == 6)
         writes = z3.And(z3.Not(ignored), in_dual, z3.Not(skipped))
         rpcs = z3.If(x["snapshot"] == 1, 1, z3.If(z3.Or(x["topics"] == 1, x["cluster"] == 1), 2, -1))
         return {"writes": z3.If(writes, 2, 0), "rpcs": z3.If(writes, rpcs, -1),
@@ -713,14 +713,14 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
             drivers[x["state"]], first_publish=bool(x["first"]), image_empty=bool(x["empty"]),
             is_snapshot=bool(x["snapshot"]), topics_changed=bool(x["topics"]), cluster_changed=bool(x["cluster"]),
             leader_current=bool(x["leader"]), initial_zk_migration_complete=bool(x["complete"]),
-            image=_offset(offsets[x["behind"]][0]), migration=_offset(offsets[x["behind"]][1]))
+            image=_offset(offsets[x["offsets"]][0]), migration=_offset(offsets[x["offsets"]][1]))
         return {"writes": len(c.zk_writes) if c.zk_writes in ((), ("metadata", "/migration")) else CODEC_ERROR,
                 "rpcs": {None: -1, "image": 1, "delta": 2}.get(c.rpcs, CODEC_ERROR), "wakeup": int(c.wakeup)}
 
-    yield ("MetadataChangeEvent", Formula(["state", *flags], change_formula),
-           [dict(zip(["state", *flags], c, strict=True))
-            for c in itertools.product(range(len(drivers)), *[(0, 1)] * (len(flags) - 1), range(len(offsets)))],
-           change_ref)
+    names = ["state", *flags, "offsets"]
+    yield ("MetadataChangeEvent", Formula(names, change_formula),
+           [dict(zip(names, c, strict=True))
+            for c in itertools.product(range(len(drivers)), *[(0, 1)] * len(flags), range(len(offsets)))], change_ref)
 
     yield ("MigrationEvent.handleException", Formula(["error"], lambda x: {
         "outcome": z3.If(x["error"] == 1, 1, z3.If(x["error"] == 2, 2, 0))}),
