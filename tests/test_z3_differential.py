@@ -85,6 +85,28 @@ def test_the_compiled_path_sees_a_bug_planted_in_the_reference(direction: str,
     assert full["mismatch"] is None and full["every_reachable_state"] and full["states"] >= COMPILE_FROM
 
 
+@pytest.mark.parametrize("change", ["next_id", "raft_epoch"])
+def test_a_constant_planted_in_the_reference_initial_state_is_a_mismatch(change: str) -> None:
+    """A reference whose initial state differs from the encoding's in one constant (the next change id, the
+    first raft epoch) is a mismatch at Init, before any step is compared: the successor comparison starts
+    from the reference's own initial states and would step on happily from the wrong one."""
+    honest = system("zk_migration")
+    base = type(honest)
+
+    class Planted(base):  # type: ignore[misc, valid-type]
+        def initial_states(self) -> Any:
+            return [dataclasses.replace(s, **{change: getattr(s, change) + 1}) for s in base.initial_states(self)]
+
+    ts = Planted(honest.config)
+    diff = successor_differential(symbolic(ts), ts, 0)
+    assert diff["mismatch"] is not None and diff["states"] == 0 and diff["initial_states"] == 1
+    head, only_ref, only_z3 = diff["mismatch"].splitlines()[:3]
+    assert head == "initial states differ:"
+    assert f"{change}={getattr(next(iter(ts.initial_states())), change)}" in only_ref
+    assert f"{change}={getattr(next(iter(honest.initial_states())), change)}" in only_z3
+    assert successor_differential(symbolic(honest), honest, 0)["initial_states"] == 1
+
+
 def test_a_planted_parameter_change_names_the_sub_relation(monkeypatch: pytest.MonkeyPatch) -> None:
     """A reference step relabelled with another parameter (OnAssignment of instance 1 reported as instance 0)
     keeps every action's successors but not the sub-relations per instance."""

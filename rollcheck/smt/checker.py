@@ -3,8 +3,9 @@ successor differential: the Z3 relation against the reference on the config's re
 
 The Z3 encoding is a second copy of the protocol's rules. Proving properties of it says nothing of a bug
 planted in the reference that the encoding does not share; comparing the two relations state by state
-does, whatever the properties look at: on each checked state, every action's Z3 successors must be the
-reference's (both directions), and so must the sub-relations per action parameter. A mismatch makes the
+does, whatever the properties look at: the encoding's initial states must be the reference's, and on each
+checked state every action's Z3 successors must be the reference's (both directions), and so must the
+sub-relations per action parameter. A mismatch makes the
 report ``diverged``, which the gate counts as a disagreement (exit 3). ``options.z3_differential_states``
 bounds the states (breadth-first from the initial states; 0: every reachable state), except that a config
 with at most ``options.z3_differential_all_below`` states (1,000) is compared whole; the report says how
@@ -36,7 +37,7 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import bfs_states, check_successors, iter_bfs_states, variant_delta
+from rollcheck.smt.core import bfs_states, check_initial_states, check_successors, iter_bfs_states, variant_delta
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
@@ -68,6 +69,14 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
     differential never compares; ``every_reachable_state`` then says every such state was compared, and
     ``variant_states`` how many of the variant's states the search visited."""
     t0 = time.perf_counter()
+    # The initial states first: the comparison below steps from the reference's own initial states.
+    initial = frozenset(ts.initial_states())
+    with interruptible_z3():
+        init = check_initial_states(sym, initial)
+    if init is not None:
+        return {"states": 0, "transitions": 0, "every_reachable_state": False, "initial_states": len(initial),
+                "excluded_actions": {}, "solver_only": {}, "seconds": round(time.perf_counter() - t0, 2),
+                "mismatch": str(init)}
     extra: dict[str, Any] = {}
     only = None
     states: Iterable[Any]
@@ -94,7 +103,8 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
         states, compiled, every = itertools.chain(head, stream), len(head) >= COMPILE_FROM, True
     with interruptible_z3():
         res = check_successors(sym, ts, states, sym.parameter_relations(), compiled=compiled, only=only)
-    return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every, **extra,
+    return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every,
+            "initial_states": len(initial), **extra,
             "excluded_actions": res.excluded, "solver_only": res.solver_only,
             "seconds": round(time.perf_counter() - t0, 2),
             "mismatch": None if res.mismatch is None else str(res.mismatch)}

@@ -331,7 +331,7 @@ def bmc_conjunction(sym: SymbolicSystem, p: Predicate, depth: int, timeout: floa
 
 @dataclass
 class Mismatch:
-    state: Any
+    state: Any  # None: the initial states differ (``action`` is "Init")
     action: str
     reference: frozenset[Any]
     z3: frozenset[Any]
@@ -340,7 +340,8 @@ class Mismatch:
     def __str__(self) -> str:
         only_ref = self.reference - self.z3
         only_z3 = self.z3 - self.reference
-        return (f"{self.message or 'successors differ'} for action {self.action} from {self.state!r}:\n"
+        where = "" if self.state is None else f" for action {self.action} from {self.state!r}"
+        return (f"{self.message or 'successors differ'}{where}:\n"
                 f"  reference only: {sorted(map(repr, only_ref))}\n  z3 only: {sorted(map(repr, only_z3))}")
 
 
@@ -464,8 +465,7 @@ class _ActionSolver:
                 if len(out) > cap:
                     raise ReplayError(f"more than {cap} successors under {self.action}: the encoding is not "
                                       "functional")
-                solver.add(z3.Or([z3.Not(self.v2[k]) if x is True else self.v2[k] if x is False
-                                  else self.v2[k] != _int(x) for k, x in vals.items()]))
+                solver.add(_block(self.v2, vals))
             return frozenset(out)
         finally:
             solver.pop()
@@ -494,6 +494,35 @@ class _ActionSolver:
 
 
 _int = lru_cache(maxsize=4096)(z3.IntVal)  # small integers recur in every blocking clause
+
+
+def _block(v: V, vals: Mapping[str, Value]) -> z3.BoolRef:
+    """The clause that excludes the assignment ``vals`` of ``v`` (wellformed states are one-to-one with
+    assignments, so enumerating models this way lists states)."""
+    return z3.Or([z3.Not(v[k]) if x is True else v[k] if x is False else v[k] != _int(x) for k, x in vals.items()])
+
+
+def z3_initial_states(sym: SymbolicSystem, cap: int = 1000) -> frozenset[Any]:
+    """Every state of the encoding's ``init`` (wellformed), enumerated by blocking clauses."""
+    v = sym.declare("init")
+    solver = z3.Solver()
+    solver.add(sym.wellformed(v), sym.init(v))
+    out: set[Any] = set()
+    while solver.check() == z3.sat:
+        vals = _model_values(solver.model(), v)
+        out.add(sym.from_values(vals))
+        if len(out) > cap:
+            raise ReplayError(f"more than {cap} initial states: the encoding's init is not a finite set")
+        solver.add(_block(v, vals))
+    return frozenset(out)
+
+
+def check_initial_states(sym: SymbolicSystem, ref: frozenset[Any]) -> Mismatch | None:
+    """The encoding's initial states against ``ref``, the reference's (both directions). The successor
+    differential starts from the reference's own initial states, so without this a constant changed in one
+    copy's initial state would be seen only by a property that happens to look at it."""
+    got = z3_initial_states(sym, max(1000, 2 * len(ref)))
+    return None if got == ref else Mismatch(None, "Init", ref, got, "initial states differ")
 
 
 class _Encoder:
