@@ -104,6 +104,35 @@ def test_a_bug_only_a_variant_reaches_is_a_disagreement_under_it(tmp_path: Path,
     assert diff["scope"] == "variant delta" and diff["states"] < diff["variant_states"]
 
 
+def test_a_variant_whose_state_space_has_no_end_meets_its_first_disagreement(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign's timeout at zk system.py:195 (IncompatibleBrokerJoins without its IBP check): the broker
+    restarts one IBP lower again and again, so MIG-M7's state space (the only one with an incompatible broker
+    in the ci tier) has no end. Its cell compares states as the search classifies them and stops at the first
+    one the encoding does not take, instead of searching for ever."""
+    from reference_impl.zk_migration import system as zk_system
+
+    original = zk_system.ZkMigrationSystem.successors
+
+    def lower_and_lower(self: Any, s: Any) -> Any:
+        out = original(self, s)
+        if self.config.incompatible_broker and s.shutdown.name == "NONE":
+            for b, br in enumerate(s.brokers):
+                if br.mode.name == "ZK" and br.ibp != self.config.broker_ibp:
+                    out.append((zk_system._label("IncompatibleBrokerJoins", broker=b),
+                                self.restart_zk_broker(s, b, True, br.ibp - 1)))
+        return out
+
+    monkeypatch.setattr(zk_system.ZkMigrationSystem, "successors", lower_and_lower)
+    zk = get_protocol("zk_migration")
+    report = _cell("MIG-M7", tmp_path, zk)
+    assert report.status == "diverged", report.message
+    diff = report.stats["differential"]
+    assert diff["scope"] == "variant delta" and diff["every_reachable_state"]
+    assert "successors differ for action IncompatibleBrokerJoins" in diff["mismatch"]
+    assert diff["variant_states"] < 100  # within a few steps of the first restart at a lower IBP
+
+
 # The two variants whose leader fails, alone: the gate's variant cells only (no reference cell).
 FAILING_LEADER = dataclasses.replace(STREAMS, variants=tuple(v for v in STREAMS.variants
                                                              if v.id in ("STR-M1", "STR-M5")))

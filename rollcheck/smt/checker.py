@@ -37,7 +37,15 @@ from rollcheck.checkers import (
     PropertyVerdict,
     save_traces,
 )
-from rollcheck.smt.core import bfs_states, check_initial_states, check_successors, iter_bfs_states, variant_delta
+from rollcheck.smt.core import (
+    VariantDelta,
+    bfs_states,
+    check_initial_states,
+    check_successors,
+    iter_bfs_states,
+    iter_variant_delta,
+    variant_delta,
+)
 from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
@@ -80,10 +88,17 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
     extra: dict[str, Any] = {}
     only = None
     states: Iterable[Any]
+    delta: VariantDelta | None = None
     if reference is not None:
-        delta = variant_delta(ts, reference, limit)
-        states, every, only = delta.states, delta.complete, delta.actions
-        extra = {"scope": "variant delta", "variant_states": delta.visited}
+        if limit > 0:
+            delta = variant_delta(ts, reference, limit)
+            states, every = delta.states, delta.complete
+        else:
+            # Compared as the search classifies them, as on every reachable state below: a variant whose state
+            # space has no end (the mutated reference lost a bound) meets its first disagreement.
+            delta = VariantDelta([], 0, True)
+            states, every = iter_variant_delta(ts, reference, delta), True
+        only = delta.actions
         # A variant's few states are compiled too: its search already paid for the config, and the solver
         # costs up to 0.2 s a state on the bigger encodings.
         compiled = True
@@ -103,6 +118,8 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
         states, compiled, every = itertools.chain(head, stream), len(head) >= COMPILE_FROM, True
     with interruptible_z3():
         res = check_successors(sym, ts, states, sym.parameter_relations(), compiled=compiled, only=only)
+    if delta is not None:
+        extra = {"scope": "variant delta", "variant_states": delta.visited}
     return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every,
             "initial_states": len(initial), **extra,
             "excluded_actions": res.excluded, "solver_only": res.solver_only,

@@ -405,17 +405,30 @@ def variant_delta(ts: TransitionSystem[Any], base: TransitionSystem[Any], limit:
     configs never reach) at a fraction of the cost of the variant's whole reachable set. A state is taken as
     the reference's only when its first discovery came through a shared step (a safe under-approximation:
     more to compare, never less). ``limit``: at most that many states (0: every one)."""
+    out = VariantDelta([], 0, True)
+    for _ in iter_variant_delta(ts, base, out):
+        if limit and len(out.states) >= limit:
+            out.complete = False
+            break
+    return out
+
+
+def iter_variant_delta(ts: TransitionSystem[Any], base: TransitionSystem[Any], out: VariantDelta) -> Iterator[Any]:
+    """:func:`variant_delta`'s states, each as soon as the search classifies it (``out`` filled as it goes:
+    ``out.actions`` names a state's differing actions before the state is yielded). A consumer that stops at
+    its first disagreement never waits for a variant whose state space has no end (a bound the mutated
+    reference lost)."""
     initial = set(base.initial_states())
     shared: dict[Any, bool] = {}  # state -> reached through the reference's own steps
     for s in ts.initial_states():
         shared.setdefault(s, s in initial)
     order = list(shared)
     position = {s: k for k, s in enumerate(order)}
-    out = VariantDelta([], 0, True)
     i = 0
     while i < len(order):
         s = order[i]
         i += 1
+        out.visited = i
         steps = list(ts.successors(s))  # in the system's order: the same delta on every run
         reference = list(base.successors(s)) if shared[s] else None
         same = steps == reference  # the common case, told without hashing a state (states hash deep)
@@ -425,9 +438,7 @@ def variant_delta(ts: TransitionSystem[Any], base: TransitionSystem[Any], limit:
             if reference is not None:
                 theirs = set(reference)
                 out.actions[s] = frozenset(a.name for a, _ in set(steps) ^ theirs)
-            if limit and len(out.states) >= limit:
-                out.visited, out.complete = i, False
-                return out
+            yield s
         for a, t in steps:
             ours = same or (theirs is not None and (a, t) in theirs)
             if t not in shared:
@@ -437,7 +448,6 @@ def variant_delta(ts: TransitionSystem[Any], base: TransitionSystem[Any], limit:
             elif ours and not shared[t] and position[t] >= i:  # not searched from yet: the reference's after all
                 shared[t] = True
     out.visited = len(order)
-    return out
 
 
 class _ActionSolver:
