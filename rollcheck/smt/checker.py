@@ -82,8 +82,9 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
     with interruptible_z3():
         init = check_initial_states(sym, initial)
     if init is not None:
+        scope = {} if reference is None else {"scope": "variant delta", "variant_states": 0}
         return {"states": 0, "transitions": 0, "every_reachable_state": False, "initial_states": len(initial),
-                "excluded_actions": {}, "solver_only": {}, "seconds": round(time.perf_counter() - t0, 2),
+                **scope, "excluded_actions": {}, "solver_only": {}, "seconds": round(time.perf_counter() - t0, 2),
                 "mismatch": str(init)}
     extra: dict[str, Any] = {}
     only = None
