@@ -104,6 +104,9 @@ def test_a_constant_planted_in_the_reference_initial_state_is_a_mismatch(change:
     assert head == "initial states differ:"
     assert f"{change}={getattr(next(iter(ts.initial_states())), change)}" in only_ref
     assert f"{change}={getattr(next(iter(honest.initial_states())), change)}" in only_z3
+    # ... under a variant too (its cell's report keeps the variant's scope, which `rollcheck prove` prints).
+    under = successor_differential(symbolic(ts), ts, 0, reference=honest)
+    assert under["mismatch"] == diff["mismatch"] and under["scope"] == "variant delta" and under["variant_states"] == 0
     assert successor_differential(symbolic(honest), honest, 0)["initial_states"] == 1
 
 
