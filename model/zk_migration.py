@@ -15,7 +15,7 @@ The state is one flat record:
 * ZooKeeper: ``zk.avail``, ``zk.ctrl`` (a broker id, ``KRAFT_ID + voter`` or -1), ``zk.kepoch``,
   ``zk.cepoch``, ``zk.ever``, ``zk.mver`` (-1 when absent), ``zk.migrated``, ``zk.ehigh`` and the metadata
   as a length ``zk.dlen`` plus slots ``zk.d0 ..`` (-1 past the length);
-* per ZK broker ``b{i}.kraft`` (the mode), ``.mig``, ``.ibp``, ``.reg``, ``.rpcs``;
+* per ZK broker ``b{i}.kraft`` (the mode), ``.mig``, ``.ibp``, ``.reg``, ``.rpcs``, ``.fault`` (ibp_fault);
 * per voter ``v{i}.run``, ``.mig``, ``.drv`` (``MigrationDriverState`` code), ``.zkv`` (its /migration
   version), ``.zke`` (the epoch it claimed), ``.zev`` (the /controller_epoch version its claim got), ``.synced``;
 * ``leader``, ``repoch`` (the Raft epoch), ``mstate`` (``ZkMigrationState`` code), the KRaft log as
@@ -201,7 +201,7 @@ class ZkMigrationZ3(SymbolicSystem):
                ("zk.dlen", "int"), *((f"zk.d{k}", "int") for k in range(self.md))]
         for b in range(self.nb):
             out += [(f"b{b}.kraft", "bool"), (f"b{b}.mig", "bool"), (f"b{b}.ibp", "int"), (f"b{b}.reg", "bool"),
-                    (f"b{b}.rpcs", "bool")]
+                    (f"b{b}.rpcs", "bool"), (f"b{b}.fault", "bool")]
         for i in range(self.nv):
             out += [(f"v{i}.run", "bool"), (f"v{i}.mig", "bool"), (f"v{i}.drv", "int"), (f"v{i}.zkv", "int"),
                     (f"v{i}.zke", "int"), (f"v{i}.zev", "int"), (f"v{i}.synced", "int")]
@@ -242,7 +242,7 @@ class ZkMigrationZ3(SymbolicSystem):
         out.update({f"zk.d{k}": z.data[k] if k < len(z.data) else ABSENT for k in range(self.md)})
         for b, br in enumerate(s.brokers):
             out.update({f"b{b}.kraft": br.mode is BrokerMode.KRAFT, f"b{b}.mig": br.migration, f"b{b}.ibp": br.ibp,
-                        f"b{b}.reg": br.registered, f"b{b}.rpcs": br.kraft_rpcs})
+                        f"b{b}.reg": br.registered, f"b{b}.rpcs": br.kraft_rpcs, f"b{b}.fault": br.ibp_fault})
         for i, x in enumerate(s.voters):
             out.update({f"v{i}.run": x.running, f"v{i}.mig": x.migration, f"v{i}.drv": x.driver.value,
                         f"v{i}.zkv": x.zk_version, f"v{i}.zke": x.zk_epoch, f"v{i}.zev": x.epoch_version,
@@ -263,7 +263,8 @@ class ZkMigrationZ3(SymbolicSystem):
                        i_("zk.mver"), b_("zk.migrated"), tuple(i_(f"zk.d{k}") for k in range(i_("zk.dlen"))),
                        i_("zk.ehigh"))
         brokers = tuple(ZkBroker(BrokerMode.KRAFT if b_(f"b{b}.kraft") else BrokerMode.ZK, b_(f"b{b}.mig"),
-                                 i_(f"b{b}.ibp"), b_(f"b{b}.reg"), b_(f"b{b}.rpcs")) for b in range(self.nb))
+                                 i_(f"b{b}.ibp"), b_(f"b{b}.reg"), b_(f"b{b}.rpcs"), b_(f"b{b}.fault"))
+                        for b in range(self.nb))
         voters = tuple(Voter(b_(f"v{i}.run"), b_(f"v{i}.mig"), MigrationDriverState(i_(f"v{i}.drv")),
                              i_(f"v{i}.zkv"), i_(f"v{i}.zke"), i_(f"v{i}.zev"), i_(f"v{i}.synced"))
                        for i in range(self.nv))
@@ -415,7 +416,7 @@ class ZkMigrationZ3(SymbolicSystem):
             v["next"] == 1, v["shutdown"] == SD_NONE]
         for b in range(self.nb):
             out += [z3.Not(v[f"b{b}.kraft"]), z3.Not(v[f"b{b}.mig"]), v[f"b{b}.ibp"] == c.broker_ibp,
-                    z3.Not(v[f"b{b}.reg"]), z3.Not(v[f"b{b}.rpcs"])]
+                    z3.Not(v[f"b{b}.reg"]), z3.Not(v[f"b{b}.rpcs"]), z3.Not(v[f"b{b}.fault"])]
         for i in range(self.nv):
             out += [v[f"v{i}.run"], v[f"v{i}.mig"], v[f"v{i}.drv"] == INACTIVE, v[f"v{i}.zkv"] == ABSENT,
                     v[f"v{i}.zke"] == ABSENT, v[f"v{i}.zev"] == ABSENT, v[f"v{i}.synced"] == 0]
@@ -445,18 +446,21 @@ class ZkMigrationZ3(SymbolicSystem):
         its ephemeral /controller goes (the rest of the znode stays). kafka: its registration stays in the
         image (fenced) until a new one replaces it."""
         reg: Any = v[f"b{b}.reg"] if self.profile == "kafka" else False
+        fault = z3.Or(v[f"b{b}.fault"], z3.BoolVal(ibp != self.config.broker_ibp))
         return {"zk.ctrl": z3.If(v["zk.ctrl"] == b, ABSENT, v["zk.ctrl"]), f"b{b}.mig": True, f"b{b}.ibp": ibp,
-                f"b{b}.reg": reg, f"b{b}.rpcs": False}
+                f"b{b}.reg": reg, f"b{b}.rpcs": False, f"b{b}.fault": fault}
 
     def _enable_migration(self, v: V, b: int) -> list[Branch]:
-        return [(z3.And(z3.Not(v[f"b{b}.kraft"]), z3.Not(v[f"b{b}.mig"]), self.pre(v), self.quorum_up(v)),
-                 self._restart_zk_broker(v, b, self.config.broker_ibp))]
+        ibp = self.config.broker_ibp  # also puts right a broker restarted at a wrong IBP
+        return [(z3.And(z3.Not(v[f"b{b}.kraft"]), z3.Or(z3.Not(v[f"b{b}.mig"]), v[f"b{b}.ibp"] != ibp), self.pre(v),
+                        self.quorum_up(v)),
+                 self._restart_zk_broker(v, b, ibp))]
 
     def _incompatible_joins(self, v: V, b: int) -> list[Branch]:
         c = self.config
         if not c.incompatible_broker:
             return []
-        return [(z3.And(z3.Not(v[f"b{b}.kraft"]), v[f"b{b}.ibp"] == c.broker_ibp, self.pre(v), self.quorum_up(v)),
+        return [(z3.And(z3.Not(v[f"b{b}.kraft"]), z3.Not(v[f"b{b}.fault"]), self.pre(v), self.quorum_up(v)),
                  self._restart_zk_broker(v, b, c.broker_ibp - 1))]
 
     def _register(self, v: V, b: int) -> list[Branch]:

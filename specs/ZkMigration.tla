@@ -76,7 +76,7 @@ CONSTANTS
 VARIABLES
     \* @type: {available: Bool, controller: Int, kraft_epoch: Int, controller_epoch: Int, epoch_version: Int, migration_version: Int, migrated: Bool, data: Seq(Int), epoch_high: Int};
     zk,                   \* ZooKeeper: the znodes, the metadata it holds, the highest epoch ever written
-    \* @type: Seq({mode: Str, migration: Bool, ibp: Int, registered: Bool, kraft_rpcs: Bool});
+    \* @type: Seq({mode: Str, migration: Bool, ibp: Int, registered: Bool, kraft_rpcs: Bool, ibp_fault: Bool});
     brokers,              \* the ZK brokers ("ZK" or "KRAFT" mode)
     \* @type: Seq({running: Bool, migration: Bool, driver: Str, zk_version: Int, zk_epoch: Int, epoch_version: Int, synced: Int});
     voters,               \* the KRaft controllers, each with its KRaftMigrationDriver state
@@ -147,7 +147,7 @@ Init ==
              epoch_version |-> 0, migration_version |-> -1, migrated |-> FALSE, data |-> <<0>>,
              epoch_high |-> ZkEpoch]
     /\ brokers = [b \in BrokerIdx |-> [mode |-> "ZK", migration |-> FALSE, ibp |-> BrokerIbp,
-                                       registered |-> FALSE, kraft_rpcs |-> FALSE]]
+                                       registered |-> FALSE, kraft_rpcs |-> FALSE, ibp_fault |-> FALSE]]
     /\ voters = [v \in VoterIdx |-> [running |-> TRUE, migration |-> TRUE, driver |-> "INACTIVE",
                                      zk_version |-> -1, zk_epoch |-> -1, epoch_version |-> -1, synced |-> 0]]
     /\ leader = 0
@@ -194,17 +194,19 @@ RestartZkBroker(b, mig, ibp) ==
     /\ zk' = IF zk.controller = b - 1 THEN [zk EXCEPT !.controller = -1] ELSE zk
     /\ brokers' = [brokers EXCEPT ![b] = [@ EXCEPT !.migration = mig, !.ibp = ibp,
                                                    !.registered = (Profile = "kafka" /\ brokers[b].registered),
-                                                   !.kraft_rpcs = FALSE]]
+                                                   !.kraft_rpcs = FALSE,
+                                                   !.ibp_fault = (@ \/ ibp # BrokerIbp)]]
     /\ UNCHANGED <<voters, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
+(* Also how the operator puts right a broker restarted at a wrong IBP (IncompatibleBrokerJoins).       *)
 EnableMigrationOnBroker(b) ==
-    /\ brokers[b].mode = "ZK" /\ ~brokers[b].migration
+    /\ brokers[b].mode = "ZK" /\ (~brokers[b].migration \/ brokers[b].ibp # BrokerIbp)
     /\ InProgress /\ QuorumUp
     /\ RestartZkBroker(b, TRUE, BrokerIbp)
 
 IncompatibleBrokerJoins(b) ==
     /\ IncompatibleBroker
-    /\ brokers[b].mode = "ZK" /\ brokers[b].ibp = BrokerIbp
+    /\ brokers[b].mode = "ZK" /\ ~brokers[b].ibp_fault
     /\ InProgress /\ QuorumUp
     /\ RestartZkBroker(b, TRUE, BrokerIbp - 1)
 

@@ -579,6 +579,28 @@ def test_restarted_broker_keeps_its_registration_under_kafka() -> None:
         assert ("DriverWaitForBrokers(voter=0)" in _labels(ts, s)) is (profile == "kafka")
 
 
+
+def test_operator_puts_an_incompatible_broker_right_once() -> None:
+    """KIP-866 "Incompatible broker": a broker restarted at a wrong IBP is isolated, not a dead end. The
+    operator's restart with the migration config (EnableMigrationOnBroker) brings it back to the configured
+    IBP, so it registers again and the migration can finish (MIG-L1 on the ``incompatible`` story config).
+    The wrong restart happens once per broker: each restart of the ZK controller's broker bumps
+    /controller_epoch, so an unbudgeted fault would make the state space infinite."""
+    assert "incompatible" in ENTRY.story_configs
+    for profile in ("kip", "kafka"):
+        ts = ENTRY.build(replace(ENTRY.configs["incompatible"], profile=profile))
+        s = next(iter(ts.initial_states()))
+        s = _do(ts, s, "IncompatibleBrokerJoins(broker=0)")
+        assert s.brokers[0].ibp_fault and s.brokers[0].ibp != ts.config.broker_ibp
+        assert "RegisterZkBroker(broker=0)" not in _labels(ts, s)
+        s = _do(ts, s, "EnableMigrationOnBroker(broker=0)")
+        assert s.brokers[0].ibp == ts.config.broker_ibp and s.brokers[0].migration and s.brokers[0].ibp_fault
+        labels = _labels(ts, s)
+        assert "RegisterZkBroker(broker=0)" in labels
+        assert "IncompatibleBrokerJoins(broker=0)" not in labels and "EnableMigrationOnBroker(broker=0)" not in labels
+        result = explore(ts, stop_at_first=False)
+        assert result.complete and not result.violations, [v.property_id for v in result.violations]
+
 def test_mig_m4_caught_by_a_fuzzing_campaign(tmp_path: Path) -> None:
     """``rollcheck fuzz`` as a user runs it, in its own process: rounds of 500 examples find MIG-M4 with
     probability ~0.16 each, and a fresh process with seed 0 finds it in its first round (~10 s). In the test

@@ -595,7 +595,6 @@ def claim_controller_epoch(zk_epoch: int | None, kraft_epoch_in_zk: int, kraft_e
 # event at a time on its own queue; a PollEvent (re-scheduled after each poll, and appended by every state
 # change) enqueues the event of the current state. An event that throws leaves the state as it was, so the
 # next poll runs it again (``handle_migration_event_exception`` says what else happens).
-UNKNOWN_ZK_VERSION = -2  # ZkMigrationLeadershipState.UNKNOWN_ZK_VERSION: no ZK controller epoch claimed
 DEFAULT_MIN_MIGRATION_BATCH_SIZE = 200  # KRaftMigrationDriver.Builder: minBatchSize when not set
 
 

@@ -88,7 +88,7 @@ class ZkMigrationSymmetry:
 
             def broker_sig(i: int) -> tuple[object, ...]:
                 b = brokers[i]
-                return (b.mode.value, b.migration, b.ibp, b.registered, b.kraft_rpcs, controller == i)
+                return (b.mode.value, b.migration, b.ibp, b.registered, b.kraft_rpcs, b.ibp_fault, controller == i)
 
             pb = canonical_perm(self.brokers, self.broker_groups, broker_sig)
         if pv is None and pb is None:

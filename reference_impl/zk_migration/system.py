@@ -88,6 +88,9 @@ class ZkBroker:
     ibp: int  # inter.broker.protocol.version as a metadata.version level
     registered: bool  # with the KRaft quorum (BrokerRegistration with ZkMigrationReady)
     kraft_rpcs: bool  # has received UpdateMetadata / LeaderAndIsr from the KRaft controller
+    # Was restarted at a wrong IBP (IncompatibleBrokerJoins): once per broker, so that runs stay finite,
+    # as every other fault has its budget (each restart of the ZK controller's broker bumps its epoch).
+    ibp_fault: bool
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,7 @@ class ZkMigrationSystem(DataclassSystem):
         except ActivationError as exc:
             raise ValueError(str(exc)) from None
         zk = ZooKeeper(True, 0, -1, c.zk_epoch, 0, -1, False, (0,), c.zk_epoch)
-        brokers = tuple(ZkBroker(BrokerMode.ZK, False, c.broker_ibp, False, False) for _ in range(c.zk_brokers))
+        brokers = tuple(ZkBroker(BrokerMode.ZK, False, c.broker_ibp, False, False, False) for _ in range(c.zk_brokers))
         voters = tuple(Voter(True, True, D.INACTIVE, -1, -1, -1, 0) for _ in range(c.voters))
         return [ZkMigrationSystemState(zk, brokers, voters, 0, 1, state, (), False, c.zk_epoch, 1, Shutdown.NONE)]
 
@@ -165,7 +168,8 @@ class ZkMigrationSystem(DataclassSystem):
                    "migration_version": z.migration_version, "migrated": z.migrated, "data": z.data,
                    "epoch_high": z.epoch_high},
             "brokers": tuple({"mode": b.mode.name, "migration": b.migration, "ibp": b.ibp,
-                              "registered": b.registered, "kraft_rpcs": b.kraft_rpcs} for b in s.brokers),
+                              "registered": b.registered, "kraft_rpcs": b.kraft_rpcs, "ibp_fault": b.ibp_fault}
+                             for b in s.brokers),
             "voters": tuple({"running": v.running, "migration": v.migration, "driver": v.driver.name,
                              "zk_version": v.zk_version, "zk_epoch": v.zk_epoch, "epoch_version": v.epoch_version,
                              "synced": v.synced}
@@ -189,10 +193,13 @@ class ZkMigrationSystem(DataclassSystem):
         # ---- brokers
         pre = s.migration in (ZkMigrationState.PRE_MIGRATION, ZkMigrationState.MIGRATION)
         for b, br in enumerate(s.brokers):
-            if br.mode is BrokerMode.ZK and not br.migration and pre and quorum_up:
+            # The operator's restart with the migration config at the configured IBP: also how a broker that
+            # was restarted at a wrong IBP (IncompatibleBrokerJoins) is put right; without it that broker,
+            # refused for ever, would hold the migration back for ever (KIP-866: it is only isolated).
+            if br.mode is BrokerMode.ZK and (not br.migration or br.ibp != c.broker_ibp) and pre and quorum_up:
                 out.append((_label("EnableMigrationOnBroker", broker=b),
                             self.restart_zk_broker(s, b, True, c.broker_ibp)))
-            if c.incompatible_broker and br.mode is BrokerMode.ZK and br.ibp == c.broker_ibp and pre and quorum_up:
+            if c.incompatible_broker and br.mode is BrokerMode.ZK and not br.ibp_fault and pre and quorum_up:
                 out.append((_label("IncompatibleBrokerJoins", broker=b),
                             self.restart_zk_broker(s, b, True, c.broker_ibp - 1)))
             if (br.mode is BrokerMode.ZK and br.migration and not br.registered and self._leader_ok(s)
@@ -263,7 +270,8 @@ class ZkMigrationSystem(DataclassSystem):
         if z.controller == b:
             z = _with(z, controller=-1)
         registered = self.config.profile == "kafka" and s.brokers[b].registered
-        br = _with(s.brokers[b], migration=migration, ibp=ibp, registered=registered, kraft_rpcs=False)
+        br = _with(s.brokers[b], migration=migration, ibp=ibp, registered=registered, kraft_rpcs=False,
+                   ibp_fault=s.brokers[b].ibp_fault or ibp != self.config.broker_ibp)
         return _with(s, zk=z, brokers=_put(s.brokers, b, br))
 
     # ------------------------------------------------------------------ the KRaft quorum
