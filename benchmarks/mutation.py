@@ -54,7 +54,10 @@ Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator
 Sites whose outcome is fixed by a broken variant's flag (``"name" in ...mutations``: false in every
 reference config) are left alone, as is the code only such a flag reaches: mutating it would give mutants
 equal to the reference, or the repository's own variants again (a flag first copied into an attribute, as
-``features``' system does, is not recognized: its sites are mutated). Annotations are not mutated. Every mutated
+``features``' system does, is not recognized: its sites are mutated). Annotations are not mutated, nor the field
+defaults of a protocol's config class (``*Config``): they are the named configs' data, which the reference, the
+Z3 model and the spec's constants all read alike, not rules; the config's validation is mutated, and ``conform``
+compares it with the spec's own statement of its constants (the config domain, ``rollcheck/tla/domain.py``). Every mutated
 module is parsed again and compared with the intended syntax tree, so a text edit can never mean something
 else than its operator says; mutants that do not compare are dropped (reported), and identical ones merged.
 
@@ -251,6 +254,13 @@ def _live(node: ast.AST) -> Iterator[ast.AST]:
             return
     if isinstance(node, ast.BoolOp) and static_value(node) is not None:
         return  # its value is a variant switch: the other operands are never evaluated, or never matter
+    if isinstance(node, ast.ClassDef) and node.name.endswith("Config"):
+        # A protocol config's field defaults say which cluster a named config describes: data that every copy
+        # of the rules reads alike, not a rule. Its methods (the validation) are mutated.
+        for stmt in node.body:
+            if not isinstance(stmt, ast.AnnAssign):
+                yield from _live(stmt)
+        return
     for child in _children(node):
         yield from _live(child)
 
@@ -996,6 +1006,12 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                    max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config == "small")))
         if going and (alive() or all_cells):
             explore([c for c in todo if c.config != "small"])
+        blown = {c.config for c in cells if c.outcome == "timeout"} - {"small"}
+        if with_z3 and not killed_by and blown and all(d["verdict"] == "agrees" for d in differential):
+            # A larger config's state space blew up (a fault's budget gone): as for small above, Z3 walks its
+            # states and stops at the first one where it steps otherwise than the mutant.
+            differ([c for c in z3_cells_of(protocol) if c.config in blown],
+                   max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config in blown)))
         if variants and alive():
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}

@@ -8,6 +8,9 @@
     trace-validation module (the spec's ``Init`` / ``Next`` constrained to the walk's views).
 (c) **reachable sets**: the ``view`` of every reachable reference state equals the set of states TLC
     dumps for the same config, and so do the counts.
+(d) **config domain** (when the binding names the spec's domain operator and the caller gives the
+    reference's ``build``): the configs around this one that the reference accepts are those the spec is
+    written for (:mod:`rollcheck.tla.domain`).
 
 The spec's model is written from ``spec_config``; the reference checked is ``ts``. They are the same
 config except when a test checks that a divergent reference is caught.
@@ -24,6 +27,7 @@ from typing import Any
 
 from rollcheck.explorer import reachable_states
 from rollcheck.tla.binding import SpecBinding, write_model
+from rollcheck.tla.domain import compare_domain
 from rollcheck.tla.tlc import ModelCheckResult, TraceStep, parse_dump, parse_simulation_trace, run_tlc
 from rollcheck.tla.value import canonical_state, canonical_view_tla, tla_canonical, to_tla
 from rollcheck.traces import Step, Trace, canonical_json, to_itf
@@ -34,7 +38,7 @@ Progress = Callable[[str], None]
 
 @dataclass
 class Divergence:
-    check: str  # "replay" (a), "validation" (b), "reachable" (c)
+    check: str  # "replay" (a), "validation" (b), "reachable" (c), "domain" (d)
     trace: str  # which trace (file name, walk number) or "" for (c)
     step: int  # index of the step that cannot be matched (0: the initial state)
     action: str | None  # the action of that step (the spec's label in (a), the reference's in (b))
@@ -70,6 +74,7 @@ class ConformanceReport:
     divergences: list[Divergence] = field(default_factory=list)
     error: str = ""
     elapsed: float = 0.0
+    domain_probes: int | None = None  # (d): configs asked of both; None when not checked
 
     @property
     def ok(self) -> bool:
@@ -88,6 +93,8 @@ class ConformanceReport:
                 "reachable": {"tlc_states": self.tlc_states, "reference_views": self.reference_views,
                               "reference_states": self.reference_states,
                               "divergences": [d.to_json() for d in self.by_check("reachable")]},
+                "domain": {"probes": self.domain_probes,
+                           "divergences": [d.to_json() for d in self.by_check("domain")]},
                 "error": self.error, "elapsed_seconds": round(self.elapsed, 3)}
 
 
@@ -301,8 +308,9 @@ def compare_reachable(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: 
 
 def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: TransitionSystem[Any], directory: Path,
             *, config_name: str = "", traces: int = 50, depth: int = 30, seed: int = 0, timeout: float = 600.0,
-            progress: Progress | None = None) -> ConformanceReport:
-    """Run (a), (b) and (c) for one config and profile."""
+            progress: Progress | None = None, build: Callable[[Any], TransitionSystem[Any]] | None = None
+            ) -> ConformanceReport:
+    """Run (a), (b) and (c) for one config and profile, and (d) when ``build`` is given."""
     import time
 
     t0 = time.perf_counter()
@@ -347,5 +355,18 @@ def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: Transition
     report.validated_traces = len(walks)
     report.validated_steps = sum(len(w.steps) for w in walks)
     report.divergences += vdivs
+
+    if build is not None and binding.domain is not None:
+        say("(d) config domain: the configs the reference accepts vs the spec's " + binding.domain)
+        dom = compare_domain(binding, spec_ts, build, directory / "domain", timeout)
+        if dom.error:
+            report.error = (report.error + "; " if report.error else "") + f"TLC (config domain): {dom.error}"
+        report.domain_probes = dom.probes
+        for probe, accepted, in_domain, why in dom.mismatches:
+            said = "accepts" if accepted else f"refuses ({why})"
+            report.divergences.append(Divergence(
+                "domain", "", -1, None, f"{probe.field} = {probe.value!r}: the reference {said}, the spec's "
+                f"{binding.domain} is {'TRUE' if in_domain else 'FALSE'}",
+                {probe.field: (in_domain, accepted)}))
     report.elapsed = time.perf_counter() - t0
     return report

@@ -71,7 +71,9 @@ CONSTANTS
     \* @type: Int;
     KRaftId,                    \* /controller names KRaft voter id i as KRaftId + i
     \* @type: Set(Str);
-    Mutations                   \* broken variants (config.MUTATIONS); {} for the reference
+    Mutations,                  \* broken variants (config.MUTATIONS); {} for the reference
+    \* @type: Set(Int);
+    Levels                      \* the metadata.version feature levels Kafka defines (3.0-IV1 = 1 ...)
 
 VARIABLES
     \* @type: {available: Bool, controller: Int, kraft_epoch: Int, controller_epoch: Int, epoch_version: Int, migration_version: Int, migrated: Bool, data: Seq(Int), epoch_high: Int};
@@ -130,7 +132,30 @@ IsValidStateChange(cur, new) == cur = new \/ (new # "UNINITIALIZED" /\ new \in V
 (* ActivationRecordsGenerator.recordsForEmptyLog: the quorum's first leader bootstraps the empty log   *)
 (* into PRE_MIGRATION only from this metadata.version on (else it cannot activate at all).             *)
 BootstrapMinimumLevel == IF Profile = "kafka" THEN KafkaEmptyLogMinimumLevel ELSE KipMinimumLevel
-ASSUME QuorumLevel >= BootstrapMinimumLevel
+
+(* The constants this spec is written for, as a predicate of a record of them (so that rollcheck conform *)
+(* can ask it of many configs in one TLC run and compare with the configs the reference accepts).      *)
+(* At most 3 brokers and 1 or 3 voters (Raft majorities of 1 and 2), both IBPs Kafka's levels, a quorum *)
+(* that can bootstrap into PRE_MIGRATION, epochs and bounds that leave a first step, and only the       *)
+(* broken variants this spec implements.                                                                *)
+SpecMutations == {"unconditional_zk_writes", "kraft_epoch_not_above_zk", "non_transactional_copy",
+                  "finalize_without_every_voter", "dual_write_ignores_zk_failure", "serve_before_copy",
+                  "rpcs_to_incompatible_broker", "start_without_all_brokers", "no_sync_after_failover",
+                  "stale_migration_version", "no_controller_quorum_check",
+                  "registration_without_zk_migration_ready"}
+ConfigOk(c) ==
+    /\ c.Profile \in {"kip", "kafka"}
+    /\ c.NBrokers \in 1..3
+    /\ c.NVoters \in {1, 3}
+    /\ c.QuorumLevel \in c.Levels /\ c.BrokerIbp \in c.Levels
+    /\ c.QuorumLevel >= IF c.Profile = "kafka" THEN c.KafkaEmptyLogMinimumLevel ELSE c.KipMinimumLevel
+    /\ c.ZkEpoch >= 1 /\ c.MaxUpdates >= 0 /\ c.LagLimit >= 1 /\ c.MaxEpoch >= 1
+    /\ c.Mutations \subseteq SpecMutations
+ASSUME ConfigOk([Profile |-> Profile, NBrokers |-> NBrokers, NVoters |-> NVoters, QuorumLevel |-> QuorumLevel,
+                 BrokerIbp |-> BrokerIbp, KipMinimumLevel |-> KipMinimumLevel,
+                 KafkaEmptyLogMinimumLevel |-> KafkaEmptyLogMinimumLevel, ZkEpoch |-> ZkEpoch,
+                 MaxUpdates |-> MaxUpdates, LagLimit |-> LagLimit, MaxEpoch |-> MaxEpoch, Mutations |-> Mutations,
+                 Levels |-> Levels])
 
 (* ------------------------------------------------------------------------------------------------ *)
 QuorumUp == shutdown = "NONE"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reference_impl.metadata_version.catalog import KAFKA_CATALOG
 from reference_impl.zk_migration.api import (
     CONTROLLER_REGISTRATION_MINIMUM,
     KAFKA_EMPTY_LOG_MINIMUM_LEVEL,
@@ -38,6 +39,7 @@ def constants(config: ZkMigrationConfig) -> dict[str, Any]:
         "Finalize": config.finalize,
         "KRaftId": KRAFT_ID,
         "Mutations": frozenset(config.mutations),
+        "Levels": frozenset(KAFKA_CATALOG.levels),
     }
 
 
@@ -53,4 +55,5 @@ BINDING = SpecBinding(
              "CompleteMigration", "SyncKRaftToZk", "SendRpcsToBrokers", "DualWrite", "KRaftMetadataChange",
              "ZkUnavailable", "ZkAvailable", "ShutdownQuorum", "DeleteControllerZNodes"),
     claims=("MIG-01R",),
+    domain="ConfigOk",
 )

@@ -129,3 +129,67 @@ def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path)
     assert list(carried_rows(earlier, {"zk_migration": [m]}, other_protocol_fixed)) == ["k1"]
     own_fixed = dict(other_protocol_fixed, protocol_reference_sha256={"zk_migration": "Z2"})
     assert carried_rows(earlier, {"zk_migration": [m]}, own_fixed) == {}
+
+
+def test_a_story_config_whose_state_space_blows_up_meets_z3_on_that_story(tmp_path: Path) -> None:
+    """A mutant that drops a fault's budget makes a story config's state space infinite: the explorer times
+    out there, and Z3's differential on that story (which stops at the first state where it steps otherwise)
+    decides, as it does when small blows up."""
+    from benchmarks.mutation import Baseline, CellResult, Mutant, run_mutant
+
+    story = next(c for c in z3_cells_of("zk_migration") if c.config != "small")
+    ran: list[str] = []
+
+    class Runner:
+        def workdir(self, mutant: Mutant | None) -> Path:
+            return tmp_path
+
+        def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
+            outcome = "timeout" if cell.config == story.config else "holds"
+            return CellResult(cell.config, cell.profile, outcome, None, 1.0, distinct_states=10)
+
+        def has_z3(self, protocol: str) -> bool:
+            return True
+
+        def snapshot_has_spec(self, protocol: str) -> bool:
+            return False
+
+        def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+            ran.append(cell.config)
+            return ("disagrees", "steps otherwise") if cell.config == story.config else ("agrees", "")
+
+        def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+            return "caught", ""
+
+    base = Baseline("zk_migration", [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
+                                     for c in cells_of("zk_migration")], 10.0, {})
+    m = Mutant("m", "zk_migration", "drop_and_operand", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
+               "a and b", "True and b", "")
+    row = run_mutant(Runner(), m, base, timeout=900.0, all_cells=False)  # type: ignore[arg-type]
+    assert row["status"] == "killed (z3)" and story.config in ran
+
+
+def test_a_configs_field_defaults_are_data_and_its_validation_is_mutated() -> None:
+    """The defaults of a ``*Config`` class's fields are not mutated (every copy of the rules reads them alike);
+    its methods are, and so is any other class's default."""
+    from benchmarks.mutation import ModuleSites
+
+    text = '''
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class ToyConfig:
+    brokers: int = 2
+
+    def validate(self) -> None:
+        if not 1 <= self.brokers <= 3:
+            raise ValueError("brokers must be between 1 and 3")
+
+@dataclass(frozen=True)
+class Record:
+    level: int = 7
+'''
+    sites = ModuleSites(text).sites()
+    lines = {s.line for s in sites}
+    assert 6 not in lines  # brokers: int = 2
+    assert 9 in lines and 14 in lines  # the validation's bounds; another class's default

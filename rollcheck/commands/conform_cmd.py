@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             with staged_run(args.out, run_name(entry.name, label, profile)) as run_dir, \
                     on_interrupt(lambda: _kept(reports, run_dir)):
                 rep = conform(binding, ts, ts, run_dir.staging, config_name=label, traces=args.traces,
-                              depth=args.depth, seed=args.seed, timeout=args.timeout, progress=progress)
+                              depth=args.depth, seed=args.seed, timeout=args.timeout, progress=progress,
+                              build=entry.build)
                 write_json_atomic(run_dir.staging / "conformance.json", rep.to_json())
             reports.append(rep)
     doc = {"protocol": entry.name, "ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]}
@@ -119,14 +120,15 @@ def show(reports: list[ConformanceReport]) -> None:
     console = out_console()
     table = Table(title="conformance: spec <-> reference")
     for col in ("config", "profile", "(a) spec traces replayed", "(b) reference traces in TLC",
-                "(c) TLC states / reference views", "verdict"):
+                "(c) TLC states / reference views", "(d) config domain", "verdict"):
         table.add_column(col)
     for r in reports:
         a = f"{r.replayed_traces} ({r.replayed_steps} steps, {len(r.by_check('replay'))} diverge)"
         b = f"{r.validated_traces} ({r.validated_steps} steps, {len(r.by_check('validation'))} rejected)"
         c = f"{r.tlc_states} / {r.reference_views}"
+        dom = "-" if r.domain_probes is None else f"{r.domain_probes} probes, {len(r.by_check('domain'))} differ"
         verdict = "[green]conform[/green]" if r.ok else ("[red]error[/red]" if r.error else "[red]diverge[/red]")
-        table.add_row(r.config, r.profile, a, b, c, verdict)
+        table.add_row(r.config, r.profile, a, b, c, dom, verdict)
     console.print(table)
     for r in reports:
         if r.error:

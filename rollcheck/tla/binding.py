@@ -37,6 +37,9 @@ class SpecBinding:
     # Property ids the reference defines outside its default list (the KIP's claims that Kafka does not
     # make, checked as findings): the spec has an operator for each too.
     claims: tuple[str, ...] = ()
+    # The spec's operator of one record of its constants that says whether the spec is written for them
+    # (``rollcheck.tla.domain``: conform compares it with the configs the reference accepts); None: no check.
+    domain: str | None = None
     # The folder of the spec file (``<module>.tla``): by default the folder of the module defining the
     # binding, set by the registry when it loads the binding.
     directory: Path | None = None

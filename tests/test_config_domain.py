@@ -1,0 +1,74 @@
+"""conform's (d): the configs the reference accepts are those its spec's ConfigOk is written for.
+
+A bound of the config's validation off by one (a cluster the reference refuses that the docs promise, or
+one it runs on that nobody checked) is a divergence, as a rule of the system would be."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollcheck.registry import get_protocol
+from rollcheck.tla.domain import domain_probes
+from rollcheck.transition import TransitionSystem
+from specs.zk_migration import BINDING
+
+pytestmark = pytest.mark.tlc
+ENTRY = get_protocol("zk_migration")
+
+
+def _compare(build: Any, tmp_path: Path) -> Any:
+    from rollcheck.tla.domain import compare_domain
+
+    spec_ts = ENTRY.build(ENTRY.configs["small"])
+    return compare_domain(BINDING, spec_ts, build, tmp_path, timeout=300)
+
+
+def test_probes_change_one_field_around_the_base() -> None:
+    base = ENTRY.configs["small"]
+    probes = domain_probes(base)
+    assert {(p.field, p.value) for p in probes} >= {("zk_brokers", 0), ("zk_brokers", 4), ("voters", 2),
+                                                    ("lag_limit", 0), ("profile", "?")}
+    assert all(p.config == replace(base, **{p.field: p.value}) for p in probes)
+    assert not any(p.field in ("failover", "rollback") for p in probes)  # switches are valid both ways
+    assert ("mutations", frozenset({"?"})) in {(p.field, p.value) for p in probes}
+
+
+def test_the_reference_and_the_spec_accept_the_same_configs(tmp_path: Path) -> None:
+    res = _compare(ENTRY.build, tmp_path)
+    assert not res.error and not res.mismatches, res.mismatches
+    assert res.probes >= 40
+
+
+def test_a_bound_off_by_one_in_the_validation_is_a_divergence(tmp_path: Path) -> None:
+    """A reference that refuses three ZK brokers (``<= 3`` written ``< 3``) and one that runs on four."""
+
+    def refuses_three(config: Any) -> TransitionSystem[Any]:
+        if config.zk_brokers == 3:
+            raise ValueError("zk_brokers must be between 1 and 2")
+        return ENTRY.build(config)
+
+    def runs_on_four(config: Any) -> TransitionSystem[Any]:
+        return ENTRY.build(replace(config, zk_brokers=min(config.zk_brokers, 3)))
+
+    res = _compare(refuses_three, tmp_path / "three")
+    assert [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches] \
+        == [("zk_brokers", 3, False, True)]
+    res = _compare(runs_on_four, tmp_path / "four")
+    assert ("zk_brokers", 4, True, False) in {(p.field, p.value, a, d) for p, a, d, _ in res.mismatches}
+
+
+def test_conform_reports_the_domain(tmp_path: Path) -> None:
+    from rollcheck.conformance import conform
+
+    ts = ENTRY.build(ENTRY.configs["small"])
+
+    def runs_on_four(config: Any) -> TransitionSystem[Any]:
+        return ENTRY.build(replace(config, zk_brokers=min(config.zk_brokers, 3)))
+
+    rep = conform(BINDING, ts, ts, tmp_path, config_name="small", traces=2, depth=5, build=runs_on_four)
+    assert not rep.ok and rep.domain_probes and rep.by_check("domain")
+    assert rep.to_json()["domain"]["divergences"][0]["message"].startswith("zk_brokers = 4: the reference accepts")
