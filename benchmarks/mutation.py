@@ -57,8 +57,8 @@ equal to the reference, or the repository's own variants again (a flag first cop
 ``features``' system does, is not recognized: its sites are mutated). Annotations are not mutated, nor the field
 defaults of a protocol's config class (``*Config``): they are the named configs' data, which the reference, the
 Z3 model and the spec's constants all read alike, not rules; the config's validation is mutated, and ``conform``
-compares it with the spec's own statement of its constants (the config domain, ``rollcheck/tla/domain.py``). Every mutated
-module is parsed again and compared with the intended syntax tree, so a text edit can never mean something
+compares it with the spec's own statement of its constants (the config domain, ``rollcheck/tla/domain.py``).
+Every mutated module is parsed again and compared with the intended syntax tree, so a text edit can never mean something
 else than its operator says; mutants that do not compare are dropped (reported), and identical ones merged.
 
 Results: one JSON file (``--out``; default ``benchmarks/results/mutation-<UTC time>.json``) with the machine,
