@@ -18,17 +18,20 @@ crash (exit other than 0/1, or no JSON summary: an exception at import or during
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
 The steps run cheapest first, and the first kill ends a mutant: the explorer on ``small`` (every profile), then
-Z3 against the mutated reference on ``small`` (below), then the explorer on the larger configs, then the rest.
+Z3 against the mutated reference on ``small`` and on each story config (below: seconds each; since session 41
+before the larger configs, so a kill both would make is now counted to Z3), then the explorer on the larger
+configs, then the rest.
 A mutant no property kills on the reference's configs meets the gate's broken variant cells (``rollcheck gate``
 on a config with the protocol's variant cells alone, ``variants_argv``: the reference with one bug switched on, each
 on its config): they take the reference's code through paths no reference config reaches (a failed member, a refused
 write ...), and a variant no longer caught would turn the gate red: "killed (variant)"; so would the Z3 relation
 differing from the mutated reference where a variant steps otherwise than the reference: "killed (z3)". Then it
 meets the two other copies of the rules, which the mutation did not touch, as the gate's ``ci`` tier runs them on
-``small`` (Z3 also on the story configs): first Z3 (``rollcheck prove --differential-only --differential 0``: the Z3
-relation against the mutated reference on every reachable state, and the decision rules on their bounded input
-domain), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reachable views and traces both ways),
-"killed (conform)". An exception the mutated reference raises under the decision differential is a crash.
+``small`` and the story configs: Z3 (``rollcheck prove --differential-only --differential 0``: the Z3 relation
+against the mutated reference on every reachable state, and the decision rules on their bounded input domain, run
+early, as said), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reachable views and traces both
+ways, and the config domain), "killed (conform)". An exception the mutated reference raises under the decision
+differential is a crash.
 ``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor whose ``small`` distinct-state
 count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no checker
 noticed. A survivor that ``benchmarks/equivalent_mutants.toml`` names (an edit no caller can observe, each entry
@@ -990,10 +993,11 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                 return
 
     # Cheapest first, since the first kill ends a mutant: the explorer on small, then Z3 against the reference
-    # on small's every state (seconds, and it kills about as many as every larger config does), then the
-    # larger configs, the broken variants, Z3 on the story configs and TLC.
+    # on small's every state and on each story config's (seconds each, and together they kill about as many as
+    # every larger config does), then the larger configs, the broken variants (minutes) and TLC.
     todo = [] if explored is not None else cells_of(protocol)
     with_z3 = z3 and runner.has_z3(protocol)
+
     try:
         going = explore([c for c in todo if c.config == "small"])
         if with_z3 and alive():
@@ -1004,19 +1008,16 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             # refuse the reference at once; given as long as one small run may take, so a timeout stays cheap.
             differ([c for c in z3_cells_of(protocol) if c.config == "small"],
                    max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config == "small")))
+        stories = [c for c in z3_cells_of(protocol) if c.config != "small"]
+        if with_z3 and alive() and stories:
+            # A story's state space may have no end under the mutant (a fault's budget gone): Z3's encoding, which
+            # the mutation did not touch, has one, so the walk stops at the first state where the two differ.
+            differ(stories)
         if going and (alive() or all_cells):
             explore([c for c in todo if c.config != "small"])
-        blown = {c.config for c in cells if c.outcome == "timeout"} - {"small"}
-        if with_z3 and not killed_by and blown and all(d["verdict"] == "agrees" for d in differential):
-            # A larger config's state space blew up (a fault's budget gone): as for small above, Z3 walks its
-            # states and stops at the first one where it steps otherwise than the mutant.
-            differ([c for c in z3_cells_of(protocol) if c.config in blown],
-                   max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config in blown)))
         if variants and alive():
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
-        if with_z3 and alive():
-            differ([c for c in z3_cells_of(protocol) if c.config != "small"])
         if conform and alive() and runner.snapshot_has_spec(protocol):
             for profile in profiles_of(protocol):
                 verdict, detail = runner.run_conform(work, protocol, profile,
