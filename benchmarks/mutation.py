@@ -169,6 +169,12 @@ def judge_equivalent(row: dict[str, Any], equivalents: Sequence[Equivalent]) -> 
     return row if entry is None else dict(row, status="equivalent", equivalent=entry.reason)
 
 
+def listed_equivalent(m: Mutant, equivalents: Sequence[Equivalent]) -> bool:
+    """Whether the list names this mutant (before it runs)."""
+    row = {"protocol": m.protocol, "file": m.file, "operator": m.operator, "before": m.before, "after": m.after}
+    return any(e.names(row) for e in equivalents)
+
+
 # ----------------------------------------------------------------------------------- enumeration
 
 
@@ -1452,6 +1458,9 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
         order_of = {r["id"]: i for i, r in enumerate(rows)}
         queue = [(order_of[m.id], m) for _, m in queue]
         results += [dict(r, order=order_of[r["id"]]) for r in rows if not _rechecked(r)]
+    # A mutant the equivalent list names is expected to survive every step (minutes each: the larger configs and
+    # the variant cells): it runs after the others, so a campaign stopped early has judged every open mutant.
+    queue.sort(key=lambda om: (listed_equivalent(om[1], args.equivalents), om[0]))
     total = len(queue) + len(results)  # with --recheck, the earlier kills are already in results
     t0 = time.monotonic()
     last_progress = last_save = t0

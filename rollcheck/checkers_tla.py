@@ -148,7 +148,8 @@ def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
     name = run_name(entry.name, label, config.profile, ctx.variant)
     rep = conform(binding, ts, ts, ctx.out_dir / "conform" / name, config_name=label,
                   traces=int(ctx.options.get("conform_traces", 30)), depth=int(ctx.options.get("conform_depth", 25)),
-                  seed=ctx.seed, timeout=ctx.timeout_seconds, build=entry.build)
+                  seed=ctx.seed, timeout=ctx.timeout_seconds, build=entry.build,
+                  domain_bases=tuple(entry.configs.values()))
     report.elapsed = rep.elapsed
     report.stats = rep.to_json()
     if rep.error:

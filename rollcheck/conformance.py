@@ -308,9 +308,10 @@ def compare_reachable(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: 
 
 def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: TransitionSystem[Any], directory: Path,
             *, config_name: str = "", traces: int = 50, depth: int = 30, seed: int = 0, timeout: float = 600.0,
-            progress: Progress | None = None, build: Callable[[Any], TransitionSystem[Any]] | None = None
-            ) -> ConformanceReport:
-    """Run (a), (b) and (c) for one config and profile, and (d) when ``build`` is given."""
+            progress: Progress | None = None, build: Callable[[Any], TransitionSystem[Any]] | None = None,
+            domain_bases: Sequence[Any] = ()) -> ConformanceReport:
+    """Run (a), (b) and (c) for one config and profile, and (d) when ``build`` is given (probing around the
+    config and around each of ``domain_bases``, the protocol's named configs)."""
     import time
 
     t0 = time.perf_counter()
@@ -358,7 +359,7 @@ def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: Transition
 
     if build is not None and binding.domain is not None:
         say("(d) config domain: the configs the reference accepts vs the spec's " + binding.domain)
-        dom = compare_domain(binding, spec_ts, build, directory / "domain", timeout)
+        dom = compare_domain(binding, spec_ts, build, directory / "domain", timeout, domain_bases)
         if dom.error:
             report.error = (report.error + "; " if report.error else "") + f"TLC (config domain): {dom.error}"
         report.domain_probes = dom.probes

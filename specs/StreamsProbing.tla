@@ -42,7 +42,14 @@ CONSTANTS
     \* @type: Int;
     MaxCrashes,
     \* @type: Set(Str);
-    Mutations           \* broken variants (api.MUTATIONS); {} for the reference
+    Mutations,          \* broken variants (api.MUTATIONS); {} for the reference
+    \* @type: Str -> Int;
+    Age,                \* each release's place by age (0.10.0 first): an upgrade goes to a younger one
+    \* @type: Str;
+    Procedure,          \* "auto", "single-bounce", "two-bounces" or "operator" (ConfigOk only: Rounds and
+                        \* Operator say what it means)
+    \* @type: Bool;
+    Misconfigured       \* FirstUpgradeFrom is an operator's mistake (ConfigOk only)
 
 VARIABLES
     \* @type: Seq({release: Str, upgrade_from: Str, used_version: Int, running: Bool, bounces: Int, inbox: Set({version: Int, supported: Int, error: Int, probing_reply: Bool}), last_version: Int, failure: Str});
@@ -83,6 +90,32 @@ BouncesDone == IF Operator
                THEN \A i \in Idx : instances[i].release = NewRelease /\ instances[i].upgrade_from = ""
                ELSE \A i \in Idx : instances[i].bounces >= Rounds
 Converged == \A i \in Idx : instances[i].used_version = Target /\ instances[i].last_version = Target
+
+(* The configs this spec is written for (conform (d) compares it with the configs the reference accepts: *)
+(* StreamsProbingConfig.validate): a known profile, 1 to 4 instances, an upgrade to a release no older   *)
+(* than the group's (3.9 under kafka only), a known procedure, no negative crash budget, an operator's  *)
+(* mistaken upgrade.from only where an operator bounces and only when the version it makes NewRelease   *)
+(* send is below OldRelease's (else every old instance reads it: no mistake), and only the broken       *)
+(* variants this spec implements.  Which release names and upgrade.from values exist is the binding's   *)
+(* to say (it cannot name FirstUsedVersion otherwise).                                                  *)
+SpecMutations == {"leader_fails_on_future", "assign_at_leader_version", "member_never_upgrades",
+                  "uncapped_adopt", "no_leader_follow_up", "no_kafka_6054_backport", "leader_supported_is_used",
+                  "restart_ignores_upgrade_from", "commonly_supported_is_max"}
+ConfigOk(c) ==
+    /\ c.Profile \in {"kip", "kafka", "kafka-2.0"}
+    /\ c.N \in 1..4
+    /\ {c.OldRelease, c.NewRelease} \subseteq DOMAIN c.Latest
+    /\ c.Age[c.OldRelease] <= c.Age[c.NewRelease]
+    /\ c.NewRelease = "3.9" => c.Profile = "kafka"
+    /\ c.Procedure \in {"auto", "single-bounce", "two-bounces", "operator"}
+    /\ c.MaxCrashes >= 0
+    /\ c.Misconfigured => c.Procedure = "operator" /\ c.FirstUsedVersion < c.Latest[c.OldRelease]
+    /\ c.Mutations \subseteq SpecMutations
+ASSUME ConfigOk([Profile |-> Profile, N |-> N, OldRelease |-> OldRelease, NewRelease |-> NewRelease,
+                 Latest |-> Latest, Rounds |-> Rounds, Operator |-> Operator, MaxBounces |-> MaxBounces,
+                 FirstUpgradeFrom |-> FirstUpgradeFrom, FirstUsedVersion |-> FirstUsedVersion,
+                 MaxCrashes |-> MaxCrashes, Mutations |-> Mutations, Age |-> Age, Procedure |-> Procedure,
+                 Misconfigured |-> Misconfigured])
 
 Init ==
     /\ instances = [i \in Idx |-> [release |-> OldRelease, upgrade_from |-> "",

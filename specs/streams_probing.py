@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reference_impl.streams_probing.config import StreamsProbingConfig
-from reference_impl.streams_probing.releases import RELEASES, configured_metadata_version
+from reference_impl.streams_probing.config import PROCEDURES, StreamsProbingConfig
+from reference_impl.streams_probing.releases import (
+    PROFILES,
+    RELEASES,
+    UPGRADE_FROM_NEUTRAL,
+    UPGRADE_FROM_VERSION,
+    configured_metadata_version,
+)
 from rollcheck.tla.binding import SpecBinding
 
 
@@ -28,7 +34,18 @@ def constants(config: StreamsProbingConfig) -> dict[str, Any]:
                              else configured_metadata_version(config.new, first, config.profile)),
         "MaxCrashes": config.max_crashes,
         "Mutations": frozenset(config.mutations),
+        "Age": {r.name: r.order for r in RELEASES},
+        "Procedure": config.procedure,
+        "Misconfigured": config.misconfigured_upgrade_from is not None,
     }
+
+
+def domain_values(config: StreamsProbingConfig) -> dict[str, tuple[Any, ...]]:
+    """What conform (d) probes the text fields with: every profile, release, procedure and upgrade.from value
+    (one that forces each version, and one that leaves it alone)."""
+    releases = tuple(r.name for r in RELEASES)
+    return {"profile": PROFILES, "from_release": releases, "to_release": releases, "procedure": PROCEDURES,
+            "misconfigured_upgrade_from": (None, *UPGRADE_FROM_VERSION, UPGRADE_FROM_NEUTRAL[0])}
 
 
 BINDING = SpecBinding(
@@ -38,4 +55,6 @@ BINDING = SpecBinding(
     constants=constants,
     actions=("RollingBounce", "Rebalance", "OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion",
              "LeaderFollowUpRebalance", "AssignmentFailure", "ErrorShutdown", "Crash", "Restart"),
+    domain="ConfigOk",
+    domain_values=domain_values,
 )

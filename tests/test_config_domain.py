@@ -72,3 +72,49 @@ def test_conform_reports_the_domain(tmp_path: Path) -> None:
     rep = conform(BINDING, ts, ts, tmp_path, config_name="small", traces=2, depth=5, build=runs_on_four)
     assert not rep.ok and rep.domain_probes and rep.by_check("domain")
     assert rep.to_json()["domain"]["divergences"][0]["message"].startswith("zk_brokers = 4: the reference accepts")
+
+
+STREAMS = get_protocol("streams_probing")
+
+
+def _streams_compare(build: Any, base: str, tmp_path: Path) -> list[tuple[str, Any, bool, bool]]:
+    from rollcheck.tla.domain import compare_domain
+    from specs.streams_probing import BINDING as STREAMS_BINDING
+
+    res = compare_domain(STREAMS_BINDING, STREAMS.build(STREAMS.configs[base]), build, tmp_path, timeout=300)
+    assert not res.error
+    return [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches]
+
+
+def test_streams_probing_an_upgrade_to_the_same_release_refused_is_a_divergence(tmp_path: Path) -> None:
+    """``new < old`` written ``new <= old``: the binding's release names reach the probes from 2.0 to 2.0 and
+    from post-2.0 to post-2.0 around small (2.0 to post-2.0)."""
+
+    def refuses_same(config: Any) -> TransitionSystem[Any]:
+        if config.old == config.new:
+            raise ValueError(f"to_release {config.new} is not newer than from_release {config.old}")
+        return STREAMS.build(config)
+
+    assert sorted(_streams_compare(refuses_same, "small", tmp_path)) == [
+        ("from_release", "post-2.0", False, True), ("to_release", "2.0", False, True)]
+    assert _streams_compare(STREAMS.build, "small", tmp_path / "reference") == []
+
+
+def test_streams_probing_a_mistaken_upgrade_from_that_is_no_mistake_is_a_divergence(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The misconfiguration's check dropped: around the operator's story, upgrade.from "2.0" leaves 3.9 at
+    version 11, which the post-2.0 group cannot read, so it is no mistake and the spec is not written for it."""
+    from reference_impl.streams_probing.config import StreamsProbingConfig
+
+    checked = StreamsProbingConfig._validate_misconfiguration
+
+    def dropped(self: StreamsProbingConfig, *args: Any) -> None:
+        try:
+            checked(self, *args)
+        except ValueError as exc:
+            if "is no mistake" not in str(exc):
+                raise
+
+    monkeypatch.setattr(StreamsProbingConfig, "_validate_misconfiguration", dropped)
+    assert ("misconfigured_upgrade_from", "2.0", True, False) in _streams_compare(
+        STREAMS.build, "misconfigured-upgrade-from", tmp_path)

@@ -50,7 +50,14 @@ def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
 def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path: Path) -> None:
     """benchmarks/equivalent_mutants.toml: a survivor it names becomes "equivalent" (with the reason), carried by
     --resume like a kill; a kill stays a kill; the kill rate is over the mutants that are not equivalent."""
-    from benchmarks.mutation import Equivalent, Mutant, carried_rows, judge_equivalent, summarize
+    from benchmarks.mutation import (
+        Equivalent,
+        Mutant,
+        carried_rows,
+        judge_equivalent,
+        listed_equivalent,
+        summarize,
+    )
 
     entry = Equivalent("zk_migration", "api.py", "if_false", "if x:", "if False:", "x is never true here")
     row = {"id": "e1", "protocol": "zk_migration", "operator": "if_false", "file": "reference_impl/zk_migration/api.py",
@@ -68,6 +75,8 @@ def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path:
     def mutant(r: dict[str, str]) -> Mutant:
         return Mutant(r["id"], "zk_migration", "if_false", r["file"], "api.py", 1, 1, r["before"], r["after"], "")
 
+    # Listed mutants run after the others (they are expected to take every step): told apart before they run.
+    assert listed_equivalent(mutant(row), [entry]) and not listed_equivalent(mutant(survivor), [entry])
     earlier = {"commit": "c0", "sources_sha256": "S", "reference_sha256": "R", "mutants": [row, survivor]}
     kept = carried_rows(earlier, {"zk_migration": [mutant(row), mutant(survivor)]},
                         {"sources_sha256": "S2", "reference_sha256": "R"}, [entry])

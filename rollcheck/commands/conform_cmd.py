@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                     on_interrupt(lambda: _kept(reports, run_dir)):
                 rep = conform(binding, ts, ts, run_dir.staging, config_name=label, traces=args.traces,
                               depth=args.depth, seed=args.seed, timeout=args.timeout, progress=progress,
-                              build=entry.build)
+                              build=entry.build, domain_bases=tuple(entry.configs.values()))
                 write_json_atomic(run_dir.staging / "conformance.json", rep.to_json())
             reports.append(rep)
     doc = {"protocol": entry.name, "ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]}

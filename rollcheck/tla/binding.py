@@ -12,7 +12,7 @@ the spec file sits beside the binding's module unless the binding says otherwise
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,9 @@ class SpecBinding:
     # The spec's operator of one record of its constants that says whether the spec is written for them
     # (``rollcheck.tla.domain``: conform compares it with the configs the reference accepts); None: no check.
     domain: str | None = None
+    # Values to probe a config field with beyond the generic ones (``rollcheck.tla.domain``), given the base
+    # config: the names a text field takes (releases, procedures), which an unknown word alone never reaches.
+    domain_values: Callable[[Any], Mapping[str, Sequence[Any]]] | None = None
     # The folder of the spec file (``<module>.tla``): by default the folder of the module defining the
     # binding, set by the registry when it loads the binding.
     directory: Path | None = None

@@ -5,7 +5,10 @@ e.g. ``ConfigOk(c)``) and assumes it of its own constants. A config's validation
 a bound off by one lets the reference run on a cluster nobody checked it for, or refuses one the docs
 promise. The spec's predicate is a second copy of those bounds, written from the docs, so the two are
 compared on probes around a base config: every integer field one below and one above its value and over
--1..4 (where most bounds lie), an unknown word in each text field and in each set of words. The reference
+-1..5 (where most bounds lie), an unknown word in each text field and in each set of words, and the values
+the binding names for a field (``SpecBinding.domain_values``: releases, procedures, upgrade.from values),
+around the checked config and around each of the protocol's named configs (a rule that only matters in
+an operator's story is probed beside that story). The reference
 accepts a probe when its system builds and has initial states (``rollcheck`` refuses it with exit 2
 otherwise); the spec's answers for every probe come from one TLC run, which prints them from an ASSUME.
 """
@@ -13,11 +16,12 @@ otherwise); the spec's answers for every probe come from one TLC run, which prin
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rollcheck.errors import UserError
 from rollcheck.tla.binding import SpecBinding, write_model
 from rollcheck.tla.tlc import run_tlc
 from rollcheck.tla.value import parse_value, to_tla
@@ -35,22 +39,23 @@ class DomainProbe:
     config: Any
 
 
-def domain_probes(base: Any) -> list[DomainProbe]:
-    """The configs around ``base`` that differ from it in one field."""
+def domain_probes(base: Any, values: Mapping[str, Sequence[Any]] | None = None) -> list[DomainProbe]:
+    """The configs around ``base`` that differ from it in one field (``values``: more values per field)."""
     out: list[DomainProbe] = []
     for f in dataclasses.fields(base):
         value = getattr(base, f.name)
         candidates: list[Any]
         if isinstance(value, bool):
-            continue  # every switch is valid both ways
-        if isinstance(value, int):
-            candidates = sorted({value - 1, value + 1, *range(-1, 5)} - {value})
+            candidates = []  # every switch is valid both ways
+        elif isinstance(value, int):
+            candidates = sorted({value - 1, value + 1, *range(-1, 6)} - {value})
         elif isinstance(value, str):
             candidates = [UNKNOWN_WORD]
         elif isinstance(value, frozenset) and all(isinstance(v, str) for v in value):
             candidates = [value | {UNKNOWN_WORD}]
         else:
-            continue
+            candidates = []
+        candidates += [v for v in (values or {}).get(f.name, ()) if v != value and v not in candidates]
         out += [DomainProbe(f.name, c, dataclasses.replace(base, **{f.name: c})) for c in candidates]
     return out
 
@@ -61,7 +66,7 @@ def reference_accepts(build: Callable[[Any], TransitionSystem[Any]], config: Any
         ts = build(config)
         if not list(ts.initial_states()):
             return False, "no initial state"
-    except ValueError as exc:
+    except (ValueError, UserError) as exc:  # rollcheck refuses both with exit 2
         return False, str(exc)
     return True, ""
 
@@ -74,19 +79,34 @@ class DomainResult:
     error: str = ""
 
 
+def probes_around(binding: SpecBinding, bases: Sequence[Any]) -> list[DomainProbe]:
+    """The probes around each base, each config once (the first probe that reaches it names it)."""
+    seen: set[Any] = set(bases)
+    out: list[DomainProbe] = []
+    for base in bases:
+        values = binding.domain_values(base) if binding.domain_values is not None else None
+        for probe in domain_probes(base, values):
+            if probe.config not in seen:
+                seen.add(probe.config)
+                out.append(probe)
+    return out
+
+
 def compare_domain(binding: SpecBinding, spec_ts: TransitionSystem[Any],
-                   build: Callable[[Any], TransitionSystem[Any]], directory: Path, timeout: float) -> DomainResult:
-    """Ask the spec's domain operator and the reference about every probe around ``spec_ts``'s config."""
+                   build: Callable[[Any], TransitionSystem[Any]], directory: Path, timeout: float,
+                   bases: Sequence[Any] = ()) -> DomainResult:
+    """Ask the spec's domain operator and the reference about every probe around ``spec_ts``'s config and
+    around each of ``bases`` (the protocol's named configs)."""
     assert binding.domain is not None
     result = DomainResult()
     asked: list[tuple[DomainProbe, bool, str]] = []
     records: list[str] = []
-    for probe in domain_probes(spec_ts.config):
+    for probe in probes_around(binding, [spec_ts.config, *(b for b in bases if b != spec_ts.config)]):
         accepted, why = reference_accepts(build, probe.config)
         try:
             consts: Mapping[str, Any] = binding.constants(probe.config)
             record = to_tla(Record(consts))
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, UserError) as exc:
             if accepted:  # the reference runs on it, so the spec must be able to say whether it is written for it
                 result.mismatches.append((probe, True, False, f"the binding cannot translate it: {exc}"))
             else:
