@@ -135,6 +135,31 @@ Written(n) ==
     ELSE [k \in 1 .. N |-> IF brokers[k].status = "RUNNING" THEN [brokers[k] EXCEPT !.notified = FALSE]
                            ELSE brokers[k]]
 
+(* The configs this spec is written for (conform (d) compares it with the configs the reference accepts: *)
+(* FeaturesConfig.validate): a known profile and semantics, 1 to 6 brokers, an initial release among the *)
+(* releases, every supported range with 1 <= min <= max (SupportedVersionRange), at least one initial  *)
+(* IBP, no negative bound, and only the broken variants this spec implements.  Release names and        *)
+(* feature names are distinct by construction (Supported is a function): the binding refuses a config   *)
+(* that names one twice.                                                                                *)
+SpecMutations == {"skip_range_check", "allow_downgrade_unchecked", "apply_partially_when_atomic",
+                  "bump_epoch_on_noop", "register_incompatible", "client_adopts_stale",
+                  "ignore_incompatible_notification", "skip_min_level_check", "skip_startup_validation"}
+ConfigOk(c) ==
+    /\ c.Profile \in {"kip", "kafka"}
+    /\ c.Semantics \in {"partial", "atomic"}
+    /\ c.N \in 1..6
+    /\ c.InitialRelease \in DOMAIN c.Supported
+    /\ \A r \in DOMAIN c.Supported : \A f \in DOMAIN c.Supported[r] :
+           1 <= c.Supported[r][f][1] /\ c.Supported[r][f][1] <= c.Supported[r][f][2]
+    /\ c.InitialIbp # {}
+    /\ c.MaxEpoch >= 0 /\ c.MaxRestarts >= 0 /\ c.MaxIbpChanges >= 0
+    /\ c.Mutations \subseteq SpecMutations
+ASSUME ConfigOk([Profile |-> Profile, Semantics |-> Semantics, N |-> N, Supported |-> Supported,
+                 InitialRelease |-> InitialRelease, InitialIbp |-> InitialIbp, MaxEpoch |-> MaxEpoch,
+                 MaxRestarts |-> MaxRestarts, MaxIbpChanges |-> MaxIbpChanges, Levels |-> Levels,
+                 MultiUpdate |-> MultiUpdate, WithDryRun |-> WithDryRun, WithDeprecation |-> WithDeprecation,
+                 WithClient |-> WithClient, Mutations |-> Mutations])
+
 Init ==
     /\ node = Absent
     /\ ibp_enabled \in InitialIbp

@@ -116,6 +116,40 @@ Lossless(source, target) ==
 (* binary's highest, as the static inter.broker.protocol.version did.                                    *)
 RpcLevel(sw, lvl) == IF "rpc_from_binary" \in Mutations THEN Softwares[sw].max ELSE lvl
 
+(* The configs this spec is written for (conform (d) compares it with the configs the reference accepts: *)
+(* MetadataVersionConfig.validate): a known profile and Kafka release, 1 to 5 voters and 0 to 4 brokers, *)
+(* every software's range within the catalog, a start level the initial software supports, requested     *)
+(* levels within 0 .. the latest (0 asks for a deletion), a non-empty set of known downgrade types,       *)
+(* record levels of the catalog, the bounds, and only the broken variants this spec implements.         *)
+(* Software names are distinct by construction (Softwares is a function): the binding refuses a config   *)
+(* that names one twice, and one whose initial software is not among them.                              *)
+SpecMutations == {"skip_quorum_check", "skip_broker_check", "allow_lossy_safe_downgrade", "register_incompatible",
+                  "broker_ignores_unsupported", "lossless_drops_records", "dry_run_writes", "rpc_from_binary",
+                  "skip_floor_check", "restart_skips_version_check", "allow_downgrade_unchecked",
+                  "write_record_above_version", "peers_advertise_no_features"}
+ConfigOk(c) ==
+    LET latest == CHOOSE l \in c.CatalogLevels : \A k \in c.CatalogLevels : k <= l
+    IN /\ c.Profile \in {"kip", "kafka"}
+       /\ c.KafkaRelease \in {"3.9", "4.0"}
+       /\ c.NVoters \in 1..5 /\ c.NBrokers \in 0..4
+       /\ \A sw \in DOMAIN c.Softwares : /\ c.Softwares[sw].min \in c.CatalogLevels
+                                        /\ c.Softwares[sw].max \in c.CatalogLevels
+                                        /\ c.Softwares[sw].min <= c.Softwares[sw].max
+       /\ c.Softwares[c.OldSoftware].min <= c.StartLevel /\ c.StartLevel <= c.Softwares[c.OldSoftware].max
+       /\ \A l \in c.RequestedLevels : 0 <= l /\ l <= latest
+       /\ c.DowngradeTypes # {} /\ c.DowngradeTypes \subseteq {"NONE", "SAFE", "UNSAFE"}
+       /\ c.RecordLevels \subseteq c.CatalogLevels
+       /\ c.MaxDown >= 0 /\ c.MaxLog >= 1
+       /\ c.Mutations \subseteq SpecMutations
+ASSUME ConfigOk([Profile |-> Profile, KafkaRelease |-> KafkaRelease, CatalogLevels |-> CatalogLevels,
+                 FormatChanges |-> FormatChanges, BootstrapFloor |-> BootstrapFloor,
+                 ControllerRegistrationLevel |-> ControllerRegistrationLevel, Softwares |-> Softwares,
+                 OldSoftware |-> OldSoftware, NewSoftware |-> NewSoftware, StartLevel |-> StartLevel,
+                 NVoters |-> NVoters, NBrokers |-> NBrokers, RequestedLevels |-> RequestedLevels,
+                 DowngradeTypes |-> DowngradeTypes, DryRun |-> DryRun, Crashes |-> Crashes, Failover |-> Failover,
+                 MaxDown |-> MaxDown, MaxLog |-> MaxLog, RecordLevels |-> RecordLevels,
+                 DowngradeFromAny |-> DowngradeFromAny, Mutations |-> Mutations])
+
 Init ==
     /\ voters = [v \in VIdx |-> [software |-> OldSoftware, status |-> "RUNNING", offset |-> 0]]
     /\ brokers = [b \in BIdx |-> [software |-> OldSoftware, status |-> "RUNNING", offset |-> 0,

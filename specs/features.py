@@ -5,11 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reference_impl.features.config import FeaturesConfig
+from reference_impl.features.config import FeaturesConfig, Release
 from rollcheck.tla.binding import SpecBinding
 
 
 def constants(config: FeaturesConfig) -> dict[str, Any]:
+    names = [r.name for r in config.releases]
+    if len(set(names)) != len(names) or any(len({f for f, _, _ in r.features}) != len(r.features)
+                                            for r in config.releases):
+        raise ValueError("the spec's Supported is a function: a release or a release's feature named twice has "
+                         "no constant")
     return {
         "Profile": config.profile,
         "Semantics": config.semantics,
@@ -29,6 +34,23 @@ def constants(config: FeaturesConfig) -> dict[str, Any]:
     }
 
 
+def domain_values(config: FeaturesConfig) -> dict[str, tuple[Any, ...]]:
+    """What conform (d) probes with beyond the generic values: each profile and semantics, the brokers' bound,
+    and the releases broken one way each (none, a name twice, a feature twice, each range bound off)."""
+    first = config.releases[0] if config.releases else Release("r", ())
+    feature = first.features[0][0] if first.features else "f"
+
+    def with_first(*features: tuple[str, int, int]) -> tuple[Release, ...]:
+        return (Release(first.name, features), *config.releases[1:])
+
+    releases = ((), (*config.releases, first), with_first(*first.features, *first.features[:1]),
+                with_first((feature, 0, 1)), with_first((feature, 1, 0)), with_first((feature, 2, 1)),
+                with_first((feature, 1, 1)), with_first(), (*config.releases, Release("bare", ())))
+    return {"profile": ("kip", "kafka"), "semantics": ("partial", "atomic"), "brokers": (6, 7),
+            "releases": releases, "initial_release": tuple(r.name for r in config.releases),
+            "initial_ibp": ((), (False,), (True,), (True, False))}
+
+
 BINDING = SpecBinding(
     directory=Path(__file__).resolve().parent,  # the .tla file sits beside this module
     protocol="features",
@@ -36,4 +58,6 @@ BINDING = SpecBinding(
     constants=constants,
     actions=("ElectController", "StartBroker", "ProcessBrokerRegistration", "UpdateFeatures",
              "DeliverFeaturesNotification", "ReadApiVersions", "RestartBroker", "DeprecateMinLevel", "SetIbp"),
+    domain="ConfigOk",
+    domain_values=domain_values,
 )

@@ -118,3 +118,30 @@ def test_streams_probing_a_mistaken_upgrade_from_that_is_no_mistake_is_a_diverge
     monkeypatch.setattr(StreamsProbingConfig, "_validate_misconfiguration", dropped)
     assert ("misconfigured_upgrade_from", "2.0", True, False) in _streams_compare(
         STREAMS.build, "misconfigured-upgrade-from", tmp_path)
+
+
+@pytest.mark.parametrize(("protocol", "field", "bound"), [
+    ("features", "brokers", 6),  # 1 <= brokers <= 6 written < 6
+    ("metadata_version", "voters", 5),  # 1 <= voters <= 5 written < 5
+    ("streams_probing", "instances", 4),  # 1 <= instances <= 4 written < 4
+])
+def test_each_spec_states_its_domain_and_a_bound_one_below_is_a_divergence(
+        protocol: str, field: str, bound: int, tmp_path: Path) -> None:
+    """Every protocol's spec has a ConfigOk that agrees with the reference around small, and its upper bound is
+    probed (the binding's values reach bounds above the generic -1..5)."""
+    from rollcheck.tla.binding import binding_for
+    from rollcheck.tla.domain import compare_domain
+
+    entry, binding = get_protocol(protocol), binding_for(protocol)
+    spec_ts = entry.build(entry.configs["small"])
+    res = compare_domain(binding, spec_ts, entry.build, tmp_path / "reference", timeout=300)
+    assert not res.error and not res.mismatches and res.probes >= 30, res.mismatches
+
+    def one_below(config: Any) -> TransitionSystem[Any]:
+        if getattr(config, field) == bound:
+            raise ValueError(f"{field} must be below {bound}")
+        return entry.build(config)
+
+    res = compare_domain(binding, spec_ts, one_below, tmp_path / "mutated", timeout=300)
+    assert [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches] \
+        == [(field, bound, False, True)]

@@ -52,6 +52,8 @@ class FeaturesConfig:
     mutations: frozenset[str] = field(default_factory=frozenset)
 
     def validate(self) -> None:
+        if self.profile not in ("kip", "kafka"):
+            raise ValueError("profile must be 'kip' or 'kafka'")
         if self.semantics not in ("partial", "atomic"):
             raise ValueError("semantics must be 'partial' or 'atomic'")
         if not 1 <= self.brokers <= 6:
@@ -62,6 +64,9 @@ class FeaturesConfig:
         if self.initial_release not in names:
             raise ValueError(f"initial_release '{self.initial_release}' is not one of the releases {names}")
         for r in self.releases:
+            named = [f for f, _, _ in r.features]
+            if len(set(named)) != len(named):  # Kafka's Features is a map: one range per feature
+                raise ValueError(f"release '{r.name}' names a feature twice: {sorted(named)}")
             try:
                 r.supported()
             except ValueError as exc:
