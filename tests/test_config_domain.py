@@ -20,11 +20,21 @@ pytestmark = pytest.mark.tlc
 ENTRY = get_protocol("zk_migration")
 
 
-def _compare(build: Any, tmp_path: Path) -> Any:
+def _compare_on(protocol: str, base: str, build: Any, tmp_path: Path) -> Any:
+    """conform (d) around one named config of ``protocol`` (no other bases), ``build`` as the reference."""
+    from rollcheck.tla.binding import binding_for
     from rollcheck.tla.domain import compare_domain
 
-    spec_ts = ENTRY.build(ENTRY.configs["small"])
-    return compare_domain(BINDING, spec_ts, build, tmp_path, timeout=300)
+    entry = get_protocol(protocol)
+    return compare_domain(binding_for(protocol), entry.build(entry.configs[base]), build, tmp_path, timeout=300)
+
+
+def _rows(res: Any) -> list[tuple[str, Any, bool, bool]]:
+    return [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches]
+
+
+def _compare(build: Any, tmp_path: Path) -> Any:
+    return _compare_on("zk_migration", "small", build, tmp_path)
 
 
 def test_probes_change_one_field_around_the_base() -> None:
@@ -78,12 +88,9 @@ STREAMS = get_protocol("streams_probing")
 
 
 def _streams_compare(build: Any, base: str, tmp_path: Path) -> list[tuple[str, Any, bool, bool]]:
-    from rollcheck.tla.domain import compare_domain
-    from specs.streams_probing import BINDING as STREAMS_BINDING
-
-    res = compare_domain(STREAMS_BINDING, STREAMS.build(STREAMS.configs[base]), build, tmp_path, timeout=300)
+    res = _compare_on("streams_probing", base, build, tmp_path)
     assert not res.error
-    return [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches]
+    return _rows(res)
 
 
 def test_streams_probing_an_upgrade_to_the_same_release_refused_is_a_divergence(tmp_path: Path) -> None:
@@ -129,12 +136,8 @@ def test_each_spec_states_its_domain_and_a_bound_one_below_is_a_divergence(
         protocol: str, field: str, bound: int, tmp_path: Path) -> None:
     """Every protocol's spec has a ConfigOk that agrees with the reference around small, and its upper bound is
     probed (the binding's values reach bounds above the generic -1..5)."""
-    from rollcheck.tla.binding import binding_for
-    from rollcheck.tla.domain import compare_domain
-
-    entry, binding = get_protocol(protocol), binding_for(protocol)
-    spec_ts = entry.build(entry.configs["small"])
-    res = compare_domain(binding, spec_ts, entry.build, tmp_path / "reference", timeout=300)
+    entry = get_protocol(protocol)
+    res = _compare_on(protocol, "small", entry.build, tmp_path / "reference")
     assert not res.error and not res.mismatches and res.probes >= 30, res.mismatches
 
     def one_below(config: Any) -> TransitionSystem[Any]:
@@ -142,6 +145,4 @@ def test_each_spec_states_its_domain_and_a_bound_one_below_is_a_divergence(
             raise ValueError(f"{field} must be below {bound}")
         return entry.build(config)
 
-    res = compare_domain(binding, spec_ts, one_below, tmp_path / "mutated", timeout=300)
-    assert [(p.field, p.value, accepted, in_domain) for p, accepted, in_domain, _ in res.mismatches] \
-        == [(field, bound, False, True)]
+    assert _rows(_compare_on(protocol, "small", one_below, tmp_path / "mutated")) == [(field, bound, False, True)]

@@ -83,7 +83,7 @@ def probes_around(binding: SpecBinding, bases: Sequence[Any]) -> list[DomainProb
     """The probes around each base, each config once (the first probe that reaches it names it)."""
     seen: set[Any] = set(bases)
     out: list[DomainProbe] = []
-    for base in bases:
+    for base in dict.fromkeys(bases):  # a base named twice (the checked config is a named one) is probed once
         values = binding.domain_values(base) if binding.domain_values is not None else None
         for probe in domain_probes(base, values):
             if probe.config not in seen:
@@ -101,7 +101,7 @@ def compare_domain(binding: SpecBinding, spec_ts: TransitionSystem[Any],
     result = DomainResult()
     asked: list[tuple[DomainProbe, bool, str]] = []
     records: list[str] = []
-    for probe in probes_around(binding, [spec_ts.config, *(b for b in bases if b != spec_ts.config)]):
+    for probe in probes_around(binding, [spec_ts.config, *bases]):
         accepted, why = reference_accepts(build, probe.config)
         try:
             consts: Mapping[str, Any] = binding.constants(probe.config)
