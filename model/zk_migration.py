@@ -46,8 +46,8 @@ depth-15 counterexample of MIG-M1 runs several times faster than with a full fra
 
 Invariants: MIG-03, MIG-04 (where the reference checks it: the ``kip`` profile), MIG-06, MIG-10, MIG-11,
 MIG-15.
-Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-13, MIG-16, and MIG-12, MIG-14 (``kip`` only, as in
-the reference).
+Step properties: MIG-01, MIG-02, MIG-05, MIG-07, MIG-08, MIG-09, MIG-13, MIG-16, MIG-17, and MIG-12, MIG-14 (``kip``
+only, as in the reference).
 Not encoded: the graph properties MIG-L1, MIG-L2, MIG-L3 (liveness over the explored graph; MIG-M10,
 KAFKA-16171 / KAFKA-16667, breaks only MIG-L3, so BMC has nothing to refute there) and the ``kip_claims``
 extras (MIG-01R), which the registry's property list does not hold.
@@ -186,7 +186,7 @@ class ZkMigrationZ3(SymbolicSystem):
         self.step_properties = {k: f for k, f in (
             ("MIG-01", self.mig01), ("MIG-02", self.mig02), ("MIG-05", self.mig05), ("MIG-07", self.mig07),
             ("MIG-08", self.mig08), ("MIG-09", self.mig09), ("MIG-12", self.mig12), ("MIG-13", self.mig13),
-            ("MIG-14", self.mig14), ("MIG-16", self.mig16)) if k in ids}
+            ("MIG-14", self.mig14), ("MIG-16", self.mig16), ("MIG-17", self.mig17)) if k in ids}
         # The design's invariants that make the properties inductive (module docstring); together they are
         # 1-inductive on the small, faults and default configs. A mutation breaks some of them: those are not
         # offered (what remains is the maximal inductive subset Houdini finds on those configs, both profiles).
@@ -506,9 +506,10 @@ class ZkMigrationZ3(SymbolicSystem):
                         z3.Or(z3.Not(resign), self.faults_left(v))), self._elected(v, i, resign, finalize))]
 
     def _crash(self, v: V, i: int) -> list[Branch]:
-        if not self.config.failover or self.nv <= 1:
+        if not self.config.failover:
             return []
-        return [(z3.And(self.quorum_up(v), self.faults_left(v), _and([v[f"v{j}.run"] for j in range(self.nv)])),
+        down = self.nv - self.running(v)
+        return [(z3.And(self.quorum_up(v), self.faults_left(v), v[f"v{i}.run"], down < self.config.max_voters_down),
                  {f"v{i}.run": False, "leader": z3.If(v["leader"] == i, -1, v["leader"])})]
 
     def _failover(self, v: V, i: int) -> list[Branch]:
@@ -909,6 +910,10 @@ class ZkMigrationZ3(SymbolicSystem):
         """The copy starts only while no copy has finished: PRE_MIGRATION, /migration not marked migrated."""
         return z3.Implies(self.actions["BeginMigration"](v, v2),
                           z3.And(v["mstate"] == PRE_MIGRATION, z3.Not(v["zk.migrated"])))
+
+    def mig17(self, v: V, v2: V) -> z3.BoolRef:
+        """A new Raft epoch (an election) only while a majority of the voters runs."""
+        return z3.Implies(v2["repoch"] != v["repoch"], self.running(v) * 2 > self.nv)
 
     def mig14(self, v: V, v2: V) -> z3.BoolRef:
         """(kip) No metadata change is committed during the migration while ZooKeeper is unavailable."""

@@ -211,6 +211,18 @@ def copied_once(s: Any, a: Action, t: Any) -> bool:
     return s.migration.name == "PRE_MIGRATION" and not s.zk.migrated
 
 
+@step_property("MIG-17", "the KRaft quorum elects a leader (a new Raft epoch) only while a majority of its voters "
+               "runs",
+               source="KIP-595 Leader election: a candidate becomes leader once a majority of the voters granted "
+               "it their vote (Kafka 3.9 EpochElection / CandidateState.isVoteGranted)")
+def elected_by_majority(s: Any, a: Action, t: Any) -> bool:
+    # Only the quorum_loss config lets a majority go down; there a minority that elected a leader (the
+    # majority check off by one, or dropped) broke nothing else: the model has no split brain to show.
+    if t.raft_epoch == s.raft_epoch:
+        return True
+    return 2 * sum(1 for v in s.voters if v.running) > len(s.voters)
+
+
 # ---------------------------------------------------------------- liveness
 
 def _quorum_runs(s: Any) -> bool:
@@ -378,6 +390,16 @@ def crash_taken_over(s: Any) -> bool:
                            and ctx.config.max_updates >= 1))
 def unclean_rollback_lost(s: Any) -> bool:
     return s.shutdown.name == "UNCLEAN" and s.zk.data[:len(s.log)] != s.log
+
+
+@witness("MIG-W7", "the KRaft quorum lost its majority: more than half of its voters are down at once, so no "
+         "leader can be elected until one recovers",
+         source="KIP-595 Leader election: without a majority of the voters no candidate is elected; KIP-866 "
+         "Failure modes: the migration waits for the quorum",
+         when=lambda ctx: ctx.config.failover and 2 * ctx.config.max_voters_down >= ctx.config.voters
+         and ctx.config.max_epoch >= 2)
+def quorum_lost(s: Any) -> bool:
+    return 2 * sum(1 for v in s.voters if v.running) <= len(s.voters)
 
 
 PROPERTIES = PropertySet.of(globals(), context=ZkMigrationContext.of)

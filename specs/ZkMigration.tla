@@ -56,6 +56,8 @@ CONSTANTS
     MaxEpoch,                   \* faults (crashes, failovers, misconfigured restarts) stop at this Raft epoch
     \* @type: Bool;
     Failover,                   \* voter crash and recovery, leadership moving away
+    \* @type: Int;
+    MaxVotersDown,              \* voters that may be down at once (2 of 3: the majority is lost)
     \* @type: Bool;
     ZkOutage,                   \* ZooKeeper unavailable and back
     \* @type: Bool;
@@ -150,12 +152,13 @@ ConfigOk(c) ==
     /\ c.QuorumLevel \in c.Levels /\ c.BrokerIbp \in c.Levels
     /\ c.QuorumLevel >= IF c.Profile = "kafka" THEN c.KafkaEmptyLogMinimumLevel ELSE c.KipMinimumLevel
     /\ c.ZkEpoch >= 1 /\ c.MaxUpdates >= 0 /\ c.LagLimit >= 1 /\ c.MaxEpoch >= 1
+    /\ c.MaxVotersDown \in 0..c.NVoters
     /\ c.Mutations \subseteq SpecMutations
 ASSUME ConfigOk([Profile |-> Profile, NBrokers |-> NBrokers, NVoters |-> NVoters, QuorumLevel |-> QuorumLevel,
                  BrokerIbp |-> BrokerIbp, KipMinimumLevel |-> KipMinimumLevel,
                  KafkaEmptyLogMinimumLevel |-> KafkaEmptyLogMinimumLevel, ZkEpoch |-> ZkEpoch,
                  MaxUpdates |-> MaxUpdates, LagLimit |-> LagLimit, MaxEpoch |-> MaxEpoch, Mutations |-> Mutations,
-                 Levels |-> Levels])
+                 MaxVotersDown |-> MaxVotersDown, Levels |-> Levels])
 
 (* ------------------------------------------------------------------------------------------------ *)
 QuorumUp == shutdown = "NONE"
@@ -308,7 +311,7 @@ LeaderFailover(v) ==
 
 CrashVoter(v) ==
     /\ QuorumUp /\ Failover /\ FaultsLeft
-    /\ NVoters > 1 /\ Running = VoterIdx
+    /\ voters[v].running /\ NVoters - Cardinality(Running) < MaxVotersDown
     /\ voters' = [voters EXCEPT ![v].running = FALSE]
     /\ leader' = IF IsLeader(v) THEN -1 ELSE leader
     /\ UNCHANGED <<zk, brokers, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
@@ -708,6 +711,10 @@ MIG_15 == /\ next_id <= MaxUpdates + 1
 MIG_16_Step == \A v \in VoterIdx : BeginMigration(v) => migration = "PRE_MIGRATION" /\ ~zk.migrated
 MIG_16 == [][MIG_16_Step]_vars
 
+(* MIG-17: the KRaft quorum elects a leader (a new Raft epoch) only while a majority of its voters runs. *)
+MIG_17_Step == raft_epoch' # raft_epoch => 2 * Cardinality(Running) > NVoters
+MIG_17 == [][MIG_17_Step]_vars
+
 (* MIG-14 (kip, and the KIP's claims under kafka): during the migration no metadata change is committed  *)
 (* while ZooKeeper is unavailable.                                                                      *)
 MIG_14_Step == (KRaftMetadataChange /\ Migrating) => zk.available
@@ -774,4 +781,7 @@ MIG_W5 == /\ Migrating /\ leader >= 0
 (* MIG-W6: an unclean rollback lost metadata: the quorum was shut down while ZooKeeper lagged, and      *)
 (* ZooKeeper lacks a record the KRaft log had committed.                                                *)
 MIG_W6 == shutdown = "UNCLEAN" /\ Take(zk.data, Len(log)) # log
+
+(* MIG-W7: the KRaft quorum lost its majority: more than half of its voters are down at once.           *)
+MIG_W7 == 2 * Cardinality(Running) <= NVoters
 =============================================================================================

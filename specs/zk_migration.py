@@ -31,6 +31,7 @@ def constants(config: ZkMigrationConfig) -> dict[str, Any]:
         "LagLimit": config.lag_limit,
         "MaxEpoch": config.max_epoch,
         "Failover": config.failover,
+        "MaxVotersDown": config.max_voters_down,
         "ZkOutage": config.zk_outage,
         "IncompatibleBroker": config.incompatible_broker,
         "MisconfiguredController": config.misconfigured_controller,

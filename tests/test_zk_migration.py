@@ -21,6 +21,7 @@ from reference_impl.zk_migration.system import ZkMigrationSystem, ZkMigrationSys
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
+from rollcheck.transition import Action
 
 ENTRY = get_protocol("zk_migration")
 
@@ -361,19 +362,22 @@ def test_system_quorum_trigger_with_a_voter_down(profile: str, level: MV, regist
 
 # ---------------------------------------------------------------- properties and witnesses
 SAFETY = ("MIG-01", "MIG-02", "MIG-03", "MIG-05", "MIG-06", "MIG-07", "MIG-08", "MIG-09", "MIG-10", "MIG-11",
-          "MIG-13", "MIG-15", "MIG-16", "MIG-L1", "MIG-L2", "MIG-L3")
+          "MIG-13", "MIG-15", "MIG-16", "MIG-17", "MIG-L1", "MIG-L2", "MIG-L3")
 # The witnesses each named config's switches can reach (their when=): small has one voter and no failover,
-# faults no unclean shutdown.
+# faults no unclean shutdown, quorum_loss no metadata change and no rollback but two of three voters down.
 WITNESSES = {"small": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
+             "misconfigured": ("MIG-W1", "MIG-W2", "MIG-W4", "MIG-W6"),
+             "quorum_loss": ("MIG-W1", "MIG-W2", "MIG-W5", "MIG-W7"),
              "faults": ("MIG-W1", "MIG-W2", "MIG-W3", "MIG-W4", "MIG-W5"),
              "default": ("MIG-W1", "MIG-W2", "MIG-W3", "MIG-W4", "MIG-W5", "MIG-W6")}
 
 
 def test_declared_properties_in_order() -> None:
-    assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES["default"])
+    assert PROPERTIES.ids == (*SAFETY, "MIG-04", "MIG-01R", "MIG-12", "MIG-14", *WITNESSES["default"], "MIG-W7")
     assert [d.kind.value for d in PROPERTIES] == (
         ["step", "step", "invariant", "step", "invariant", "step", "step", "step", "invariant", "invariant", "step",
-         "invariant", "step", "graph", "graph", "graph", "invariant", "step", "step", "step"] + ["witness"] * 6)
+         "invariant", "step", "step", "graph", "graph", "graph", "invariant", "step", "step", "step"]
+        + ["witness"] * 7)
 
 
 @pytest.mark.parametrize("config", sorted(WITNESSES))
@@ -711,3 +715,54 @@ def test_mig15_reads_the_records_and_the_bound() -> None:
     assert not ctx_pred(replace(s, zk=replace(s.zk, data=(2, 1)), next_id=3))
     assert not ctx_pred(replace(s, log=(1, 3), next_id=3))  # a record not made yet
     assert not ctx_pred(replace(s, next_id=ENTRY.configs["small"].max_updates + 2))
+
+
+def _prop(ts: ZkMigrationSystem, prop_id: str) -> Any:
+    return next(p for p in ts.properties() if p.id == prop_id)
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_quorum_loss_story_loses_and_regains_the_majority(profile: str) -> None:
+    """``quorum_loss`` (a ci story config) lets two of three voters be down: Raft then elects no one until one
+    recovers, and a third crash is beyond the bound. MIG-17 refuses the election a minority would make (the
+    reference's own ``elect_leader`` without its majority check: what a mutated check would do)."""
+    assert "quorum_loss" in ENTRY.story_configs
+    ts = ENTRY.build(replace(ENTRY.configs["quorum_loss"], profile=profile))
+    s = next(iter(ts.initial_states()))
+    s = _do(ts, _do(ts, s, "CrashVoter(voter=0)"), "CrashVoter(voter=1)")
+    assert _prop(ts, "MIG-W7").holds(s)
+    labels = _labels(ts, s)
+    assert not any(x.startswith(("ElectLeader", "CrashVoter")) for x in labels), labels
+    minority = ts.elect_leader(s, 2)
+    assert not _prop(ts, "MIG-17").holds(s, Action.of("ElectLeader", voter=2), minority)
+    s = _do(ts, s, "RecoverVoter(voter=0)")
+    assert {"ElectLeader(voter=0)", "ElectLeader(voter=2)"} <= set(_labels(ts, s))
+    result = explore(ts, stop_at_first=False)
+    assert result.complete and result.ok, [v.property_id for v in result.violations]
+    assert {p.id: p.status for p in result.properties}["MIG-17"] == "holds"
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_misconfigured_story_bounds_resigning_elections_without_failover(profile: str) -> None:
+    """``misconfigured`` (a ci story config): a voter restarted without the migration config mid-migration is
+    elected and, under kip, resigns (KIP-866 wrong settings; under kafka its activation finalizes), a fault
+    bounded by the Raft epoch although failover is off. No crash or failover is offered anywhere."""
+    assert "misconfigured" in ENTRY.story_configs
+    ts = ENTRY.build(replace(ENTRY.configs["misconfigured"], profile=profile))
+    seen = set(ts.initial_states())
+    frontier = list(seen)
+    resigned = False
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for a, t in ts.successors(s):
+                assert a.name not in ("CrashVoter", "LeaderFailover"), a
+                if a.name == "ElectLeader" and t.leader < 0:
+                    resigned = True
+                    assert s.raft_epoch < ts.config.max_epoch
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    assert resigned is (profile == "kip")
+    assert len(seen) == {"kip": 26748, "kafka": 16256}[profile]

@@ -38,6 +38,9 @@ class ZkMigrationConfig:
     lag_limit: int = 1  # kip: records KRaft may commit ahead of ZooKeeper during dual write
     max_epoch: int = 3  # crashes and restarts of voters stop once the Raft epoch reaches this
     failover: bool = True  # voter crash and recovery (controller failover at every phase)
+    # Voters that may be down at once (crashed, not yet recovered). One keeps the quorum's majority; two of
+    # three lose it, and Raft elects no one until a voter recovers (the majority rule then matters).
+    max_voters_down: int = 1
     zk_outage: bool = True  # ZooKeeper unavailable and back
     incompatible_broker: bool = False  # a broker restarted with an IBP other than the quorum's
     misconfigured_controller: bool = True  # a voter restarted without the migration config mid-migration
@@ -58,6 +61,8 @@ class ZkMigrationConfig:
             if level not in KAFKA_CATALOG.levels:
                 raise ValueError(f"{name} {level} is not a metadata.version feature level "
                                  f"({KAFKA_CATALOG.minimum}..{KAFKA_CATALOG.latest})")
+        if not 0 <= self.max_voters_down <= self.voters:
+            raise ValueError(f"max_voters_down must be between 0 and voters ({self.voters})")
         if self.zk_epoch < 1 or self.max_updates < 0 or self.lag_limit < 1 or self.max_epoch < 1:
             raise ValueError("zk_epoch >= 1, max_updates >= 0, lag_limit >= 1 and max_epoch >= 1 are required")
         unknown = set(self.mutations) - MUTATIONS

@@ -33,6 +33,22 @@ LARGE = replace(DEFAULT, incompatible_broker=True, max_updates=2, max_epoch=3)
 # the KIP rules out, was checked by nothing (6,638 states under kip, 6,606 under kafka).
 INCOMPATIBLE = replace(SMALL, incompatible_broker=True)
 
+# A story config (the ci tier): two of three voters down at once, so Raft has no majority and elects no one
+# until a voter recovers. Every other config lets one voter be down, and the majority rule (ElectLeader)
+# and the bound on voters down (CrashVoter) were checked by nothing. No metadata changes: the story is the
+# quorum's (8,598 states under kip, 12,206 under kafka).
+QUORUM_LOSS = ZkMigrationConfig(zk_brokers=1, voters=3, max_voters_down=2, max_updates=0, max_epoch=2,
+                                zk_outage=False, rollback=False, unclean_shutdown=False,
+                                misconfigured_controller=False)
+
+# A story config (the ci tier): small with three voters, one of them restarted without the migration config
+# mid-migration (and with it again after the finalization), failover off, one metadata change. Under kip the
+# misconfigured voter, once elected, resigns (KIP-866: a controller with the wrong settings steps down; under
+# kafka its election finalizes), a fault the Raft epoch bounds. The configs with such restarts in the ci tier
+# had one voter (whose election finalizes) or failover on too, so a resigning election's bound and the fault
+# budget with failover off were checked by nothing (26,748 states under kip, 16,256 under kafka).
+MISCONFIGURED = replace(SMALL, voters=3, misconfigured_controller=True, max_epoch=2, max_updates=1)
+
 
 _mutant = partial(config_mutation, ZkMigrationSystem)  # a variant: the reference with one mutation in its config
 
@@ -109,7 +125,8 @@ PROTOCOL = ProtocolEntry(
     name="zk_migration",
     summary="KIP-866 ZooKeeper to KRaft migration: triggers, copy, take-over, dual writes, rollback, faults",
     config_type=ZkMigrationConfig,
-    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "faults": FAULTS, "incompatible": INCOMPATIBLE},
+    configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "faults": FAULTS, "incompatible": INCOMPATIBLE,
+             "quorum_loss": QUORUM_LOSS, "misconfigured": MISCONFIGURED},
     build=ZkMigrationSystem,
     variants=VARIANTS,
     sources=("KIP-866 (shared/seeds/002_8863564d04f41aee.txt)",
@@ -122,7 +139,7 @@ PROTOCOL = ProtocolEntry(
     # profiles) would not fit the nightly tier; ``faults`` (3 voters, failover at every phase, 313K) keeps
     # every fault but the second broker. ``rollcheck explore zk_migration`` still runs ``default``.
     gate_config="faults",
-    story_configs=("incompatible",),
+    story_configs=("incompatible", "quorum_loss", "misconfigured"),
     # What only an operator does (runbooks, docs/runbooks.md): restart a ZK broker with the migration config
     # (or, as a misconfiguration, at another IBP), restart a broker as KRaft or back to ZK, restart a
     # controller with the migration config changed (finalizing), shut the quorum down, delete the controller

@@ -293,7 +293,7 @@ class ZkMigrationSystem(DataclassSystem):
         if c.failover and faults_left:
             down = sum(1 for v in s.voters if not v.running)
             for v, voter in enumerate(s.voters):
-                if voter.running and down == 0 and len(s.voters) > 1:
+                if voter.running and down < c.max_voters_down:
                     out.append((_label("CrashVoter", voter=v), self.crash_voter(s, v)))
             if s.leader >= 0:
                 # Raft moves leadership while the old leader keeps running (a partition, a slow fetch): its
