@@ -954,9 +954,13 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
 
 def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool,
                conform: bool = True, z3: bool = True, variants: bool = True,
-               explored: list[CellResult] | None = None) -> dict[str, Any]:
+               explored: list[CellResult] | None = None, first: KillHint | None = None) -> dict[str, Any]:
     """One mutant through every step; with ``explored`` (``--recheck``: the explorer's runs of an earlier
-    campaign whose explorer inputs are unchanged, so its verdicts stand) the explorer is not run again."""
+    campaign whose explorer inputs are unchanged, so its verdicts stand) the explorer is not run again. With
+    ``first`` (``--resume`` from a campaign at another reference, :func:`kill_hints`) the step that killed the
+    same edit there runs before the others: a kill is a kill in any order, and the one that killed before
+    usually kills again, so the cheaper steps ahead of it need not run. If it does not, the usual order
+    follows, without that step again."""
     t0 = time.perf_counter()
     work = runner.workdir(mutant)
     cells: list[CellResult] = []
@@ -1003,25 +1007,50 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     # every larger config does), then the larger configs, the broken variants (minutes) and TLC.
     todo = [] if explored is not None else cells_of(protocol)
     with_z3 = z3 and runner.has_z3(protocol)
+    hinted = ""
+
+    def fresh(todo: list[Cell]) -> list[Cell]:
+        """The explorer's cells not run yet (the hinted one ran first)."""
+        return [c for c in todo if not any((r.config, r.profile) == (c.config, c.profile) for r in cells)]
+
+    def unasked(todo: list[Cell]) -> list[Cell]:
+        """Z3's cells not run yet."""
+        return [c for c in todo if not any((d["config"], d["profile"]) == (c.config, c.profile)
+                                           for d in differential)]
 
     try:
-        going = explore([c for c in todo if c.config == "small"])
+        if first is not None:
+            step, cell = first
+            if step == "explore" and cell in todo:
+                hinted = f"explore {cell.config}/{cell.profile}"
+                explore([cell])
+            elif step == "z3" and with_z3 and cell in z3_cells_of(protocol):
+                hinted = f"z3 {cell.config}/{cell.profile}"
+                differ([cell])
+            elif step == "variants" and variants:
+                hinted = "variants"
+                verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
+                broken = {"verdict": verdict, "detail": detail}
+        # After a hinted kill nothing else runs (the explorer's other cells too, unless --all-cells); a hinted
+        # step that timed out is the mutant's verdict, as when the usual order reaches it.
+        going = explore(fresh([c for c in todo if c.config == "small"])) if alive() or all_cells else False
         if with_z3 and alive():
-            differ([c for c in z3_cells_of(protocol) if c.config == "small"])
-        elif with_z3 and not killed_by and {c.outcome for c in cells} <= {"holds", "violated", "timeout"}:
+            differ(unasked([c for c in z3_cells_of(protocol) if c.config == "small"]))
+        elif with_z3 and not killed_by and {c.outcome for c in cells} <= {"holds", "violated", "timeout"} and all(
+                d["verdict"] == "agrees" for d in differential) and broken.get("verdict", "caught") == "caught":
             # small's state space blew up (an alias of two enum members, a bound gone): the differential walks
             # the same states, but stops at the first one where Z3 steps otherwise, or a decision rule may
             # refuse the reference at once; given as long as one small run may take, so a timeout stays cheap.
-            differ([c for c in z3_cells_of(protocol) if c.config == "small"],
+            differ(unasked([c for c in z3_cells_of(protocol) if c.config == "small"]),
                    max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config == "small")))
-        stories = [c for c in z3_cells_of(protocol) if c.config != "small"]
+        stories = unasked([c for c in z3_cells_of(protocol) if c.config != "small"])
         if with_z3 and alive() and stories:
             # A story's state space may have no end under the mutant (a fault's budget gone): Z3's encoding, which
             # the mutation did not touch, has one, so the walk stops at the first state where the two differ.
             differ(stories)
         if going and (alive() or all_cells):
-            explore([c for c in todo if c.config != "small"])
-        if variants and alive():
+            explore(fresh([c for c in todo if c.config != "small"]))
+        if variants and alive() and not broken:
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
         if conform and alive() and runner.snapshot_has_spec(protocol):
@@ -1070,6 +1099,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         "crash": crash, "count_changed": changed, "small_count_changed": small_changed,
         "variants": broken, "z3": differential, "conform": conformance,
         "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in cells],
+        **({"first_step": hinted} if hinted else {}),
     }
 
 
@@ -1205,7 +1235,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="go on with an earlier campaign (FILE: its JSON, partial or not; by default the same "
                    "selection of mutants as FILE's, unless --protocol/--operators/--match/--limit say otherwise): "
                    "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
-                   "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs")
+                   "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs; "
+                   "one FILE killed with the same edit at another reference runs the step that killed it first")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -1402,6 +1433,48 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
     return out
 
 
+KillHint = tuple[str, Cell]
+
+
+def kill_hint(row: dict[str, Any]) -> KillHint | None:
+    """The step that killed a row: ("explore", the cell whose property broke, or where it crashed), ("z3", the
+    cell where Z3 disagreed or raised), ("variants", -) for a kill by the broken variants' cells; None for any
+    other verdict (a survivor, a timeout, an equivalent edit, a kill by conform, the last step anyway)."""
+    status = str(row.get("status", ""))
+    if status == "killed" and row.get("killed_by"):
+        kb = row["killed_by"][0]
+        return "explore", Cell(kb["config"], kb["profile"])
+    variants = row.get("variants") or {}
+    if status in ("killed (variant)", "killed (z3)", "killed (crash)") and variants.get("verdict") in (
+            "escaped", "disagrees", "error"):
+        return "variants", Cell("", "")
+    if status in ("killed (z3)", "killed (crash)"):
+        for d in row.get("z3") or []:
+            if d.get("verdict") in ("disagrees", "error"):
+                return "z3", Cell(d["config"], d["profile"])
+    if status == "killed (crash)":
+        for r in row.get("runs") or []:
+            if r.get("outcome") == "crash":
+                return "explore", Cell(r["config"], r["profile"])
+    return None
+
+
+def kill_hints(earlier: dict[str, Any], selected: dict[str, list[Mutant]],
+               carried: dict[str, dict[str, Any]]) -> dict[str, KillHint]:
+    """For each mutant ``--resume`` runs again (its row not carried: the reference changed since) whose edit
+    an earlier row killed, the step that killed it (:func:`kill_hint`), to run first."""
+    wanted = {m.id: m for ms in selected.values() for m in ms}
+    out: dict[str, KillHint] = {}
+    for r in earlier["mutants"]:
+        m = wanted.get(r["id"])
+        if m is None or m.id in carried or (r.get("before"), r.get("after")) != (m.before, m.after):
+            continue
+        hint = kill_hint(r)
+        if hint is not None:
+            out[m.id] = hint
+    return out
+
+
 def _rechecked(row: dict[str, Any]) -> bool:
     """A row --recheck runs again: a survivor (a timeout or a kill stands as it was)."""
     return str(row.get("status", "")).startswith("survived")
@@ -1416,6 +1489,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
     bases: dict[str, Baseline] = {}
     timeouts: dict[str, float] = {}
     carried = {} if args.resumed is None else carried_rows(args.resumed, selected, doc, args.equivalents)
+    hints = {} if args.resumed is None else kill_hints(args.resumed, selected, carried)
     resumed_same = args.resumed is not None and args.resumed.get("sources_sha256") == doc["sources_sha256"]
 
     def baseline(p: str) -> None:
@@ -1476,7 +1550,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                     order, m = nxt
                     fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells,
                                       not args.no_conform, not args.no_z3, not args.no_variants,
-                                      explored_of.get(m.id))
+                                      explored_of.get(m.id), hints.get(m.id))
                     running[fut] = (order, m)
                 if not running:
                     break

@@ -202,3 +202,71 @@ class Record:
     lines = {s.line for s in sites}
     assert 6 not in lines  # brokers: int = 2
     assert 9 in lines and 14 in lines  # the validation's bounds; another class's default
+
+
+def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_path: Path) -> None:
+    """--resume from a campaign at an older reference runs every mutant again, but the step that killed the same
+    edit there first (kill_hints): a kill in any order is a kill. When that step no longer kills, the usual order
+    follows, and the step is not run twice."""
+    from benchmarks.mutation import Baseline, CellResult, Mutant, kill_hint, kill_hints, run_mutant
+
+    story = next(c for c in z3_cells_of("zk_migration") if c.config != "small")
+    assert kill_hint({"status": "killed", "killed_by": [{"config": "faults", "profile": "kafka",
+                                                         "properties": ["MIG-03"]}]}) == ("explore",
+                                                                                          Cell("faults", "kafka"))
+    z3_row = {"status": "killed (z3)", "variants": {}, "z3": [
+        {"config": "small", "profile": "kip", "verdict": "agrees"},
+        {"config": story.config, "profile": story.profile, "verdict": "disagrees"}]}
+    assert kill_hint(z3_row) == ("z3", story)
+    assert kill_hint({"status": "killed (variant)", "variants": {"verdict": "escaped"}})[0] == "variants"  # type: ignore[index]
+    assert kill_hint({"status": "killed (crash)", "variants": {}, "z3": [], "runs": [
+        {"config": "small", "profile": "kip", "outcome": "crash"}]}) == ("explore", Cell("small", "kip"))
+    assert kill_hint({"status": "survived"}) is None and kill_hint({"status": "timeout"}) is None
+
+    def mutant(mid: str) -> Mutant:
+        return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
+                      "a < b", "a <= b", "")
+
+    earlier = {"mutants": [dict(z3_row, id="m", before="a < b", after="a <= b"),
+                           dict(z3_row, id="kept", before="a < b", after="a <= b"),
+                           dict(z3_row, id="other", before="x", after="y")]}
+    selected = {"zk_migration": [mutant("m"), mutant("kept"), mutant("other")]}
+    assert kill_hints(earlier, selected, {"kept": {}}) == {"m": ("z3", story)}
+
+    ran: list[str] = []
+
+    def runner(kills: bool) -> object:
+        class Runner:
+            def workdir(self, mutant: Mutant | None) -> Path:
+                return tmp_path
+
+            def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
+                ran.append(f"explore {cell.config}/{cell.profile}")
+                return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
+
+            def has_z3(self, protocol: str) -> bool:
+                return True
+
+            def snapshot_has_spec(self, protocol: str) -> bool:
+                return False
+
+            def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+                ran.append(f"z3 {cell.config}/{cell.profile}")
+                return ("disagrees", "steps otherwise") if kills and cell == story else ("agrees", "")
+
+            def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+                ran.append("variants")
+                return "caught", ""
+        return Runner()
+
+    base = Baseline("zk_migration", [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
+                                     for c in cells_of("zk_migration")], 10.0, {})
+    row = run_mutant(runner(True), mutant("m"), base, 900.0, False, first=("z3", story))  # type: ignore[arg-type]
+    assert row["status"] == "killed (z3)" and ran == [f"z3 {story.config}/{story.profile}"]
+    assert row["first_step"] == f"z3 {story.config}/{story.profile}"
+    ran.clear()
+    row = run_mutant(runner(False), mutant("m"), base, 900.0, False, first=("z3", story))  # type: ignore[arg-type]
+    assert row["status"] == "survived" and ran[0] == f"z3 {story.config}/{story.profile}"
+    assert len(ran) == len(set(ran)) and "variants" in ran  # every step ran, none twice
+    assert sum(r.startswith("explore ") for r in ran) == len(cells_of("zk_migration"))
+    assert sum(r.startswith("z3 ") for r in ran) == len(z3_cells_of("zk_migration"))
