@@ -214,7 +214,8 @@ def copied_once(s: Any, a: Action, t: Any) -> bool:
 @step_property("MIG-17", "the KRaft quorum elects a leader (a new Raft epoch) only while a majority of its voters "
                "runs",
                source="KIP-595 Leader election: a candidate becomes leader once a majority of the voters granted "
-               "it their vote (Kafka 3.9 EpochElection / CandidateState.isVoteGranted)")
+               "it their vote (Kafka's CandidateState.isVoteGranted: granted >= voters / 2 + 1, majoritySize; read "
+               "at apache/kafka 082d6b5)")
 def elected_by_majority(s: Any, a: Action, t: Any) -> bool:
     # Only the quorum_loss config lets a majority go down; there a minority that elected a leader (the
     # majority check off by one, or dropped) broke nothing else: the model has no split brain to show.
