@@ -514,12 +514,23 @@ def snapshot(dest: Path) -> tuple[str, str]:
     return digest.hexdigest(), reference.hexdigest()
 
 
-def reference_digests(root: Path, packages: dict[str, str]) -> dict[str, str]:
+def _code_of(path: Path) -> bytes:
+    """A module's code without its comments and layout (its syntax tree; docstrings stay: they are values):
+    a comment edited in the reference changes no mutant's behaviour."""
+    text = path.read_bytes()
+    try:
+        return ast.dump(ast.parse(text)).encode()
+    except (SyntaxError, ValueError):
+        return text
+
+
+def reference_digests(root: Path, packages: dict[str, str], code_only: bool = False) -> dict[str, str]:
     """Per protocol, a SHA-256 digest over what its mutants are made of: ``reference_impl/`` without the other
     protocols' packages its own does not import (directly or through another; zk_migration imports
     metadata_version's catalog). ``--resume`` carries a protocol's kills over while its digest is unchanged, so
     fixing one protocol's reference does not send every other protocol's mutants through again. ``packages``:
-    each protocol's package name under ``root/reference_impl`` -> the protocol."""
+    each protocol's package name under ``root/reference_impl`` -> the protocol. ``code_only``: over the modules'
+    syntax trees, so that a comment or a line break changes nothing (``protocol_code_sha256``)."""
     ref = root / "reference_impl"
     imports = {name: set(re.findall(r"^\s*(?:from|import)\s+reference_impl\.(\w+)", "".join(
         f.read_text(encoding="utf-8") for f in sorted((ref / name).rglob("*.py"))), re.M)) & set(packages)
@@ -537,7 +548,7 @@ def reference_digests(root: Path, packages: dict[str, str]) -> dict[str, str]:
             if "__pycache__" in rel.parts or (len(rel.parts) > 1 and rel.parts[0] in packages
                                               and rel.parts[0] not in deps):
                 continue
-            digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update(str(rel).encode() + b"\0" + (_code_of(path) if code_only else path.read_bytes()) + b"\0")
         out[protocol] = digest.hexdigest()
     return out
 
@@ -1319,7 +1330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     dropped: dict[str, list[dict[str, Any]]] = {}
     try:
         sources, reference = snapshot(scratch / "snapshot")
-        per_protocol = reference_digests(scratch / "snapshot", {protocol_dir(p).name: p for p in protocol_names()})
+        packages = {protocol_dir(p).name: p for p in protocol_names()}
+        per_protocol = reference_digests(scratch / "snapshot", packages)
+        per_protocol_code = reference_digests(scratch / "snapshot", packages, code_only=True)
         for p in protocols:
             selected[p], dropped[p] = select(args, p, scratch / "snapshot")
     except BaseException:
@@ -1329,7 +1342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "mutation", "started": started.isoformat(timespec="seconds"), "finished": None,
         "partial": True, "interrupted": False,
         "commit": head, "dirty": dirty, "sources_sha256": sources, "reference_sha256": reference,
-        "protocol_reference_sha256": per_protocol,
+        "protocol_reference_sha256": per_protocol, "protocol_code_sha256": per_protocol_code,
         "commit_at_end": None,
         "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "load_average_at_start": list(os.getloadavg())},
@@ -1422,6 +1435,10 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         own = r.get("protocol_reference_sha256")
         same_reference = (ref == doc["reference_sha256"] if own is None
                           else own == doc.get("protocol_reference_sha256", {}).get(m.protocol))
+        # Rows since session 43 also have the digest of the code alone: a comment edited since stands.
+        code = r.get("protocol_code_sha256")
+        same_reference = same_reference or (code is not None
+                                            and code == doc.get("protocol_code_sha256", {}).get(m.protocol))
         standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
         if src == doc["sources_sha256"] or (same_reference and standing):
             out[m.id] = dict(r, commit=r.get("commit", earlier.get("commit")), sources_sha256=src,
@@ -1556,7 +1573,8 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                     results.append(judge_equivalent(fut.result(), args.equivalents)
                                    | {"order": order, "commit": doc["commit"], "sources_sha256": doc["sources_sha256"],
                                       "reference_sha256": doc["reference_sha256"],
-                                      "protocol_reference_sha256": doc["protocol_reference_sha256"][done_m.protocol]})
+                                      "protocol_reference_sha256": doc["protocol_reference_sha256"][done_m.protocol],
+                                      "protocol_code_sha256": doc["protocol_code_sha256"][done_m.protocol]})
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY:
                     last_progress = now

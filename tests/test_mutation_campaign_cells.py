@@ -139,6 +139,20 @@ def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path)
     own_fixed = dict(other_protocol_fixed, protocol_reference_sha256={"zk_migration": "Z2"})
     assert carried_rows(earlier, {"zk_migration": [m]}, own_fixed) == {}
 
+    # A comment or a line break moves the byte digest but not the code digest, which a row since session 43
+    # carries: its kill stands; a changed constant moves both.
+    code = reference_digests(tmp_path, packages, code_only=True)
+    (ref / "b/api.py").write_text("import reference_impl.shared  # another comment\n\n")
+    assert reference_digests(tmp_path, packages)["B"] != after_b["B"]
+    assert reference_digests(tmp_path, packages, code_only=True) == code
+    (ref / "b/api.py").write_text("import reference_impl.shared as s\n")
+    assert reference_digests(tmp_path, packages, code_only=True)["B"] != code["B"]
+    coded = dict(row, protocol_code_sha256="C")
+    commented = dict(own_fixed, protocol_code_sha256={"zk_migration": "C"})
+    assert list(carried_rows(dict(earlier, mutants=[coded]), {"zk_migration": [m]}, commented)) == ["k1"]
+    recoded = dict(own_fixed, protocol_code_sha256={"zk_migration": "C2"})
+    assert carried_rows(dict(earlier, mutants=[coded]), {"zk_migration": [m]}, recoded) == {}
+
 
 def test_a_story_config_whose_state_space_blows_up_meets_z3_on_that_story(tmp_path: Path) -> None:
     """A mutant that drops a fault's budget makes a story config's state space infinite: the explorer times
