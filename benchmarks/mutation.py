@@ -1243,7 +1243,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "selection of mutants as FILE's, unless --protocol/--operators/--match/--limit say otherwise): "
                    "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
                    "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs; "
-                   "one FILE killed with the same edit at another reference runs the step that killed it first")
+                   "a mutant whose edit FILE killed at another reference runs the step that killed it first")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
