@@ -236,7 +236,7 @@ def _quorum_shut_down(s: Any) -> bool:
 
 @graph_property("MIG-L1", "while the quorum runs, the migration can always still finish",
                 source=f"{KIP} Finalizing the migration (liveness under fair scheduling, faults that stop)",
-                start=_quorum_runs)
+                start=_quorum_runs, when=lambda ctx: ctx.config.finalize)  # without it only a fault finalizes
 def finished(s: Any) -> bool:
     return bool(s.migration.name == "POST_MIGRATION")
 
@@ -401,6 +401,18 @@ def unclean_rollback_lost(s: Any) -> bool:
          and ctx.config.max_epoch >= 2)
 def quorum_lost(s: Any) -> bool:
     return 2 * sum(1 for v in s.voters if v.running) <= len(s.voters)
+
+
+
+@witness("MIG-W8", "a misconfigured KRaft controller finalized a migration the operator never finalized: "
+         "POST_MIGRATION while a running voter keeps the migration config",
+         source="Apache Kafka 3.9 ActivationRecordsGenerator: a controller activated with "
+         "zookeeper.metadata.migration.enable off while the log is in MIGRATION writes POST_MIGRATION (KIP-866 "
+         "has it resign), and a controller activated later with the config on is told it is ignored",
+         when=lambda ctx: (ctx.profile == "kafka" and ctx.can_migrate and ctx.config.misconfigured_controller
+                           and not ctx.config.finalize and ctx.config.voters > 1))
+def finalized_by_misconfiguration(s: Any) -> bool:
+    return s.migration.name == "POST_MIGRATION" and any(v.running and v.migration for v in s.voters)
 
 
 PROPERTIES = PropertySet.of(globals(), context=ZkMigrationContext.of)

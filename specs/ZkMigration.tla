@@ -784,4 +784,8 @@ MIG_W6 == shutdown = "UNCLEAN" /\ Take(zk.data, Len(log)) # log
 
 (* MIG-W7: the KRaft quorum lost its majority: more than half of its voters are down at once.           *)
 MIG_W7 == 2 * Cardinality(Running) <= NVoters
+
+(* MIG-W8: a misconfigured KRaft controller finalized a migration the operator never finalized:         *)
+(* POST_MIGRATION while a running voter keeps the migration config (Kafka: ActivationRecordsGenerator). *)
+MIG_W8 == migration = "POST_MIGRATION" /\ \E v \in Running : voters[v].migration
 =============================================================================================
