@@ -403,7 +403,6 @@ def quorum_lost(s: Any) -> bool:
     return 2 * sum(1 for v in s.voters if v.running) <= len(s.voters)
 
 
-
 @witness("MIG-W8", "a misconfigured KRaft controller finalized a migration the operator never finalized: "
          "POST_MIGRATION while a running voter keeps the migration config",
          source="Apache Kafka 3.9 ActivationRecordsGenerator: a controller activated with "
