@@ -110,7 +110,10 @@ class _StopSignals:
         default_hook = sys.unraisablehook
 
         def hook(unraisable: Any) -> None:  # a swallowed interrupt is resent, not printed as a traceback
-            if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            # Once a stop signal came, a finalizer's error is the interrupt's doing: an object whose __init__
+            # it cut short (z3's AstRef.__del__ then finds no ctx) is collected as the run ends, and its
+            # traceback would follow the one-line report.
+            if not isinstance(unraisable.exc_value, KeyboardInterrupt) and not self.started:
                 default_hook(unraisable)
 
         sys.unraisablehook = hook

@@ -218,6 +218,37 @@ def test_ctrl_c_in_a_z3_query_ends_prove_at_once(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
+_FINALIZER_AFTER_STOP = """
+import signal, sys
+from rollcheck.cli import _StopSignals
+
+class HalfBuilt:  # as z3's AstRef when an interrupt cut its __init__ short: __del__ finds no ctx
+    def __del__(self):
+        self.ctx.ref()
+
+stops = _StopSignals()
+stops.install()
+signal.signal(signal.SIGINT, signal.default_int_handler)
+HalfBuilt()
+print("stopped", file=sys.stderr, flush=True)
+stops.started = True
+HalfBuilt()
+"""
+
+
+def test_a_finalizer_error_after_a_stop_signal_is_not_printed() -> None:
+    """A Ctrl-C that lands inside a constructor leaves a half-built object whose finalizer fails when it is
+    collected as the run ends (z3's ``AstRef.__del__``: no ``ctx``); that traceback would follow the one-line
+    report (seen once in ``test_ctrl_c_in_a_z3_query_ends_prove_at_once``). Before a stop signal such an error
+    is still printed: it would be a bug of ours."""
+    proc = subprocess.run([sys.executable, "-c", _FINALIZER_AFTER_STOP], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    before, _, after = proc.stderr.partition("stopped")
+    assert "Exception ignored" in before and "AttributeError" in before
+    assert after.strip() == "", after
+
+
 def test_ctrl_c_in_the_successor_differential_ends_prove(tmp_path: Path) -> None:
     # every reachable state of zk_migration:faults (128,850) through the compiled differential: minutes
     code, err, _seconds = _signal_after(["prove", "zk_migration", "--config", "faults", "--property", "MIG-03",
