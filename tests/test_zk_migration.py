@@ -19,7 +19,7 @@ from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import ZkMigrationSystem, ZkMigrationSystemState
-from rollcheck.explorer import explore
+from rollcheck.explorer import explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.transition import Action
@@ -616,20 +616,10 @@ def test_operator_puts_an_incompatible_broker_right_once() -> None:
 def _changes_before_dual_write(config: ZkMigrationConfig) -> tuple[int, int]:
     """(reachable states, metadata changes served mid-migration while the leader's driver is not dual-writing)."""
     ts = ENTRY.build(config)
-    seen = set(ts.initial_states())
-    frontier, served = list(seen), 0
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for a, t in ts.successors(s):
-                if a.name == "KRaftMetadataChange" and s.migration is Z.MIGRATION \
-                        and not s.voters[s.leader].driver.allow_dual_write:
-                    served += 1
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-    return len(seen), served
+    states = reachable_states(ts)[0]
+    served = sum(1 for s in states if s.migration is Z.MIGRATION and not s.voters[s.leader].driver.allow_dual_write
+                 for a, _ in ts.successors(s) if a.name == "KRaftMetadataChange")
+    return len(states), served
 
 
 def test_incompatible_story_has_a_write_behind_limit_of_two() -> None:
@@ -793,27 +783,20 @@ def test_misconfigured_story_bounds_resigning_elections_without_failover(profile
     assert "misconfigured" in ENTRY.story_configs
     ts = ENTRY.build(replace(ENTRY.configs["misconfigured"], profile=profile))
     assert not ts.config.finalize
-    seen = set(ts.initial_states())
-    frontier = list(seen)
+    seen = reachable_states(ts)[0]
     resigned = reenabled = False
     finalized_keeping_config = 0
-    while frontier:
-        nxt = []
-        for s in frontier:
-            if s.migration is Z.POST_MIGRATION and any(v.running and v.migration for v in s.voters):
-                finalized_keeping_config += 1
-            for a, t in ts.successors(s):
-                assert a.name not in ("CrashVoter", "LeaderFailover"), a
-                if a.name == "ElectLeader" and t.leader < 0:
-                    resigned = True
-                    assert s.raft_epoch < ts.config.max_epoch
-                if a.name == "RestartVoter" and s.migration is Z.POST_MIGRATION:
-                    assert a.get("migration") is True, a  # only the misconfiguration turns it back on
-                    reenabled = True
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
+    for s in seen:
+        if s.migration is Z.POST_MIGRATION and any(v.running and v.migration for v in s.voters):
+            finalized_keeping_config += 1
+        for a, t in ts.successors(s):
+            assert a.name not in ("CrashVoter", "LeaderFailover"), a
+            if a.name == "ElectLeader" and t.leader < 0:
+                resigned = True
+                assert s.raft_epoch < ts.config.max_epoch
+            if a.name == "RestartVoter" and s.migration is Z.POST_MIGRATION:
+                assert a.get("migration") is True, a  # only the misconfiguration turns it back on
+                reenabled = True
     assert resigned is (profile == "kip")
     assert (finalized_keeping_config > 0) and reenabled  # kip: once every voter was misconfigured
     assert len(seen) == {"kip": 8814, "kafka": 5240}[profile]
