@@ -494,8 +494,9 @@ class ZkMigrationZ3(SymbolicSystem):
         return finalize, resign
 
     def _elected(self, v: V, i: int, resign: Any, finalize: Any) -> dict[str, Any]:
-        # The elected voter's driver saw KRaftLeaderEvent(not leader) first: INACTIVE, nothing held.
-        return {"leader": z3.If(resign, -1, i), "repoch": v["repoch"] + 1, "txn": False,
+        # The elected voter's driver saw KRaftLeaderEvent(not leader) first: INACTIVE, nothing held. One that
+        # resigns writes nothing, not even the abort: the transaction stays open for the next leader.
+        return {"leader": z3.If(resign, -1, i), "repoch": v["repoch"] + 1, "txn": z3.And(resign, v["txn"]),
                 "mstate": z3.If(finalize, POST_MIGRATION, v["mstate"]), f"v{i}.drv": INACTIVE,
                 f"v{i}.zkv": ABSENT, f"v{i}.zke": ABSENT, f"v{i}.zev": ABSENT, f"v{i}.synced": 0}
 
@@ -531,7 +532,7 @@ class ZkMigrationZ3(SymbolicSystem):
 
     def _restart_voter(self, v: V, i: int) -> list[Branch]:
         """Restarts that change the migration config: finalization once every broker runs KRaft, a
-        misconfigured voter mid-migration, migration turned back on after the end."""
+        misconfigured voter mid-migration (or before the copy), migration turned back on after the end."""
         c = self.config
         all_kraft = _and([v[f"b{b}.kraft"] for b in range(self.nb)])
         up = z3.And(self.quorum_up(v), v[f"v{i}.run"])
@@ -539,6 +540,7 @@ class ZkMigrationZ3(SymbolicSystem):
         off = z3.And(up, v[f"v{i}.mig"], z3.Or(
             z3.And(v["mstate"] == MIGRATION,
                    z3.Or(z3.And(c.finalize, all_kraft), z3.And(c.misconfigured_controller, self.faults_left(v)))),
+            z3.And(v["mstate"] == PRE_MIGRATION, c.misconfigured_before_migration, self.faults_left(v)),
             z3.And(v["mstate"] == POST_MIGRATION, c.finalize)))
         out: list[Branch] = [(off, self._restarted(v, i, False))]
         if c.misconfigured_controller:

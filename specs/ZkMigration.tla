@@ -65,6 +65,8 @@ CONSTANTS
     \* @type: Bool;
     MisconfiguredController,    \* a voter restarted without (or again with) the migration config
     \* @type: Bool;
+    MisconfiguredBeforeMigration, \* ... and without it before the copy (PRE_MIGRATION)
+    \* @type: Bool;
     Rollback,                   \* brokers back to ZK mode, quorum shutdown, controller znodes deleted
     \* @type: Bool;
     UncleanShutdown,            \* the quorum shut down while ZooKeeper lags
@@ -278,15 +280,15 @@ Activation(v) ==
     THEN [write |-> "", resign |-> TRUE]
     ELSE [write |-> "", resign |-> FALSE]
 
-(* Raft elects v; it replays the log and activates: an open migration transaction is aborted, a        *)
-(* misconfigured controller resigns.  v's Raft client left its old state first, which fires            *)
+(* Raft elects v; it replays the log and activates: an open migration transaction is aborted, or a     *)
+(* misconfigured controller resigns, writing nothing (the transaction stays open).  v's Raft client left its old state first, which fires            *)
 (* KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver is INACTIVE, holding nothing *)
 (* of ZooKeeper, before it acts as the new leader.                                                    *)
 BecomeLeader(v) ==
     LET act == Activation(v) IN
     /\ leader' = IF act.resign THEN -1 ELSE v - 1
     /\ raft_epoch' = raft_epoch + 1
-    /\ txn' = FALSE
+    /\ txn' = (act.resign /\ txn)
     /\ migration' = IF act.write = "" THEN migration ELSE act.write
     /\ voters' = [voters EXCEPT ![v].driver = "INACTIVE", ![v].zk_version = -1, ![v].zk_epoch = -1,
                                  ![v].epoch_version = -1, ![v].synced = 0]
@@ -330,7 +332,8 @@ RecoverVoter(v) ==
     /\ Restarted(v, voters[v].migration)
 
 (* Restarts that change the migration config: finalization (every broker already in KRaft mode) or a   *)
-(* misconfigured voter mid-migration (mig = FALSE), migration turned back on after it finished (TRUE).  *)
+(* misconfigured voter mid-migration or before the copy (mig = FALSE), migration turned back on after  *)
+(* it finished (TRUE).                                                                                *)
 RestartVoter(v, mig) ==
     /\ QuorumUp
     /\ voters[v].running
@@ -339,6 +342,7 @@ RestartVoter(v, mig) ==
        ELSE /\ voters[v].migration
             /\ \/ /\ migration = "MIGRATION"
                   /\ ((Finalize /\ AllBrokersKRaft) \/ (MisconfiguredController /\ FaultsLeft))
+               \/ (migration = "PRE_MIGRATION" /\ MisconfiguredBeforeMigration /\ FaultsLeft)
                \/ (migration = "POST_MIGRATION" /\ Finalize)   \* the rest of the finalizing roll
     /\ Restarted(v, mig)
 

@@ -35,6 +35,7 @@ def constants(config: ZkMigrationConfig) -> dict[str, Any]:
         "ZkOutage": config.zk_outage,
         "IncompatibleBroker": config.incompatible_broker,
         "MisconfiguredController": config.misconfigured_controller,
+        "MisconfiguredBeforeMigration": config.misconfigured_before_migration,
         "Rollback": config.rollback,
         "UncleanShutdown": config.unclean_shutdown,
         "Finalize": config.finalize,

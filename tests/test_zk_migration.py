@@ -799,4 +799,30 @@ def test_misconfigured_story_bounds_resigning_elections_without_failover(profile
                 reenabled = True
     assert resigned is (profile == "kip")
     assert (finalized_keeping_config > 0) and reenabled  # kip: once every voter was misconfigured
-    assert len(seen) == {"kip": 8814, "kafka": 5240}[profile]
+    assert len(seen) == {"kip": 10404, "kafka": 8864}[profile]
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_misconfigured_story_restarts_a_voter_without_the_config_before_the_copy(profile: str) -> None:
+    """``misconfigured`` also restarts a voter without the migration config in PRE_MIGRATION. Under kip the
+    driver then waits for the controller quorum (trigger 5): no step leaves WAIT_FOR_CONTROLLER_QUORUM
+    while a voter lacks the config (KAFKA-14909's check), and the misconfigured voter, once elected,
+    resigns writing nothing, so a copy's open transaction stays open for the next leader to abort. Under
+    kafka at 3.6-IV1 (below 3.7-IV0, no registration check) the migration starts all the same."""
+    ts = ENTRY.build(replace(ENTRY.configs["misconfigured"], profile=profile))
+    assert ts.config.misconfigured_before_migration
+    waiting = started_short = resigned_open = 0
+    for s in reachable_states(ts)[0]:
+        lacking = s.migration is Z.PRE_MIGRATION and any(not v.migration for v in s.voters)
+        leads = s.leader >= 0 and s.voters[s.leader].migration
+        if lacking and leads and s.voters[s.leader].driver.name == "WAIT_FOR_CONTROLLER_QUORUM":
+            waiting += 1
+        for a, t in ts.successors(s):
+            if a.name == "DriverWaitForQuorum" and lacking and t.voters[a["voter"]].driver.name == "WAIT_FOR_BROKERS":
+                started_short += 1
+            if a.name == "ElectLeader" and t.leader < 0 and s.txn:
+                assert t.txn, "a resigning controller writes no abort record"
+                resigned_open += 1
+    assert waiting > 0
+    assert (started_short == 0) is (profile == "kip")
+    assert (resigned_open > 0) is (profile == "kip")

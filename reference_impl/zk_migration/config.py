@@ -44,6 +44,9 @@ class ZkMigrationConfig:
     zk_outage: bool = True  # ZooKeeper unavailable and back
     incompatible_broker: bool = False  # a broker restarted with an IBP other than the quorum's
     misconfigured_controller: bool = True  # a voter restarted without the migration config mid-migration
+    # ... and before the copy (PRE_MIGRATION): the controller quorum is then not ready (trigger 5), and the
+    # misconfigured voter, once elected, resigns (kip) or leads without a migration driver (kafka).
+    misconfigured_before_migration: bool = False
     rollback: bool = True  # brokers back to ZK mode, quorum shutdown, controller znodes deleted
     unclean_shutdown: bool = True  # the quorum shut down while ZooKeeper lags (may lose metadata)
     finalize: bool = True  # turning migration off on the quorum

@@ -304,18 +304,18 @@ class ZkMigrationSystem(DataclassSystem):
         for v, voter in enumerate(s.voters):
             if not voter.running:
                 out.append((_label("RecoverVoter", voter=v), self.restart_voter(s, v, voter.migration)))
-        # Restarts that change the migration config: finalization (every broker already in KRaft mode), a
-        # misconfigured voter mid-migration, and migration turned back on after it finished. Finalizing is a
-        # roll of the controllers one at a time (Kafka 3.9 docs/ops.html#kraft_zk_migration, "Finalizing the
-        # migration"): once the first one without the config is active it writes POST_MIGRATION
-        # (ActivationRecordsGenerator), and the rest of the roll restarts controllers still configured for
-        # the migration, which Kafka then ignores ("Ignoring 'zookeeper.metadata.migration.enable'").
+        # Restarts that change the migration config: finalization (every broker in KRaft mode), a misconfigured
+        # voter mid-migration or before the copy, migration turned back on after it finished. Finalizing rolls
+        # the controllers (Kafka 3.9 docs/ops.html#kraft_zk_migration): the first one active without the config
+        # writes POST_MIGRATION (ActivationRecordsGenerator), and Kafka ignores the rest's ("Ignoring ...").
         all_kraft = all(b.mode is BrokerMode.KRAFT for b in s.brokers)
         for v, voter in enumerate(s.voters):
             if not voter.running:
                 continue
             if voter.migration and ((s.migration is ZkMigrationState.MIGRATION and (
                     (c.finalize and all_kraft) or (c.misconfigured_controller and faults_left)))
+                    or (s.migration is ZkMigrationState.PRE_MIGRATION and c.misconfigured_before_migration
+                        and faults_left)
                     or (s.migration is ZkMigrationState.POST_MIGRATION and c.finalize)):
                 out.append((_label("RestartVoter", voter=v, migration=False), self.restart_voter(s, v, False)))
             if not voter.migration and s.migration is ZkMigrationState.POST_MIGRATION and c.misconfigured_controller \
@@ -360,11 +360,11 @@ class ZkMigrationSystem(DataclassSystem):
         # (KRaftMigrationDriver.KRaftLeaderEvent; INACTIVE -> WAIT_FOR_CONTROLLER_QUORUM is the only way in).
         # Its stale steps before that are modelled before this election, where they have the same effect.
         fresh = _with(voter, driver=D.INACTIVE, zk_version=-1, zk_epoch=-1, epoch_version=-1, synced=0)
-        # The transaction is closed also when the controller resigns, though it then writes nothing (Kafka's
-        # generator throws before the abort record is appended, and the fatal fault handler stops the
-        # process). Unreachable here: an open transaction means PRE_MIGRATION, where only a voter without
-        # the migration config resigns, and no voter is without it before MIGRATION.
-        closed = act.abort_transaction or act.resign is not None
+        # A controller that resigns writes nothing, the abort record included (Kafka's generator throws before
+        # it is appended, and the fatal fault handler stops the process): the transaction stays open for the
+        # next active controller to abort (KIP-866). Reachable under kip only: a voter restarted without the
+        # migration config during the copy (misconfigured_before_migration), then elected.
+        closed = act.abort_transaction
         nxt = _with(s, voters=_put(s.voters, v, fresh), leader=v, raft_epoch=s.raft_epoch + 1,
                       txn=False if closed else s.txn)
         if act.write is not None:
