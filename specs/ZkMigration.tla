@@ -281,9 +281,10 @@ Activation(v) ==
     ELSE [write |-> "", resign |-> FALSE]
 
 (* Raft elects v; it replays the log and activates: an open migration transaction is aborted, or a     *)
-(* misconfigured controller resigns, writing nothing (the transaction stays open).  v's Raft client left its old state first, which fires            *)
-(* KRaftLeaderEvent(not leader) before KRaftLeaderEvent(leader): its driver is INACTIVE, holding nothing *)
-(* of ZooKeeper, before it acts as the new leader.                                                    *)
+(* misconfigured controller resigns, writing nothing (the transaction stays open for the next leader). *)
+(* v's Raft client left its old state first, which fires KRaftLeaderEvent(not leader) before           *)
+(* KRaftLeaderEvent(leader): its driver is INACTIVE, holding nothing of ZooKeeper, before it acts as    *)
+(* the new leader.                                                                                     *)
 BecomeLeader(v) ==
     LET act == Activation(v) IN
     /\ leader' = IF act.resign THEN -1 ELSE v - 1
