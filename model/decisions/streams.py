@@ -265,9 +265,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     """What a release's ``encode()`` writes its own ``decode()`` reads back (SubscriptionInfoTest and
     AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
-    release speaks is refused. The system carries only the version, the supported version and the error code
-    between members; a field written at the wrong offset (the process id, the task sets, the endpoint, the
-    partitions) is seen here, not only by tests/kafka."""
+    release speaks is refused; a task set given a task twice is written with it once (a Set). The system carries
+    only the version, the supported version and the error code between members; a field written at the wrong
+    offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by tests/kafka."""
     from reference_impl.streams_probing import api as s_api
 
     def tasks(n: int) -> list[Any]:
@@ -284,8 +284,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             try:
-                info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[x["pid"]]), tasks(x["prev"]),
-                                                 tasks(x["standby"])[::-1], _ENDPOINT if x["endpoint"] else None)
+                # Kafka's task sets are Set<TaskId>: a task given twice (dup) is one task, written once.
+                again = (lambda ts: ts + ts[:1]) if x["dup"] else (lambda ts: ts)
+                info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[x["pid"]]),
+                                                 again(tasks(x["prev"])), again(tasks(x["standby"])[::-1]),
+                                                 _ENDPOINT if x["endpoint"] else None)
                 got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
                 return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint"),
@@ -293,9 +296,10 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
             pid = got.process_id.int if got.process_id is not None else None
             return {"error": 0, "version": got.version, "supported": got.latest_supported,
                     "pid": _PIDS.index(pid) if pid in _PIDS else CODEC_ERROR,
-                    "prev": len(got.prev_tasks) if set(got.prev_tasks) == set(tasks(len(got.prev_tasks)))
+                    # Set<TaskId>.equals, as SubscriptionInfoTest asserts the decoded prevTasks / standbyTasks
+                    "prev": len(got.prev_tasks) if got.prev_tasks == frozenset(tasks(len(got.prev_tasks)))
                     else CODEC_ERROR,
-                    "standby": len(got.standby_tasks) if set(got.standby_tasks) == set(tasks(len(got.standby_tasks)))
+                    "standby": len(got.standby_tasks) if got.standby_tasks == frozenset(tasks(len(got.standby_tasks)))
                     else CODEC_ERROR,
                     "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR)}
         return run
@@ -336,9 +340,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     for rel in RELEASES:
         top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
         yield (f"SubscriptionInfo, release {rel.name}",
-               Formula(["v", "pid", "prev", "standby", "endpoint"], sub_formula(rel.latest_supported)),
-               [dict(zip(("v", "pid", "prev", "standby", "endpoint"), c, strict=True)) for c in itertools.product(
-                   range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1))],
+               Formula(["v", "pid", "prev", "standby", "endpoint", "dup"], sub_formula(rel.latest_supported)),
+               [dict(zip(("v", "pid", "prev", "standby", "endpoint", "dup"), c, strict=True)) for c in
+                itertools.product(range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1), (0, 1))],
                sub_reference(rel.latest_supported))
         yield (f"AssignmentInfo, release {rel.name}",
                Formula(["v", "active", "standby", "hosts", "code"], asg_formula(rel.latest_supported)),
