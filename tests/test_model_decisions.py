@@ -583,6 +583,14 @@ def _encoder_writes_the_supported_version_below_version_3(monkeypatch: pytest.Mo
     monkeypatch.setattr(streams_api, "encode_subscription", planted)
 
 
+def _task_set_sorts_a_task_set_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:128:12 if_false: a TaskSet wrapped again (SubscriptionInfo's
+    # __post_init__) is taken for an unordered set and sorted, losing the order the caller put its tasks in.
+    real = streams_api.TaskSet.__new__
+    monkeypatch.setattr(streams_api.TaskSet, "__new__", lambda cls, tasks=(): real(
+        cls, frozenset(tasks) if isinstance(tasks, streams_api.TaskSet) else tasks))
+
+
 def _task_set_stays_what_it_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
     # The campaign's survivors streams api.py:128 (TaskSet.__new__ returning what it was given): a list stays
     # a list, so the decoded prevTasks is no Set (a task given twice stays twice, and it equals no Set).
@@ -593,14 +601,14 @@ def _task_set_stays_what_it_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
-                                     _task_set_stays_what_it_was_given])
+                                     _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again])
 def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                  ) -> None:
     """The system carries only the version, the supported version and the error code between members: a field
     the codec loses, or one written where the version has none, is seen by the round-trip rule."""
     res = differential("streams_codec", streams_codec_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
+    assert res.cases == 3 * 9  # SubscriptionInfo (its task order too) and AssignmentInfo of every release
     planted(monkeypatch)
     assert differential("streams_codec", streams_codec_cases()).disagreement is not None
 
@@ -654,7 +662,7 @@ def test_streams_decode_rule_agrees_and_sees_each_planted_refusal_bug(planted: A
     cut short, a negative length) are reached by no config: the rule compares them on damaged bytes."""
     res = differential("streams_decode", streams_decode_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 2 * 9  # SubscriptionInfo and AssignmentInfo of every release
+    assert res.cases == 3 * 9  # SubscriptionInfo (its task order too) and AssignmentInfo of every release
     planted(monkeypatch)
     assert differential("streams_decode", streams_decode_cases()).disagreement is not None
 

@@ -265,7 +265,8 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     """What a release's ``encode()`` writes its own ``decode()`` reads back (SubscriptionInfoTest and
     AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
-    release speaks is refused; a task set given a task twice is written with it once (a Set). The system carries
+    release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
+    one hash bin in the order they were put. The system carries
     only the version, the supported version and the error code between members; a field written at the wrong
     offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by tests/kafka."""
     from reference_impl.streams_probing import api as s_api
@@ -337,8 +338,28 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "code": int(got.error)}
         return run
 
+    # Two tasks of one HashMap bin (equal hashes): a HashSet iterates them in the order they were put, so the
+    # order the caller filled prevTasks / standbyTasks in is the order encode() writes them (Kafka keeps the
+    # caller's Set as it is). Output: which of the pair comes first on the wire (decoded in wire order).
+    pair = [s_api.TaskId(0, 1), s_api.TaskId(1, 0)]
+
+    def order_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            given = pair[::-1] if x["swap"] else pair
+            info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=1), given, given)
+            got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
+            first = [next(iter(ts), None) for ts in (got.prev_tasks, got.standby_tasks)]
+            return {k: pair.index(t) if t in pair else CODEC_ERROR
+                    for k, t in zip(("prev_first", "standby_first"), first, strict=True)}
+        return run
+
+    def order_formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        return {"prev_first": x["swap"], "standby_first": x["swap"]}
+
     for rel in RELEASES:
         top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
+        yield (f"SubscriptionInfo task order, release {rel.name}", Formula(["v", "swap"], order_formula),
+               [{"v": v, "swap": w} for v in range(1, top) for w in (0, 1)], order_reference(rel.latest_supported))
         yield (f"SubscriptionInfo, release {rel.name}",
                Formula(["v", "pid", "prev", "standby", "endpoint", "dup"], sub_formula(rel.latest_supported)),
                [dict(zip(("v", "pid", "prev", "standby", "endpoint", "dup"), c, strict=True)) for c in
