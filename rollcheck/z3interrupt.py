@@ -7,7 +7,9 @@ Z3's own Ctrl-C handling (``ctrl_c``, on by default) is turned off for the block
 Python, cancels the query and swallows the signal, so the run went on with the next query. Instead
 the C-level handler's wake-up byte (``signal.set_wakeup_fd``) is read by a helper thread, which calls
 ``Z3_interrupt`` on the main context (documented as safe from another thread): the query returns
-``unknown`` at once and the pending KeyboardInterrupt / Terminated is raised by the main thread.
+``unknown`` at once and the pending KeyboardInterrupt / Terminated is raised by the main thread. A call
+the interrupt cancels that is no query (``push``) raises Z3's "canceled" instead, before the pending
+exception: once a stop signal came, that is the signal too.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def interruptible_z3() -> Iterator[None]:
     os.set_blocking(write_fd, False)
     previous = signal.set_wakeup_fd(write_fd)
     done = threading.Event()
+    stopped: list[int] = []  # the stop signals the watcher saw
 
     def watch() -> None:
         while True:
@@ -54,7 +57,9 @@ def interruptible_z3() -> Iterator[None]:
                 return
             if done.is_set() or not data:
                 return
-            if _STOP_SIGNALS & set(data):
+            hit = _STOP_SIGNALS & set(data)
+            if hit:
+                stopped.append(min(hit))
                 z3.main_ctx().interrupt()
 
     watcher = threading.Thread(target=watch, name="rollcheck-z3-interrupt", daemon=True)
@@ -68,6 +73,13 @@ def interruptible_z3() -> Iterator[None]:
         if stop is None:
             raise
         raise stop from None
+    except z3.Z3Exception:
+        # CI: Ctrl-C during a solver push raised "push canceled" and prove printed a traceback.
+        if not stopped:
+            raise
+        from rollcheck.errors import Terminated
+
+        raise (KeyboardInterrupt() if stopped[0] == signal.SIGINT else Terminated()) from None
     finally:
         signal.set_wakeup_fd(previous)
         done.set()

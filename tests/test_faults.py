@@ -409,6 +409,28 @@ def test_a_signal_inside_a_z3_call_argument_is_the_signal_not_a_crash(message: s
         raise ctypes.ArgumentError("argument 1: <class 'TypeError'>: wrong type")
 
 
+@pytest.mark.parametrize(("signum", "expected"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
+def test_a_z3_call_cancelled_by_a_stop_signal_is_the_signal_not_a_crash(signum: int, expected: type) -> None:
+    """CI: Ctrl-C while prove pushed a solver scope: Z3's interrupt made push raise Z3Exception("push
+    canceled") before the pending KeyboardInterrupt, and prove printed a traceback (exit 1, not 130). Here a
+    no-op Python handler takes the signal, so only the watcher sees it, as when Z3's error came first."""
+    import z3
+
+    from rollcheck.z3interrupt import interruptible_z3
+
+    previous = signal.signal(signum, lambda *_: None)
+    try:
+        with pytest.raises(expected) as info, interruptible_z3():
+            os.kill(os.getpid(), signum)
+            time.sleep(0.5)  # the watcher thread reads the wake-up byte
+            raise z3.Z3Exception("push canceled")
+        assert type(info.value) is expected
+        with pytest.raises(z3.Z3Exception), interruptible_z3():  # no signal: Z3's error is Z3's error
+            raise z3.Z3Exception("push canceled")
+    finally:
+        signal.signal(signum, previous)
+
+
 def test_a_command_that_swallows_every_interrupt_is_stopped_hard() -> None:
     script = ("import time\nfrom rollcheck.cli import _StopSignals\n"
               "s = _StopSignals(); s.RESEND_SECONDS = 0.2; s.HARD_STOP_SECONDS = 1.0; s.install()\n"
