@@ -266,9 +266,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
     release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
-    one hash bin in the order they were put. The system carries
-    only the version, the supported version and the error code between members; a field written at the wrong
-    offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by tests/kafka."""
+    one hash bin in the order they were put. The system carries only the version, the supported version and
+    the error code between members; a field written at the wrong offset (the process id, the task sets, the
+    endpoint, the partitions) is seen here, not only by tests/kafka."""
     from reference_impl.streams_probing import api as s_api
 
     def tasks(n: int) -> list[Any]:
