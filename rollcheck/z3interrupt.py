@@ -9,7 +9,9 @@ the C-level handler's wake-up byte (``signal.set_wakeup_fd``) is read by a helpe
 ``Z3_interrupt`` on the main context (documented as safe from another thread): the query returns
 ``unknown`` at once and the pending KeyboardInterrupt / Terminated is raised by the main thread. A call
 the interrupt cancels that is no query (``push``) raises Z3's "canceled" instead, before the pending
-exception: once a stop signal came, that is the signal too.
+exception: once a stop signal came, that is the signal too. The interrupt leaves the main context
+cancelled for good (every later call fails "canceled"): fine for a run the signal ends, not for a process
+that goes on (tests send their signals to a child process).
 """
 
 from __future__ import annotations
