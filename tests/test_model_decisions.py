@@ -599,18 +599,59 @@ def _task_set_stays_what_it_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda cls, tasks=(): tasks if isinstance(tasks, list) else real(cls, tasks))
 
 
+def _task_set_keeps_a_python_sets_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:130:41 if_false: an unordered set given to TaskSet keeps Python's
+    # iteration order (how the set happened to be filled) instead of TaskId order.
+    real = streams_api.TaskSet.__new__
+    monkeypatch.setattr(streams_api.TaskSet, "__new__", lambda cls, tasks=(): real(
+        cls, list(tasks) if isinstance(tasks, frozenset | set) else tasks))
+
+
+def _subscription_of_accepts_version_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:178:16 (``0 <= version``): the checked constructor lets version 0 in.
+    real = streams_api.SubscriptionInfo.of
+
+    def planted(version: int, latest: int, *rest: Any) -> Any:
+        return streams_api.SubscriptionInfo(0, latest_supported=-1) if version == 0 else real(version, latest, *rest)
+    monkeypatch.setattr(streams_api.SubscriptionInfo, "of", staticmethod(planted))
+
+
+def _subscription_of_defaults_to_another_process_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:181:81: a subscription built without a process id gets UUID 1.
+    import uuid
+
+    real = streams_api.SubscriptionInfo.of
+
+    def planted(version: int, latest: int, process_id: Any = None, *rest: Any) -> Any:
+        return real(version, latest, process_id or uuid.UUID(int=1), *rest)
+    monkeypatch.setattr(streams_api.SubscriptionInfo, "of", staticmethod(planted))
+
+
+def _partition_map_takes_a_mapping_for_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:201:32 if_false: a Mapping given for an assignment's map is
+    # iterated as if it were pairs (its keys).
+    real = streams_api._partition_map
+    monkeypatch.setattr(streams_api, "_partition_map", lambda entries: real(list(entries)))
+
+
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
-                                     _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again])
+                                     _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,
+                                     _task_set_keeps_a_python_sets_order, _subscription_of_accepts_version_0,
+                                     _subscription_of_defaults_to_another_process_id,
+                                     _partition_map_takes_a_mapping_for_pairs])
 def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                  ) -> None:
     """The system carries only the version, the supported version and the error code between members: a field
     the codec loses, or one written where the version has none, is seen by the round-trip rule."""
     res = differential("streams_codec", streams_codec_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 3 * 9  # SubscriptionInfo (its task order too) and AssignmentInfo of every release
+    assert res.cases == 4 * 9  # SubscriptionInfo (its task order and .of too) and AssignmentInfo of every release
     planted(monkeypatch)
-    assert differential("streams_codec", streams_codec_cases()).disagreement is not None
+    try:
+        assert differential("streams_codec", streams_codec_cases()).disagreement is not None
+    except TypeError:  # a Mapping iterated as pairs cannot even be unpacked: the campaign counts a crash
+        assert planted is _partition_map_takes_a_mapping_for_pairs
 
 
 def _probing_release_refuses_an_unknown_subscription(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -266,9 +266,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
     release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
-    one hash bin in the order they were put. The system carries only the version, the supported version and
-    the error code between members; a field written at the wrong offset (the process id, the task sets, the
-    endpoint, the partitions) is seen here, not only by tests/kafka."""
+    one hash bin in the order they were put (an unordered set in TaskId order); ``SubscriptionInfo.of``'s
+    version check and default process id; an assignment's maps given as Mappings or as pairs. The system
+    carries only the version, the supported version and the error code between members; a field written at the
+    wrong offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by
+    tests/kafka."""
     from reference_impl.streams_probing import api as s_api
 
     def tasks(n: int) -> list[Any]:
@@ -319,9 +321,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     def asg_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             try:
+                # map 1: standbyTasks and partitionsByHost given as Mappings (Kafka's Map<K, Set<...>>), not pairs
+                shape: Callable[[list[Any]], Any] = dict if x["map"] else list
                 info = s_api.AssignmentInfo.of(
-                    x["v"], latest, tasks(x["active"]), [(t, partitions[:1]) for t in tasks(x["standby"])],
-                    [(s_api.HostInfo("host", 9092 + i), partitions[i:]) for i in range(x["hosts"])],
+                    x["v"], latest, tasks(x["active"]), shape([(t, partitions[:1]) for t in tasks(x["standby"])]),
+                    shape([(s_api.HostInfo("host", 9092 + i), partitions[i:]) for i in range(x["hosts"])]),
                     error=s_api.AssignorError(x["code"]))
                 got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
@@ -345,7 +349,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 
     def order_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
-            given = pair[::-1] if x["swap"] else pair
+            # swap 2: an unordered Python set (filled in the reversed order, which is how it iterates here):
+            # the model's TaskSet takes TaskId order for it, so the caller's set order never leaks to the wire.
+            given = frozenset(pair[::-1]) if x["swap"] == 2 else pair[::-1] if x["swap"] else pair
             info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=1), given, given)
             got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
             first = [next(iter(ts), None) for ts in (got.prev_tasks, got.standby_tasks)]
@@ -354,21 +360,48 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
         return run
 
     def order_formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        return {"prev_first": x["swap"], "standby_first": x["swap"]}
+        first = z3.If(x["swap"] == 1, 1, 0)
+        return {"prev_first": first, "standby_first": first}
+
+    # SubscriptionInfo.of, the checked constructor: Kafka 2.0+ refuses a version outside 1..LATEST_SUPPORTED
+    # ("version must be between 1 and <latest>; was: <version>"); the supported version is set from version 3
+    # on; a subscription built without a process id has the nil UUID (the model's stand-in: Kafka's
+    # constructor always takes one). The system builds only versions it may use, so the refusal is seen here.
+    def of_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[2]) if x["pid"] else None)
+            except s_api.IllegalArgumentException as exc:
+                named = str(exc) == f"version must be between 1 and {latest}; was: {x['v']}"
+                return {"refused": 1 if named else CODEC_ERROR, "supported": DONT_CARE, "pid": DONT_CARE}
+            pid = info.process_id.int if isinstance(info.process_id, uuid.UUID) else None
+            return {"refused": 0, "supported": info.latest_supported,
+                    "pid": _PIDS.index(pid) if pid in (_PIDS[0], _PIDS[2]) else CODEC_ERROR}
+        return run
+
+    def of_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"refused": z3.Or(v < 1, v > latest), "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN),
+                    "pid": z3.If(x["pid"] == 1, 2, 0)}
+        return build
 
     for rel in RELEASES:
         top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
         yield (f"SubscriptionInfo task order, release {rel.name}", Formula(["v", "swap"], order_formula),
-               [{"v": v, "swap": w} for v in range(1, top) for w in (0, 1)], order_reference(rel.latest_supported))
+               [{"v": v, "swap": w} for v in range(1, top) for w in (0, 1, 2)], order_reference(rel.latest_supported))
+        yield (f"SubscriptionInfo.of, release {rel.name}", Formula(["v", "pid"], of_formula(rel.latest_supported)),
+               [{"v": v, "pid": p} for v in range(-1, rel.latest_supported + 3) for p in (0, 1)],
+               of_reference(rel.latest_supported))
         yield (f"SubscriptionInfo, release {rel.name}",
                Formula(["v", "pid", "prev", "standby", "endpoint", "dup"], sub_formula(rel.latest_supported)),
                [dict(zip(("v", "pid", "prev", "standby", "endpoint", "dup"), c, strict=True)) for c in
                 itertools.product(range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1), (0, 1))],
                sub_reference(rel.latest_supported))
         yield (f"AssignmentInfo, release {rel.name}",
-               Formula(["v", "active", "standby", "hosts", "code"], asg_formula(rel.latest_supported)),
-               [dict(zip(("v", "active", "standby", "hosts", "code"), c, strict=True)) for c in itertools.product(
-                   range(1, top + 1), range(3), range(2), range(2), (0, 3))],
+               Formula(["v", "active", "standby", "hosts", "code", "map"], asg_formula(rel.latest_supported)),
+               [dict(zip(("v", "active", "standby", "hosts", "code", "map"), c, strict=True)) for c in
+                itertools.product(range(1, top + 1), range(3), range(2), range(2), (0, 3), (0, 1))],
                asg_reference(rel.latest_supported))
 
 
