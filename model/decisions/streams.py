@@ -266,11 +266,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     AssignmentInfoTest's round trips), per release and version: every field the version carries comes back (the
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
     release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
-    one hash bin in the order they were put (an unordered set in TaskId order); ``SubscriptionInfo.of``'s
-    version check and default process id; an assignment's maps given as Mappings or as pairs. The system
-    carries only the version, the supported version and the error code between members; a field written at the
-    wrong offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by
-    tests/kafka."""
+    one hash bin in the order they were put (an unordered set in TaskId order); ``SubscriptionInfo.of``'s and
+    ``AssignmentInfo.of``'s version checks, the default process id, Kafka's equals on a round trip; an
+    assignment's maps given as Mappings or as pairs. The system carries only the version, the supported version
+    and the error code between members; a field written at the wrong offset (the process id, the task sets, the
+    endpoint, the partitions) is seen here, not only by tests/kafka."""
     from reference_impl.streams_probing import api as s_api
 
     def tasks(n: int) -> list[Any]:
@@ -313,7 +313,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
             return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
                     "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "active": x["active"],
                     "standby": x["standby"], "hosts": z3.If(v >= 2, x["hosts"], 0),
-                    "code": z3.If(v >= 4, x["code"], 0)}
+                    "code": z3.If(v >= 4, x["code"], 0),
+                    # Kafka's equals, as AssignmentInfoTest asserts decode(encode(info)) equal to info: only when
+                    # the version carries every field given (partitionsByHost from 2 on, the error code from 4)
+                    "equal": z3.And(z3.Or(x["hosts"] == 0, v >= 2), z3.Or(x["code"] == 0, v >= 4)),
+                    "foreign": 1}
         return build
 
     partitions = [s_api.TopicPartition("t", 0), s_api.TopicPartition("t", 1)]
@@ -329,9 +333,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     error=s_api.AssignorError(x["code"]))
                 got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
-                return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code"),
-                                                    DONT_CARE)}
+                return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code",
+                                                     "equal", "foreign"), DONT_CARE)}
             hosts = [(h.host, h.port) for h, _ in got.partitions_by_host]
+            # equals on another class answers NotImplemented (Python then says False), never an error
+            foreign = int(info.__eq__(object()) is NotImplemented)
             return {"error": 0, "version": got.version, "supported": got.latest_supported,
                     "active": len(got.active_tasks) if list(got.active_tasks) == tasks(len(got.active_tasks))
                     else CODEC_ERROR,
@@ -339,8 +345,29 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                         len(got.standby_tasks)) else CODEC_ERROR,
                     "hosts": len(hosts) if sorted(hosts) == [("host", 9092 + i) for i in range(len(hosts))]
                     else CODEC_ERROR,
-                    "code": int(got.error)}
+                    "code": int(got.error), "equal": int(got == info and hash(got) == hash(info)),
+                    "foreign": foreign}
         return run
+
+    # AssignmentInfo.of, the checked constructor: the version between 1 and the release's latest (Kafka 2.0+'s
+    # message), the supported version encoded from version 3 on, 2.1's commonlySupportedVersion in its place when
+    # given (cs 1: one below the latest). The system builds only versions it may send.
+    def asg_of_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            try:
+                info = s_api.AssignmentInfo.of(x["v"], latest, commonly_supported=latest - 1 if x["cs"] else None)
+            except s_api.IllegalArgumentException as exc:
+                named = str(exc) == f"version must be between 1 and {latest}; was: {x['v']}"
+                return {"refused": 1 if named else CODEC_ERROR, "supported": DONT_CARE}
+            return {"refused": 0, "supported": info.latest_supported}
+        return run
+
+    def asg_of_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"refused": z3.Or(v < 1, v > latest),
+                    "supported": z3.If(v >= PROBEABLE, z3.If(x["cs"] == 1, latest - 1, latest), UNKNOWN)}
+        return build
 
     # Two tasks of one HashMap bin (equal hashes): a HashSet iterates them in the order they were put, so the
     # order the caller filled prevTasks / standbyTasks in is the order encode() writes them (Kafka keeps the
@@ -403,6 +430,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                [dict(zip(("v", "active", "standby", "hosts", "code", "map"), c, strict=True)) for c in
                 itertools.product(range(1, top + 1), range(3), range(2), range(2), (0, 3), (0, 1))],
                asg_reference(rel.latest_supported))
+        yield (f"AssignmentInfo.of, release {rel.name}", Formula(["v", "cs"], asg_of_formula(rel.latest_supported)),
+               [{"v": v, "cs": c} for v in range(-1, rel.latest_supported + 3) for c in (0, 1)],
+               asg_of_reference(rel.latest_supported))
 
 
 # What a release's decode() makes of bytes that are no encoding it wrote. Outcomes (``outcome``):
