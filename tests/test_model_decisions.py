@@ -478,8 +478,19 @@ def _shut_down_on_an_unknown_code(real: Any) -> Any:
     return planted
 
 
+def _kafka_2_1_1_probe_takes_the_received_version(real: Any) -> Any:
+    """The coverage map's streams api.py:855 (Kafka 2.1.0 / 2.1.1's probe downgrade, uncapped_adopt): the
+    received version taken even when the leader's supported version differs."""
+    def planted(member: Any, profile: str, used: int, info: Any, mutations: frozenset[str] = frozenset()) -> Any:
+        got = real(member, profile, used, info, mutations)
+        if "uncapped_adopt" in mutations and got.outcome is streams_api.MemberOutcome.PROBE_DOWNGRADE:
+            return dataclasses.replace(got, used_version=info.version)
+        return got
+    return planted
+
+
 @pytest.mark.parametrize("planted", [_accept_a_higher_assignment, _adopt_above_own, _ignore_the_error_code,
-                                     _shut_down_on_an_unknown_code])
+                                     _shut_down_on_an_unknown_code, _kafka_2_1_1_probe_takes_the_received_version])
 def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
         planted: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The member's branches no config's states reach (an assignment above the version sent, a commonly supported
@@ -487,8 +498,8 @@ def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
     are on the rule's domain: a planted member that gets any of them wrong is a disagreement."""
     res = differential("streams_on_assignment", streams_on_assignment_cases())
     assert res.ok, str(res.disagreement)
-    # 8 member releases x 3 profiles + 3.9 (kafka only)
-    assert res.cases == 8 * 3 + 1
+    # 8 member releases x 3 profiles + 3.9 (kafka only), and post-2.0 as 2.1.1 (uncapped_adopt) under each profile
+    assert res.cases == 8 * 3 + 1 + 3
     monkeypatch.setattr(streams_api, "on_assignment", planted(streams_api.on_assignment))
     assert differential("streams_on_assignment", streams_on_assignment_cases()).disagreement is not None
 

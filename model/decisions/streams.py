@@ -200,7 +200,7 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
     top = max(r.latest_supported for r in RELEASES) + 1
     names = ("used", "received", "supported", "err")
 
-    def build(rel: Any, profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+    def build(rel: Any, profile: str, muts: frozenset[str]) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             def fail(kind: int, a: Any = 0, b: Any = 0) -> dict[str, Any]:
                 return {"used": DONT_CARE, "rejoin": 0, "kind": kind, "a": a, "b": b}
@@ -210,7 +210,7 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
 
             trigger = z3.BoolVal(False)  # the leader's follow-up trigger is the system's, not the member's
             none = [("OnAssignment", True, done(x["used"], False))]
-            chain = on_assignment_outcomes(profile, frozenset(), rel, x["received"], x["supported"], x["err"],
+            chain = on_assignment_outcomes(profile, muts, rel, x["received"], x["supported"], x["err"],
                                            x["used"], none, trigger, fail, done)
             out: dict[str, Any] = {k: z3.IntVal(DONT_CARE) for k in ("step", "used", "rejoin", "kind", "a", "b")}
             for cond, outcomes in reversed(chain):
@@ -223,11 +223,11 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
             return out
         return outputs
 
-    def reference(rel: Any, profile: str) -> Callable[[Inputs], Outputs]:
+    def reference(rel: Any, profile: str, muts: frozenset[str]) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             info = AssignmentInfo(x["received"], x["supported"], error=x["err"])  # an unknown code stays an int
             try:
-                upd = on_assignment(rel, profile, x["used"], info)
+                upd = on_assignment(rel, profile, x["used"], info, muts)
             except (TaskAssignmentException, IllegalStateException) as exc:
                 kind, a, b = parse_failure(f"member: {exc}")
                 return {"step": ON_ASSIGNMENT_STEPS.index("AssignmentFailure"), "used": DONT_CARE, "rejoin": 0,
@@ -240,15 +240,22 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         return run
 
     assert 5 in FAILURES and 8 in FAILURES  # the failure kinds the reference side maps to
+    # uncapped_adopt is Kafka 2.1.0 / 2.1.1's member (KAFKA-8649, the broken variant STR-M4): a real release's
+    # rules, whose probe-downgrade branch (the supported version, or the received one when they are equal) no
+    # config reaches (the variant's exploration stops at its first violation), so it is compared here too.
     for rel in RELEASES:
         for profile in ("kip", "kafka", "kafka-2.0"):
             if rel.name == "3.9" and profile != "kafka":
                 continue  # release 3.9 exists in the kafka profile only
-            domain = ({"used": u, "received": r, "supported": s, "err": e}
+            domain = [{"used": u, "received": r, "supported": s, "err": e}
                       for u in range(1, rel.latest_supported + 1) for r in range(1, top + 1)
-                      for s in (UNKNOWN, *range(1, top + 1)) for e in range(len(AssignorError) + 1))  # + unknown
-            yield (f"member {rel.name}, {profile}", Formula(names, build(rel, profile)), domain,
-                   reference(rel, profile))
+                      for s in (UNKNOWN, *range(1, top + 1)) for e in range(len(AssignorError) + 1)]  # + unknown
+            yield (f"member {rel.name}, {profile}", Formula(names, build(rel, profile, frozenset())), domain,
+                   reference(rel, profile, frozenset()))
+            if rel.name == "post-2.0":
+                muts = frozenset({"uncapped_adopt"})
+                yield (f"member 2.1.1 (post-2.0 under uncapped_adopt), {profile}",
+                       Formula(names, build(rel, profile, muts)), domain, reference(rel, profile, muts))
 
 
 # --------------------------------------------------------------------------- Kafka Streams wire formats
