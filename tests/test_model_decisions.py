@@ -663,13 +663,35 @@ def _assignment_of_accepts_any_version(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams_api.AssignmentInfo, "of", staticmethod(planted))
 
 
+def _assignment_constructor_accepts_version_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:232:27 (``version < 0``): the unchecked constructor lets version 0 in.
+    real = streams_api.AssignmentInfo.__post_init__
+
+    def planted(self: Any) -> None:
+        if self.version == 0:
+            object.__setattr__(self, "version", 1)
+            real(self)
+            object.__setattr__(self, "version", 0)
+            return
+        real(self)
+    monkeypatch.setattr(streams_api.AssignmentInfo, "__post_init__", planted)
+
+
+def _empty_reply_ignores_the_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivors streams api.py:285 (an operand of is_empty dropped): the KIP's empty reply told
+    # by its tasks alone.
+    monkeypatch.setattr(streams_api.AssignmentInfo, "is_empty", property(
+        lambda self: not self.active_tasks and not self.standby_tasks))
+
+
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
                                      _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,
                                      _task_set_keeps_a_python_sets_order, _subscription_of_accepts_version_0,
                                      _subscription_of_defaults_to_another_process_id,
                                      _partition_map_takes_a_mapping_for_pairs, _assignment_equals_inverted,
-                                     _assignment_of_accepts_any_version])
+                                     _assignment_of_accepts_any_version, _assignment_constructor_accepts_version_0,
+                                     _empty_reply_ignores_the_partitions])
 def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                  ) -> None:
     """The system carries only the version, the supported version and the error code between members: a field

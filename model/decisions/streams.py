@@ -4,6 +4,7 @@ reference_impl/streams_probing/api.py is the reference."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import struct
 import uuid
@@ -274,8 +275,8 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     supported version from 3 on, the endpoint from 2 on, the error code from 4 on), and a version above what the
     release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
     one hash bin in the order they were put (an unordered set in TaskId order); ``SubscriptionInfo.of``'s and
-    ``AssignmentInfo.of``'s version checks, the default process id, Kafka's equals on a round trip; an
-    assignment's maps given as Mappings or as pairs. The system carries only the version, the supported version
+    ``AssignmentInfo.of``'s version checks (and the unchecked constructor's), the default process id, Kafka's
+    equals on a round trip; an assignment's maps given as Mappings or as pairs; the KIP's empty reply. The system carries only the version, the supported version
     and the error code between members; a field written at the wrong offset (the process id, the task sets, the
     endpoint, the partitions) is seen here, not only by tests/kafka."""
     from reference_impl.streams_probing import api as s_api
@@ -324,7 +325,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     # Kafka's equals, as AssignmentInfoTest asserts decode(encode(info)) equal to info: only when
                     # the version carries every field given (partitionsByHost from 2 on, the error code from 4)
                     "equal": z3.And(z3.Or(x["hosts"] == 0, v >= 2), z3.Or(x["code"] == 0, v >= 4)),
-                    "foreign": 1}
+                    "foreign": 1,
+                    # the KIP's empty reply (no active or standby task, no partition), as the system tells it
+                    "empty": z3.And(x["active"] == 0, x["standby"] == 0, x["parts"] == 0)}
         return build
 
     partitions = [s_api.TopicPartition("t", 0), s_api.TopicPartition("t", 1)]
@@ -338,10 +341,12 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     x["v"], latest, tasks(x["active"]), shape([(t, partitions[:1]) for t in tasks(x["standby"])]),
                     shape([(s_api.HostInfo("host", 9092 + i), partitions[i:]) for i in range(x["hosts"])]),
                     error=s_api.AssignorError(x["code"]))
+                # parts 1: the consumer-level partitions assign() hands the consumer (not encoded)
+                info = dataclasses.replace(info, partitions=tuple(partitions[:x["parts"]]))
                 got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
                 return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code",
-                                                     "equal", "foreign"), DONT_CARE)}
+                                                     "equal", "foreign", "empty"), DONT_CARE)}
             hosts = [(h.host, h.port) for h, _ in got.partitions_by_host]
             # equals on another class answers NotImplemented (Python then says False), never an error
             foreign = int(info.__eq__(object()) is NotImplemented)
@@ -353,7 +358,7 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "hosts": len(hosts) if sorted(hosts) == [("host", 9092 + i) for i in range(len(hosts))]
                     else CODEC_ERROR,
                     "code": int(got.error), "equal": int(got == info and hash(got) == hash(info)),
-                    "foreign": foreign}
+                    "foreign": foreign, "empty": int(info.is_empty)}
         return run
 
     # AssignmentInfo.of, the checked constructor: the version between 1 and the release's latest (Kafka 2.0+'s
@@ -361,19 +366,27 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     # given (cs 1: one below the latest). The system builds only versions it may send.
     def asg_of_reference(latest: int) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
+            # The unchecked constructor (Kafka's AssignmentInfo(version, ...)) refuses a version below 1 only.
+            try:
+                s_api.AssignmentInfo(x["v"], UNKNOWN)
+                direct = 0
+            except s_api.IllegalArgumentException as exc:
+                direct = 1 if str(exc) == (f"version must be between 1 and {s_api.MAX_ENCODED_VERSION}; "
+                                           f"was: {x['v']}") else CODEC_ERROR
             try:
                 info = s_api.AssignmentInfo.of(x["v"], latest, commonly_supported=latest - 1 if x["cs"] else None)
             except s_api.IllegalArgumentException as exc:
                 named = str(exc) == f"version must be between 1 and {latest}; was: {x['v']}"
-                return {"refused": 1 if named else CODEC_ERROR, "supported": DONT_CARE}
-            return {"refused": 0, "supported": info.latest_supported}
+                return {"refused": 1 if named else CODEC_ERROR, "supported": DONT_CARE, "direct": direct}
+            return {"refused": 0, "supported": info.latest_supported, "direct": direct}
         return run
 
     def asg_of_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             v = x["v"]
             return {"refused": z3.Or(v < 1, v > latest),
-                    "supported": z3.If(v >= PROBEABLE, z3.If(x["cs"] == 1, latest - 1, latest), UNKNOWN)}
+                    "supported": z3.If(v >= PROBEABLE, z3.If(x["cs"] == 1, latest - 1, latest), UNKNOWN),
+                    "direct": v < 1}
         return build
 
     # Two tasks of one HashMap bin (equal hashes): a HashSet iterates them in the order they were put, so the
@@ -433,9 +446,9 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 itertools.product(range(1, top + 1), range(len(_PIDS)), range(3), range(3), (0, 1), (0, 1))],
                sub_reference(rel.latest_supported))
         yield (f"AssignmentInfo, release {rel.name}",
-               Formula(["v", "active", "standby", "hosts", "code", "map"], asg_formula(rel.latest_supported)),
-               [dict(zip(("v", "active", "standby", "hosts", "code", "map"), c, strict=True)) for c in
-                itertools.product(range(1, top + 1), range(3), range(2), range(2), (0, 3), (0, 1))],
+               Formula(["v", "active", "standby", "hosts", "code", "map", "parts"], asg_formula(rel.latest_supported)),
+               [dict(zip(("v", "active", "standby", "hosts", "code", "map", "parts"), c, strict=True)) for c in
+                itertools.product(range(1, top + 1), range(3), range(2), range(2), (0, 3), (0, 1), (0, 1))],
                asg_reference(rel.latest_supported))
         yield (f"AssignmentInfo.of, release {rel.name}", Formula(["v", "cs"], asg_of_formula(rel.latest_supported)),
                [{"v": v, "cs": c} for v in range(-1, rel.latest_supported + 3) for c in (0, 1)],
