@@ -276,9 +276,10 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     release speaks is refused; a task set given a task twice is written with it once (a Set), and two tasks of
     one hash bin in the order they were put (an unordered set in TaskId order); ``SubscriptionInfo.of``'s and
     ``AssignmentInfo.of``'s version checks (and the unchecked constructor's), the default process id, Kafka's
-    equals on a round trip; an assignment's maps given as Mappings or as pairs; the KIP's empty reply. The system carries only the version, the supported version
-    and the error code between members; a field written at the wrong offset (the process id, the task sets, the
-    endpoint, the partitions) is seen here, not only by tests/kafka."""
+    equals on a round trip; an assignment's maps given as Mappings or as pairs; the KIP's empty reply. The
+    system carries only the version, the supported version and the error code between members; a field written
+    at the wrong offset (the process id, the task sets, the endpoint, the partitions) is seen here, not only by
+    tests/kafka."""
     from reference_impl.streams_probing import api as s_api
 
     def tasks(n: int) -> list[Any]:
