@@ -827,15 +827,34 @@ def _round_robin_off_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams_api, "_round_robin", planted)
 
 
+def _version_probing_as_kafka_2_0_for_every_leader(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The coverage map's streams api.py:722-733: the 2.1 branch's versionProbingAssignment taken for 2.0's
+    # (the client's tasks to each consumer, listed task by task).
+    real = streams_api._version_probing_assignment
+    monkeypatch.setattr(streams_api, "_version_probing_assignment",
+                        lambda leader, subs, current, used, supported, branch_21, parts: real(
+                            leader, subs, current, used, supported, False, parts))
+
+
+def _version_probing_without_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = streams_api._version_probing_assignment
+    monkeypatch.setattr(streams_api, "_version_probing_assignment",
+                        lambda leader, subs, current, used, supported, branch_21, parts: real(
+                            leader, subs, current, used, supported, branch_21, None))
+
+
 @pytest.mark.parametrize("planted", [_partitions_in_partition_order, _first_partition_of_each_task_only,
-                                     _round_robin_off_by_one])
+                                     _round_robin_off_by_one, _version_probing_as_kafka_2_0_for_every_leader,
+                                     _version_probing_without_partitions])
 def test_streams_tasks_rule_agrees_and_sees_each_planted_dealing_bug(planted: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """No config deals tasks or partitions (the system's members carry versions only): how they are dealt is
     compared here, under every profile's leader."""
     res = differential("streams_tasks", streams_tasks_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == (8 * 3 + 1) * 4  # leaders x profiles (3.9: kafka alone) x 1-2 members x 1-2 partitions
+    # leaders x profiles (3.9: kafka alone) x 1-2 members x 1-2 partitions, and kafka-2.0's version probing by the
+    # 2.0 and post-2.0 leaders x 1-2 partitions
+    assert res.cases == (8 * 3 + 1) * 4 + 2 * 2
     planted(monkeypatch)
     assert differential("streams_tasks", streams_tasks_cases()).disagreement is not None
 

@@ -133,7 +133,7 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     stand-in for Kafka's task assignor: member ``i`` gets the sorted tasks ``i, i + n, ...``), and with
     ``partitions_for_task`` each assignment lists the partitions of its active tasks, in task order, as Kafka's
     assign() builds ``Assignment.partitions()``. Every profile's leader (kafka-2.0 included), members all at the
-    leader's version."""
+    leader's version; and kafka-2.0's version probing, where old members get their previous tasks back."""
     from reference_impl.streams_probing import api as s_api
 
     def build(n: int, per_task: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
@@ -167,6 +167,50 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
             return out
         return run
 
+    # kafka-2.0's versionProbingAssignment: with a future member in the group, an old member gets its previous
+    # active tasks back (prevTasks, handed over unsorted: a HashSet iterates them in TaskId hash order, here
+    # ascending) with their partitions when the grouper gives them (``given``: task j owns partitions j and
+    # j + k of one topic). Kafka 2.0 hands each consumer its client's tasks (``shared``: a second consumer m2
+    # of the same process, with no tasks of its own, gets m0's), listed task by task with their partitions; the
+    # 2.1 branch each consumer its own, one entry per partition sorted by topic and partition (so tasks
+    # interleave), one per task without partitions. Outputs: the lengths of m0's and m2's active lists and m0's
+    # partition list, and whether m0's are in that order. No config reaches this (members carry no tasks, and
+    # no kafka-2.0 member is above post-2.0).
+    def probing_formula(branch_21: bool, per_task: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            k, given = x["k"], x["given"] == 1
+            each = z3.Sum([k] * per_task)  # k * per_task (the compiled evaluator adds, it does not multiply)
+            active = z3.If(given, each, k) if branch_21 else k
+            return {"active": active, "parts": z3.If(given, each, 0), "ordered": 1,
+                    "active2": 0 if branch_21 else z3.If(x["shared"] == 1, k, 0)}
+        return outputs
+
+    def probing_reference(leader: Any, per_task: int) -> Callable[[Inputs], Outputs]:
+        latest = leader.latest_supported
+
+        def run(x: Inputs) -> Outputs:
+            k = x["k"]
+            prev = [s_api.TaskId(0, j) for j in range(k)][::-1]
+            parts = ({t: [s_api.TopicPartition("t", t.partition + q * k) for q in range(per_task)] for t in prev}
+                     if x["given"] else None)
+            subs = {"m0": SubscriptionInfo.of(latest, latest, uuid.UUID(int=1), prev),
+                    "m1": SubscriptionInfo(latest + 1, latest + 1, uuid.UUID(int=2)),  # from a future release
+                    "m2": SubscriptionInfo.of(latest, latest, uuid.UUID(int=1 if x["shared"] else 3))}
+            g = ref_assign(leader, "kafka-2.0", subs, partitions_for_task=parts)
+            a = g.assignments["m0"]
+            ordered = sorted(prev)
+            if parts is None:
+                want_active, want_parts = ordered, []
+            elif latest >= 4:  # partition j + q * k: every task's first partition, then every task's second
+                want_active = [t for q in range(per_task) for t in ordered]
+                want_parts = [s_api.TopicPartition("t", t.partition + q * k) for q in range(per_task) for t in ordered]
+            else:
+                want_active, want_parts = ordered, [p for t in ordered for p in parts[t]]
+            return {"active": len(a.active_tasks), "parts": len(a.partitions),
+                    "ordered": int(list(a.active_tasks) == want_active and list(a.partitions) == want_parts),
+                    "active2": len(g.assignments["m2"].active_tasks)}
+        return run
+
     for leader in RELEASES:
         for profile in ("kip", "kafka", "kafka-2.0"):
             if leader.name == "3.9" and profile != "kafka":
@@ -176,6 +220,13 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     yield (f"leader {leader.name}, {profile}, {n} members, {per_task} partitions a task",
                            Formula(["k"], build(n, per_task)), [{"k": k} for k in range(STREAMS_TASKS + 1)],
                            reference(leader, profile, n, per_task))
+        if leader.probing and leader.name != "3.9":
+            for per_task in (1, 2):
+                yield (f"leader {leader.name}, kafka-2.0, version probing, {per_task} partitions a task",
+                       Formula(["k", "given", "shared"], probing_formula(leader.latest_supported >= 4, per_task)),
+                       [{"k": k, "given": g, "shared": h} for k in range(STREAMS_TASKS + 1) for g in (0, 1)
+                        for h in (0, 1)],
+                       probing_reference(leader, per_task))
 
 
 # --------------------------------------------------------------------------- Kafka Streams onAssignment()
