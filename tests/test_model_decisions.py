@@ -684,6 +684,31 @@ def _empty_reply_ignores_the_partitions(monkeypatch: pytest.MonkeyPatch) -> None
         lambda self: not self.active_tasks and not self.standby_tasks))
 
 
+def _encoder_refuses_0_10_0_by_the_range_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor streams api.py:325:8 if_false: 0.10.0's own refusal ("unable to encode subscription
+    # data") replaced by the range check's IllegalStateException.
+    real = streams_api.encode_subscription
+
+    def planted(info: Any, latest: int = 4) -> bytes:
+        if latest == 1 and info.version != 1:
+            raise streams_api.IllegalStateException(
+                f"Unknown metadata version: {info.version}; latest supported version: {latest}")
+        return real(info, latest)
+    monkeypatch.setattr(streams_api, "encode_subscription", planted)
+
+
+def _encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # api.py:332: Kafka 2.0 writes its LATEST_SUPPORTED_VERSION (3), not the info's field.
+    real = streams_api.encode_subscription
+
+    def planted(info: Any, latest: int = 4) -> bytes:
+        data = real(info, latest)
+        if latest == 3 and info.version >= 3:
+            return data[:4] + info.latest_supported.to_bytes(4, "big", signed=True) + data[8:]
+        return data
+    monkeypatch.setattr(streams_api, "encode_subscription", planted)
+
+
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
                                      _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,
@@ -691,14 +716,16 @@ def _empty_reply_ignores_the_partitions(monkeypatch: pytest.MonkeyPatch) -> None
                                      _subscription_of_defaults_to_another_process_id,
                                      _partition_map_takes_a_mapping_for_pairs, _assignment_equals_inverted,
                                      _assignment_of_accepts_any_version, _assignment_constructor_accepts_version_0,
-                                     _empty_reply_ignores_the_partitions])
+                                     _empty_reply_ignores_the_partitions, _encoder_refuses_0_10_0_by_the_range_check,
+                                     _encoder_writes_the_field_for_2_0])
 def test_streams_codec_rule_agrees_and_sees_each_planted_wire_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                  ) -> None:
     """The system carries only the version, the supported version and the error code between members: a field
     the codec loses, or one written where the version has none, is seen by the round-trip rule."""
     res = differential("streams_codec", streams_codec_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 5 * 9  # SubscriptionInfo and AssignmentInfo of every release, their .of, the task order
+    # SubscriptionInfo and AssignmentInfo of every release: round trip, .of, encode's refusals; the task order
+    assert res.cases == 7 * 9
     planted(monkeypatch)
     try:
         assert differential("streams_codec", streams_codec_cases()).disagreement is not None

@@ -339,9 +339,16 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     def sub_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             v = x["v"]
+            # The bytes written (SubscriptionInfo.encode's layouts): the version, the supported version from 3 on
+            # (not by the one-layout releases before 2.0), the process id (16), each task set as a count and 8
+            # bytes a task, the endpoint as a count and its bytes from version 2 on (always before 2.0).
+            endpoint = z3.If(x["endpoint"] == 1, len(_ENDPOINT), 0)
+            has_endpoint = v >= 2 if latest != 2 else z3.BoolVal(True)
+            length = z3.Sum(4, z3.If(v >= PROBEABLE, 4, 0) if latest != 2 else 0, 16, 4, *([x["prev"]] * 8), 4,
+                            *([x["standby"]] * 8), z3.If(has_endpoint, 4 + endpoint, 0))
             return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
                     "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "pid": x["pid"], "prev": x["prev"],
-                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0)}
+                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0), "length": length}
         return build
 
     def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
@@ -352,10 +359,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 info = s_api.SubscriptionInfo.of(x["v"], latest, uuid.UUID(int=_PIDS[x["pid"]]),
                                                  again(tasks(x["prev"])), again(tasks(x["standby"])[::-1]),
                                                  _ENDPOINT if x["endpoint"] else None)
-                got = s_api.decode_subscription(s_api.encode_subscription(info, latest), latest)
+                data = s_api.encode_subscription(info, latest)
+                got = s_api.decode_subscription(data, latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
-                return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint"),
-                                                    DONT_CARE)}
+                return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint",
+                                                     "length"), DONT_CARE)}
             pid = got.process_id.int if got.process_id is not None else None
             return {"error": 0, "version": got.version, "supported": got.latest_supported,
                     "pid": _PIDS.index(pid) if pid in _PIDS else CODEC_ERROR,
@@ -364,7 +372,7 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     else CODEC_ERROR,
                     "standby": len(got.standby_tasks) if got.standby_tasks == frozenset(tasks(len(got.standby_tasks)))
                     else CODEC_ERROR,
-                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR)}
+                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR), "length": len(data)}
         return run
 
     def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
@@ -485,7 +493,78 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "pid": z3.If(x["pid"] == 1, 2, 0)}
         return build
 
+    # What encode() refuses of an info built with the unchecked constructor (Kafka's tests build such infos):
+    # 0.10.0 encodes version 1 only (TaskAssignmentException), 0.10.1 ... 1.1 write any version, later releases
+    # refuse a version outside 1 .. their latest (IllegalStateException, "Unknown metadata version"); an
+    # assignment above the release's latest is the constructor's IllegalArgumentException, one above the model's
+    # layouts "Unknown metadata version". Outcome codes: 0 encoded, then each refusal with its message.
+    ENCODED, SUB_UNENCODABLE, UNKNOWN_VERSION, ASG_OUT_OF_RANGE = 0, 1, 2, 3
+    versions = range(-1, CODEC_LAYOUTS + 4)
+
+    # The info: supported version 7 (none of the releases' own), and no process id (pid 0: the nil UUID the
+    # model writes for it) or one with every bit set (pid 1). Outputs when encoded: the supported-version word
+    # (-1 when the layout has none: 2.0 writes its own 3, 2.1 the field, the one-layout releases none) and
+    # whether the process id's 16 bytes are the id's.
+    full_pid = (1 << 128) - 1
+
+    def sub_encode_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            v = x["v"]
+            pid = uuid.UUID(int=full_pid) if x["pid"] else None
+            try:
+                data = s_api.encode_subscription(SubscriptionInfo(v, 7, pid), latest)
+            except s_api.TaskAssignmentException as exc:
+                ok = str(exc) == f"unable to encode subscription data: version={v}"
+                return {"outcome": SUB_UNENCODABLE if ok else CODEC_ERROR, "word": DONT_CARE, "pid": DONT_CARE}
+            except s_api.IllegalStateException as exc:
+                ok = str(exc) == f"Unknown metadata version: {v}; latest supported version: {latest}"
+                return {"outcome": UNKNOWN_VERSION if ok else CODEC_ERROR, "word": DONT_CARE, "pid": DONT_CARE}
+            has_word = v >= PROBEABLE and latest != 2
+            at = 8 if has_word else 4
+            return {"outcome": ENCODED, "word": int.from_bytes(data[4:8], "big", signed=True) if has_word else -1,
+                    "pid": int(int.from_bytes(data[at:at + 16], "big") == (full_pid if x["pid"] else 0))}
+        return run
+
+    def sub_encode_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            word = -1 if latest == 2 else z3.If(v >= PROBEABLE, 3 if latest == 3 else 7, -1)
+            if latest == 1:
+                return {"outcome": z3.If(v == 1, ENCODED, SUB_UNENCODABLE), "word": word, "pid": 1}
+            if latest == 2:
+                return {"outcome": ENCODED, "word": word, "pid": 1}
+            return {"outcome": z3.If(z3.And(v >= 1, v <= min(latest, CODEC_LAYOUTS)), ENCODED, UNKNOWN_VERSION),
+                    "word": word, "pid": 1}
+        return build
+
+    def asg_encode_reference(latest: int) -> Callable[[Inputs], Outputs]:
+        def run(x: Inputs) -> Outputs:
+            v = x["v"]
+            try:
+                s_api.encode_assignment(s_api.AssignmentInfo(v, UNKNOWN), latest)
+            except s_api.IllegalArgumentException as exc:
+                ok = str(exc) == f"version must be between 1 and {latest}; was: {v}"
+                return {"outcome": ASG_OUT_OF_RANGE if ok else CODEC_ERROR}
+            except s_api.IllegalStateException as exc:
+                ok = str(exc) == f"Unknown metadata version: {v}; latest supported version: {CODEC_LAYOUTS}"
+                return {"outcome": UNKNOWN_VERSION if ok else CODEC_ERROR}
+            return {"outcome": ENCODED}
+        return run
+
+    def asg_encode_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            v = x["v"]
+            return {"outcome": z3.If(v > latest, ASG_OUT_OF_RANGE, z3.If(v > CODEC_LAYOUTS, UNKNOWN_VERSION, ENCODED))}
+        return build
+
     for rel in RELEASES:
+        yield (f"SubscriptionInfo.encode refusals, release {rel.name}",
+               Formula(["v", "pid"], sub_encode_formula(rel.latest_supported)),
+               [{"v": v, "pid": p} for v in versions for p in (0, 1)],
+               sub_encode_reference(rel.latest_supported))
+        yield (f"AssignmentInfo.encode refusals, release {rel.name}",
+               Formula(["v"], asg_encode_formula(rel.latest_supported)), [{"v": v} for v in versions if v >= 1],
+               asg_encode_reference(rel.latest_supported))
         top = min(rel.latest_supported, CODEC_LAYOUTS) + 1  # one version past what the release encodes
         yield (f"SubscriptionInfo task order, release {rel.name}", Formula(["v", "swap"], order_formula),
                [{"v": v, "swap": w} for v in range(1, top) for w in (0, 1, 2)], order_reference(rel.latest_supported))
