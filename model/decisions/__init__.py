@@ -22,13 +22,16 @@ Kafka Streams (:mod:`model.decisions.streams`):
 * ``streams_on_assignment``: a Kafka Streams member's ``onAssignment()`` (api.py ``on_assignment``) on every
   reply (used, received and supported version, error code), per member release and profile: the member step,
   the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
-  relation's own chain (model/streams_probing.py ``on_assignment_outcomes``).
+  relation's own chain (model/streams_probing.py ``on_assignment_outcomes``); post-2.0 also as Kafka 2.1.1
+  (``uncapped_adopt``, KAFKA-8649).
 * ``streams_codec``: what each release's ``SubscriptionInfo`` / ``AssignmentInfo`` ``encode()`` writes, its own
-  ``decode()`` reads back (the fields each version carries), and a version above what it speaks is refused.
+  ``decode()`` reads back (the fields each version carries, Kafka's ``equals``, the encoded length), and a version
+  above what it speaks is refused; the checked constructors (``of``), what ``encode()`` refuses of an info built
+  unchecked, the supported-version word and process id bytes written, task sets in hash-bin order.
 * ``streams_decode``: each release's ``decode()`` on damaged bytes (an unknown version word, a buffer cut in any
   field, trailing bytes, a negative length, bad modified UTF-8): which exception, with which message.
 * ``streams_tasks``: the tasks the leader deals round robin and each assignment's consumer-level partitions
-  (its active tasks' partitions, in task order).
+  (its active tasks' partitions, in task order), and kafka-2.0's version probing (previous tasks back).
 
 metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 
