@@ -85,6 +85,28 @@ def test_the_compiled_path_sees_a_bug_planted_in_the_reference(direction: str,
     assert full["mismatch"] is None and full["every_reachable_state"] and full["states"] >= COMPILE_FROM
 
 
+def test_a_drained_check_without_its_active_controller_is_a_mismatch_on_the_leaderless_rollback_story() -> None:
+    """The mutation campaign's survivor system.py ``drop_and_operand``: the quorum's "drained" check without
+    ``_leader_ok`` reads ``voters[-1]``'s driver when there is no leader, and offers a clean shutdown no operator
+    could know to be safe. No property looks at that (ZooKeeper holds the log); the Z3 relation on every state of
+    the ``leaderless_rollback`` story (a ci story config) names it, where every older config had one fault."""
+    honest = system("zk_migration", "leaderless_rollback", "kip")
+    base = type(honest)
+
+    class Planted(base):  # type: ignore[misc, valid-type]
+        def _rollback_successors(self, s: Any, out: Any) -> None:
+            self._leader_ok = lambda _s: True  # type: ignore[method-assign]  # the dropped operand
+            try:
+                base._rollback_successors(self, s, out)
+            finally:
+                del self._leader_ok
+
+    ts = Planted(honest.config)
+    diff = successor_differential(symbolic(ts), ts, 0)
+    assert diff["mismatch"] is not None and "for action ShutdownQuorum from" in diff["mismatch"]
+    assert "leader=-1" in diff["mismatch"].splitlines()[0] and "shutdown=<Shutdown.CLEAN" in diff["mismatch"]
+
+
 @pytest.mark.parametrize("change", ["next_id", "raft_epoch"])
 def test_a_constant_planted_in_the_reference_initial_state_is_a_mismatch(change: str) -> None:
     """A reference whose initial state differs from the encoding's in one constant (the next change id, the
