@@ -524,13 +524,16 @@ def _code_of(path: Path) -> bytes:
         return text
 
 
-def reference_digests(root: Path, packages: dict[str, str], code_only: bool = False) -> dict[str, str]:
+def reference_digests(root: Path, packages: dict[str, str], code_only: bool = False,
+                      registry: bool = True) -> dict[str, str]:
     """Per protocol, a SHA-256 digest over what its mutants are made of: ``reference_impl/`` without the other
     protocols' packages its own does not import (directly or through another; zk_migration imports
     metadata_version's catalog). ``--resume`` carries a protocol's kills over while its digest is unchanged, so
     fixing one protocol's reference does not send every other protocol's mutants through again. ``packages``:
     each protocol's package name under ``root/reference_impl`` -> the protocol. ``code_only``: over the modules'
-    syntax trees, so that a comment or a line break changes nothing (``protocol_code_sha256``)."""
+    syntax trees, so that a comment or a line break changes nothing (``protocol_code_sha256``). ``registry``
+    False: without each protocol's registry entry (``REGISTRY_MODULE``: named configs and broken variants, never
+    mutated), the code a mutant is made of (:func:`registry_growth`)."""
     ref = root / "reference_impl"
     imports = {name: set(re.findall(r"^\s*(?:from|import)\s+reference_impl\.(\w+)", "".join(
         f.read_text(encoding="utf-8") for f in sorted((ref / name).rglob("*.py"))), re.M)) & set(packages)
@@ -548,9 +551,113 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
             if "__pycache__" in rel.parts or (len(rel.parts) > 1 and rel.parts[0] in packages
                                               and rel.parts[0] not in deps):
                 continue
+            if not registry and rel.parts[1:] == (REGISTRY_MODULE,) and rel.parts[0] in packages:
+                continue
             digest.update(str(rel).encode() + b"\0" + (_code_of(path) if code_only else path.read_bytes()) + b"\0")
         out[protocol] = digest.hexdigest()
     return out
+
+
+# Each protocol's registry entry (reference_impl/<package>/protocol.py): its named configs and broken variants.
+REGISTRY_MODULE = "protocol.py"
+
+# Run in a checkout's packages (PYTHONPATH first): what the kills of a campaign there were run on, besides the
+# code. Values as canonical JSON (a frozenset's order is the hash seed's, so sorted), so two checkouts compare.
+_REGISTRY_SIGNATURE = """
+import dataclasses, enum, json, sys
+from rollcheck.registry import get_protocol
+
+def canon(x):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: canon(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, (set, frozenset)):
+        return sorted((canon(v) for v in x), key=repr)
+    if isinstance(x, (list, tuple)):
+        return [canon(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): canon(v) for k, v in x.items()}
+    if isinstance(x, enum.Enum):
+        return repr(x)
+    return x if isinstance(x, (str, int, float, bool, type(None))) else repr(x)
+
+entry = get_protocol(sys.argv[1])
+variants = []
+for v in entry.variants:
+    ts = v.system(entry.configs[v.config])
+    variants.append([v.id, list(v.expect), v.config, type(ts).__qualname__, canon(ts.config)])
+print(json.dumps({"configs": {n: canon(c) for n, c in entry.configs.items()}, "gate_config": entry.gate_config,
+                  "story_configs": list(entry.story_configs), "profiles": list(entry.profiles),
+                  "variants": variants}, sort_keys=True))
+"""
+
+
+def registry_signature(root: Path, protocol: str) -> dict[str, Any]:
+    """The protocol's registry entry as the packages under ``root`` have it (:data:`_REGISTRY_SIGNATURE`)."""
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONHASHSEED="0")
+    proc = subprocess.run([sys.executable, "-c", _REGISTRY_SIGNATURE, protocol], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"registry of {protocol} under {root}: {proc.stderr.strip().splitlines()[-1:]}")
+    return dict(json.loads(proc.stdout))
+
+
+def registry_grew(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether ``after`` (a registry signature) runs every check ``before`` ran: each named config of ``before``
+    there with the same value, its story configs among ``after``'s, the same gate config, profiles and broken
+    variants. Only named configs (and story configs) added since, then: a kill under ``before`` is one under
+    ``after``."""
+    configs = after["configs"]
+    return (all(configs.get(name) == value for name, value in before["configs"].items())
+            and set(before["story_configs"]) <= set(after["story_configs"])
+            and (before["gate_config"], before["profiles"], before["variants"])
+            == (after["gate_config"], after["profiles"], after["variants"]))
+
+
+def registry_growth(snapshot_root: Path, packages: dict[str, str]) -> Callable[[dict[str, Any], str], bool]:
+    """For ``--resume``: whether an earlier row's kill stands at this snapshot although its protocol's reference
+    digest changed, because only the registry entry grew (a story config added, as for a survivor only a new
+    config reaches). The row's commit is read from git (cached per commit): its protocol's code digest must be
+    the row's own (the row ran on that commit's code, not a dirty tree), its code without the registry entry this
+    snapshot's, and its registry entry one this snapshot's extends (:func:`registry_grew`)."""
+    now_body = reference_digests(snapshot_root, packages, code_only=True, registry=False)
+    now: dict[str, dict[str, Any]] = {}
+    seen: dict[tuple[str, str], tuple[str, str, dict[str, Any]] | None] = {}
+
+    def at(commit: str, protocol: str) -> tuple[str, str, dict[str, Any]] | None:
+        tree = Path(tempfile.mkdtemp(prefix="rollcheck-registry-"))
+        try:
+            archive = subprocess.run(["git", "archive", commit, *PACKAGES], cwd=ROOT, capture_output=True,
+                                     timeout=300)
+            if archive.returncode != 0:
+                return None  # a commit this clone does not have
+            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True, timeout=300)
+            full = reference_digests(tree, packages, code_only=True)[protocol]
+            body = reference_digests(tree, packages, code_only=True, registry=False)[protocol]
+            return full, body, registry_signature(tree, protocol)
+        except (RuntimeError, subprocess.SubprocessError, KeyError, OSError):
+            return None
+        finally:
+            shutil.rmtree(tree, ignore_errors=True)
+
+    def grown(row: dict[str, Any], protocol: str) -> bool:
+        commit, code = row.get("commit"), row.get("protocol_code_sha256")
+        if not commit or not code or protocol not in now_body:
+            return False
+        if (commit, protocol) not in seen:
+            seen[commit, protocol] = at(commit, protocol)
+        then = seen[commit, protocol]
+        if then is None or then[0] != code or then[1] != now_body[protocol]:
+            return False
+        if protocol not in now:
+            now[protocol] = registry_signature(snapshot_root, protocol)
+        return registry_grew(then[2], now[protocol])
+
+    return grown
+
+
+def protocol_packages() -> dict[str, str]:
+    """Each protocol's package name under ``reference_impl/`` -> the protocol."""
+    return {protocol_dir(p).name: p for p in protocol_names()}
 
 
 def protocol_dir(protocol: str) -> Path:
@@ -1330,7 +1437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dropped: dict[str, list[dict[str, Any]]] = {}
     try:
         sources, reference = snapshot(scratch / "snapshot")
-        packages = {protocol_dir(p).name: p for p in protocol_names()}
+        packages = protocol_packages()
         per_protocol = reference_digests(scratch / "snapshot", packages)
         per_protocol_code = reference_digests(scratch / "snapshot", packages, code_only=True)
         for p in protocols:
@@ -1412,7 +1519,8 @@ def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[
 
 
 def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc: dict[str, Any],
-                 equivalents: Sequence[Equivalent] = ()) -> dict[str, dict[str, Any]]:
+                 equivalents: Sequence[Equivalent] = (),
+                 grown: Callable[[dict[str, Any], str], bool] | None = None) -> dict[str, dict[str, Any]]:
     """The rows of an earlier campaign (``--resume``) that stand at this checkout, by mutant id: the same edit
     (id, line before and after), and either every module unchanged since the row ran (any verdict stands) or
     ``reference_impl/`` unchanged and the row a kill (the checkers changed: a survivor or a timeout runs again
@@ -1420,7 +1528,8 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
     weakened since would need a campaign from scratch). A survivor the list of equivalent mutants names is judged
     "equivalent" and kept like a kill: it survived the checkers of its time, and more checkers cannot kill an
     edit that changes nothing (if they do, the entry is wrong: ``--resume`` from a campaign at the old reference
-    sees it)."""
+    sees it). ``grown`` (:func:`registry_growth`): a standing row also stands where the reference changed only by
+    its registry entry's growth (configs added: every check the row met still runs), flagged ``registry_grew``."""
     wanted = {m.id: m for ms in selected.values() for m in ms}
     out: dict[str, dict[str, Any]] = {}
     for r in earlier["mutants"]:
@@ -1440,9 +1549,13 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         same_reference = same_reference or (code is not None
                                             and code == doc.get("protocol_code_sha256", {}).get(m.protocol))
         standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
+        row_commit = r.get("commit", earlier.get("commit"))
         if src == doc["sources_sha256"] or (same_reference and standing):
-            out[m.id] = dict(r, commit=r.get("commit", earlier.get("commit")), sources_sha256=src,
-                             reference_sha256=ref, carried=src != doc["sources_sha256"])
+            out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref,
+                             carried=src != doc["sources_sha256"])
+        elif standing and grown is not None and grown(dict(r, commit=row_commit), m.protocol):
+            out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref, carried=True,
+                             registry_grew=True)
     return out
 
 
@@ -1500,7 +1613,8 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
               doc: dict[str, Any], results: list[dict[str, Any]], path: Path) -> int:
     bases: dict[str, Baseline] = {}
     timeouts: dict[str, float] = {}
-    carried = {} if args.resumed is None else carried_rows(args.resumed, selected, doc, args.equivalents)
+    carried = {} if args.resumed is None else carried_rows(
+        args.resumed, selected, doc, args.equivalents, registry_growth(runner.snapshot, protocol_packages()))
     hints = {} if args.resumed is None else kill_hints(args.resumed, selected, carried)
     resumed_same = args.resumed is not None and args.resumed.get("sources_sha256") == doc["sources_sha256"]
 

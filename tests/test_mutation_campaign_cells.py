@@ -284,3 +284,72 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
     assert len(ran) == len(set(ran)) and "variants" in ran  # every step ran, none twice
     assert sum(r.startswith("explore ") for r in ran) == len(cells_of("zk_migration"))
     assert sum(r.startswith("z3 ") for r in ran) == len(z3_cells_of("zk_migration"))
+
+
+def test_resume_keeps_a_kill_where_only_the_registry_entry_grew() -> None:
+    """--resume across a commit that only added a config to a protocol's registry entry (protocol.py): every
+    check an earlier kill met still runs, so kills and listed equivalents stand, flagged ``registry_grew``, and a
+    survivor runs again (the new config may kill it). Anything else that changed (a config's value, a story
+    dropped, a broken variant) keeps the old rule: the row runs again."""
+    from benchmarks.mutation import Mutant, carried_rows, registry_grew
+
+    def mutant(mid: str) -> Mutant:
+        return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
+                      "a < b", "a <= b", "")
+
+    rows = [{"id": i, "protocol": "zk_migration", "status": st, "before": "a < b", "after": "a <= b",
+             "protocol_code_sha256": "old", "commit": "c0"}
+            for i, st in (("k1", "killed (z3)"), ("s1", "survived"), ("t1", "timeout"))]
+    earlier = {"mutants": rows, "sources_sha256": "S0", "reference_sha256": "R0"}
+    doc = {"sources_sha256": "S1", "reference_sha256": "R1", "protocol_code_sha256": {"zk_migration": "new"}}
+    selected = {"zk_migration": [mutant("k1"), mutant("s1"), mutant("t1")]}
+    asked: list[tuple[str, str]] = []
+
+    def grown(row: dict[str, object], protocol: str) -> bool:
+        asked.append((str(row["commit"]), protocol))
+        return True
+
+    kept = carried_rows(earlier, selected, doc, (), grown)
+    assert sorted(kept) == ["k1"] and kept["k1"]["registry_grew"] and kept["k1"]["carried"]
+    assert asked == [("c0", "zk_migration")]  # asked for standing rows only, with the row's commit
+    assert carried_rows(earlier, selected, doc, (), lambda r, p: False) == {}
+    assert carried_rows(earlier, selected, doc) == {}
+
+    sig = {"configs": {"small": {"voters": 1}, "story": {"voters": 3}}, "gate_config": "small",
+           "story_configs": ["story"], "profiles": ["kip"], "variants": [["V1", ["P"], "small", "S", {"m": 1}]]}
+    added = dict(sig, configs={**sig["configs"], "new": {"voters": 3}}, story_configs=["story", "new"])
+    assert registry_grew(sig, added) and not registry_grew(added, sig) and registry_grew(sig, sig)
+    assert not registry_grew(sig, dict(sig, configs={**sig["configs"], "story": {"voters": 1}}))
+    assert not registry_grew(sig, dict(added, story_configs=["new"]))
+    assert not registry_grew(sig, dict(added, variants=[["V1", ["P"], "story", "S", {"m": 1}]]))
+    assert not registry_grew(sig, dict(added, gate_config="story"))
+
+
+def test_registry_growth_reads_each_rows_commit_from_git(tmp_path: Path) -> None:
+    """registry_growth against this repository's history: e799c05 added the zk ``leaderless_rollback`` story
+    config and nothing else to the reference, so a kill at bc10bf4 stands there; 5f24969 changed two story
+    configs' values (Raft epochs, lag limit), so a kill from before it does not; a row whose code digest is not
+    its commit's (a dirty tree) never stands this way."""
+    import subprocess
+
+    from benchmarks.mutation import PACKAGES, ROOT, protocol_packages, reference_digests, registry_growth
+
+    def tree(commit: str) -> Path:
+        d = tmp_path / commit
+        if d.exists():
+            return d
+        d.mkdir()
+        archive = subprocess.run(["git", "archive", commit, *PACKAGES], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(d)], input=archive.stdout, check=True)
+        return d
+
+    packages = protocol_packages()
+
+    def row(commit: str) -> dict[str, object]:
+        code = reference_digests(tree(commit), packages, code_only=True)["zk_migration"]
+        return {"commit": commit, "protocol_code_sha256": code}
+
+    grown = registry_growth(tree("e799c05"), packages)
+    assert grown(row("bc10bf4"), "zk_migration")
+    assert not grown(dict(row("bc10bf4"), protocol_code_sha256="dirty"), "zk_migration")
+    assert not registry_growth(tree("5f24969"), packages)(row("5f24969~1"), "zk_migration")
