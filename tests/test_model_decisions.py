@@ -577,6 +577,22 @@ def _decoder_drops_the_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda data, latest=4: dataclasses.replace(real(data, latest), user_endpoint=None))
 
 
+def _decoder_masks_the_low_half_one_bit_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivors streams api.py:369:68 / 73 int_plus_1: a 65-bit mask on the signed low half sets
+    # the high half's lowest bit when the low half is negative, which only an even high half shows.
+    import uuid
+
+    real = streams_api.decode_subscription
+
+    def planted(data: bytes, latest: int = 4) -> Any:
+        got = real(data, latest)
+        pid = getattr(got, "process_id", None)
+        if pid is None or not pid.int & (1 << 63):
+            return got
+        return dataclasses.replace(got, process_id=uuid.UUID(int=pid.int | (1 << 64)))
+    monkeypatch.setattr(streams_api, "decode_subscription", planted)
+
+
 def _decoder_drops_the_error_code(monkeypatch: pytest.MonkeyPatch) -> None:
     real = streams_api.decode_assignment
     monkeypatch.setattr(streams_api, "decode_assignment", lambda data, latest=4: dataclasses.replace(
@@ -709,7 +725,8 @@ def _encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams_api, "encode_subscription", planted)
 
 
-@pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_drops_the_error_code,
+@pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_masks_the_low_half_one_bit_wide,
+                                     _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
                                      _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,
                                      _task_set_keeps_a_python_sets_order, _subscription_of_accepts_version_0,

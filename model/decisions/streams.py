@@ -315,7 +315,8 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
 # The layouts Kafka's SubscriptionInfo / AssignmentInfo had up to 2.1 (versions 1 to 4); later versions pass the
 # system's fields without bytes (reference_impl/streams_probing/system.py).
 CODEC_LAYOUTS = 4
-_PIDS = (0, 1, (1 << 64) + 5, (1 << 128) - 1)  # process ids as UUID ints: zero, low half only, both, every bit
+_PIDS = (0, 1, (1 << 64) + 5, (1 << 128) - 1, 1 << 63)  # UUID ints: zero, low half only, both, every bit, a negative
+# low half under an even high half (a mask one bit too wide on the low half sets the high half's lowest bit)
 _TASKS = ((0, 0), (1, 2), (2, 1))
 _ENDPOINT = "host:9092"
 
