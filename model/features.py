@@ -8,10 +8,10 @@ the client, and the restart / IBP bounds. An UpdateFeatures request is decided b
 reference's ``FeatureController`` over its whole bounded domain.
 
 Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, UpdateFeatures,
-DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp) for configs whose
-requests carry one update each (``multi_update = False``; the multi-update requests of the ``atomic`` and
-``large`` configs are not encoded: the constructor refuses them), and every mutation but
-``apply_partially_when_atomic`` (multi-update only). Invariants: FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
+DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp), requests of one
+update or of two (``multi_update``: each update validated against the node before the request; under the
+revision's ``atomic`` semantics none is applied unless every one succeeds), and every mutation. Invariants:
+FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
 properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14, FEAT-15 and FEAT-16, all of them (FEAT-14 and FEAT-16 over the
 step's change, as the spec states them: the reference reads the step's label). UpdateFeatures is split into one
 relation per operator request (``update_reqs``, ``parameter_relations``: the action's ``updates`` and
@@ -20,8 +20,7 @@ before (``_outcome``). A step property fails on a step when some request that ma
 the explorer's labelled edges.
 Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
 1-inductive, and ``queue-needs-controller`` (no registration queued without a controller), which makes FEAT-14
-so. Not encoded: the graph property FEAT-10 (liveness: the explorers only); FEAT-06 under the ``atomic``
-semantics with two-update requests (the constructor refuses ``multi_update``, so FEAT-M3 is out);
+so. Not encoded: the graph property FEAT-10 (liveness: the explorers only);
 FEAT-13 (/features' bytes are Kafka's FeatureZNode JSON: the schema version, the keys and the JSON types exist
 only in the bytes, and the fields here are the node they decode to; what it says of the decoded node is FEAT-02,
 FEAT-09 and the brokers' caches, whose epochs ``caches-behind-node`` bounds).
@@ -55,8 +54,6 @@ class FeaturesZ3(SymbolicSystem):
     def __init__(self, ts: TransitionSystem[Any]) -> None:
         super().__init__(ts)
         c = self.config
-        if c.multi_update:
-            raise ValueError("features: requests with several updates (multi_update) are not encoded")
         self.n: int = c.brokers
         self.feats: tuple[str, ...] = c.feature_names
         self.rels = [r.name for r in c.releases]
@@ -318,10 +315,10 @@ class FeaturesZ3(SymbolicSystem):
             opts.append(z3.And(v["q0"] == j, frame(v, v2, {f"b{j}.registered": admit, **rest})))
         return z3.And(v["qlen"] > 0, v["controller"] >= 0, z3.Or(opts))
 
-    def _outcome(self, v: V, req: Any) -> tuple[Any, Any]:
-        """(versioning enabled, the update's outcome) of a one-update request against state ``v``: without
-        versioning the response has a top-level INVALID_REQUEST and nothing is written."""
-        (u,) = req.feature_updates
+    def _outcome(self, v: V, u: Any) -> tuple[Any, Any]:
+        """(versioning enabled, the outcome of update ``u``) against state ``v``: without versioning the response
+        has a top-level INVALID_REQUEST and nothing is written. Each update of a request is validated against
+        the node as it was before the request (KafkaController.processFeatureUpdates)."""
         f = u.feature
         has_o: Any = z3.BoolVal(False)
         olo: Any = z3.IntVal(0)
@@ -334,20 +331,33 @@ class FeaturesZ3(SymbolicSystem):
                                  self.muts)
         return z3.And(v["ibp"], v["node"], v["enabled"]), r
 
+    def _applied(self, v: V, req: Any) -> tuple[Any, list[tuple[Any, Any, Any]]]:
+        """(versioning enabled, per update of ``req``: the update, its outcome, whether it is applied). Under the
+        revision's ``atomic`` semantics an update is applied only if every update of its request succeeds
+        (``apply_partially_when_atomic``: each on its own, as under ``partial``); a dry run applies none."""
+        outcomes = [(u, *self._outcome(v, u)) for u in req.feature_updates]
+        versioning = outcomes[0][1]  # the same for every update: the state's, not the update's
+        every = z3.And([r.error == 0 for _u, _ver, r in outcomes])
+        atomic = self.config.semantics == "atomic" and "apply_partially_when_atomic" not in self.muts
+        return versioning, [(u, r, z3.And(versioning, every if atomic else r.error == 0, not req.dry_run))
+                            for u, _ver, r in outcomes]
+
     def _update_req(self, req: Any) -> Relation:
         """UpdateFeatures for one request of the operator (``ts.requests``): the action's parameters."""
 
         def rel(v: V, v2: V) -> z3.BoolRef:
-            (u,) = req.feature_updates
-            f = u.feature
-            versioning, r = self._outcome(v, req)
-            applied = z3.And(versioning, r.error == 0, not req.dry_run)
+            versioning, updates = self._applied(v, req)
+            # A successful update always changes its feature (the same level, or deleting an absent feature,
+            # fails), so the node is written iff some update is applied.
+            applied = z3.Or([a for _u, _r, a in updates])
             bump = z3.And(versioning, z3.Not(applied), "bump_epoch_on_noop" in self.muts, not req.dry_run)
             changed = z3.Or(applied, bump)
             ch: dict[str, Any] = {"epoch": z3.If(changed, v["epoch"] + 1, v["epoch"]), **self.written(v, changed)}
-            ch.update({f"n.{f}.has": z3.If(applied, r.present, v[f"n.{f}.has"]),
-                       f"n.{f}.min": z3.If(applied, r.min, v[f"n.{f}.min"]),
-                       f"n.{f}.max": z3.If(applied, r.max, v[f"n.{f}.max"])})
+            for u, r, a in updates:  # requests name each feature once (FeaturesConfig.operator_requests)
+                f = u.feature
+                ch.update({f"n.{f}.has": z3.If(a, r.present, v[f"n.{f}.has"]),
+                           f"n.{f}.min": z3.If(a, r.min, v[f"n.{f}.min"]),
+                           f"n.{f}.max": z3.If(a, r.max, v[f"n.{f}.max"])})
             return z3.And(v["controller"] >= 0, v["node"], v["epoch"] < self.config.max_epoch, frame(v, v2, ch))
 
         return rel
@@ -356,8 +366,8 @@ class FeaturesZ3(SymbolicSystem):
         return z3.Or([rel(v, v2) for _req, rel in self.update_reqs])
 
     def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("features_update", "features_request", "version_range", "finalized_cache",
-                                  "admin_update", "feature_znode"), self.config.profile)
+        return gate_differential(("features_update", "features_request", "features_atomic", "version_range",
+                                  "finalized_cache", "admin_update", "feature_znode"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         return [("UpdateFeatures", {"updates": tuple((u.feature, u.max_version_level, u.allow_downgrade)
@@ -512,28 +522,39 @@ class FeaturesZ3(SymbolicSystem):
         """An UpdateFeatures lowers (or deletes) a finalized max level only of its own feature, with the flag."""
         out = []
         for req, rel in self.update_reqs:
-            (u,) = req.feature_updates
+            flagged = {u.feature for u in req.feature_updates if u.allow_downgrade}
             kept = [z3.Not(z3.And(v[f"n.{f}.has"], z3.Or(z3.Not(v2[f"n.{f}.has"]), v2[f"n.{f}.max"] < v[f"n.{f}.max"])))
-                    for f in self.feats if not (f == u.feature and u.allow_downgrade)]
+                    for f in self.feats if f not in flagged]
             out.append(z3.Implies(rel(v, v2), z3.And(kept)))
         return z3.And(out)
 
     def feat06(self, v: V, v2: V) -> z3.BoolRef:
-        """A failed request (top-level error, or its one update failed) leaves the node as it was (epoch
-        included); a successful non-dry one is applied: the level set, or the feature deleted (level < 1)."""
+        """A failed update (top-level error, or its own failure; under ``atomic`` any update of its request
+        failed) leaves its feature as it was, and a request that applies nothing leaves the node as it was
+        (epoch included); a successful non-dry update is applied: the level set, or the feature deleted
+        (level < 1)."""
         out = []
+        atomic = self.config.semantics == "atomic"
         for req, rel in self.update_reqs:
-            (u,) = req.feature_updates
-            f, lvl = u.feature, u.max_version_level
-            versioning, r = self._outcome(v, req)
-            if req.dry_run:
-                applied: Any = z3.BoolVal(True)
-            elif lvl < 1:
-                applied = z3.Not(v2[f"n.{f}.has"])
-            else:
-                applied = z3.And(v2[f"n.{f}.has"], v2[f"n.{f}.max"] == lvl)
-            ok = z3.If(z3.And(versioning, r.error == 0), applied, self._node_same(v, v2))
-            out.append(z3.Implies(rel(v, v2), ok))
+            versioning, outcomes = self._applied(v, req)
+            every = z3.And([r.error == 0 for _u, r, _a in outcomes])
+            ok, succeeded = [], []
+            for u, r, _a in outcomes:
+                f, lvl = u.feature, u.max_version_level
+                success = z3.And(versioning, every if atomic else r.error == 0)
+                if req.dry_run:
+                    applied: Any = z3.BoolVal(True)
+                elif lvl < 1:
+                    applied = z3.Not(v2[f"n.{f}.has"])
+                else:
+                    applied = z3.And(v2[f"n.{f}.has"], v2[f"n.{f}.max"] == lvl)
+                same = z3.And([v2[f"n.{f}.{x}"] == v[f"n.{f}.{x}"] for x in ("has", "min", "max")])
+                ok.append(z3.If(success, applied, same))
+                succeeded.append(success)
+            # The revision: one failure and nothing is applied; and a request that applies nothing leaves the
+            # node untouched, its epoch included.
+            ok.append(z3.Implies(z3.Not(z3.Or(succeeded)), self._node_same(v, v2)))
+            out.append(z3.Implies(rel(v, v2), z3.And(ok)))
         return z3.And(out)
 
     def feat12(self, v: V, v2: V) -> z3.BoolRef:

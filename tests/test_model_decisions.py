@@ -47,6 +47,50 @@ def test_streams_assign_formula_agrees_under_every_assignor_mutation() -> None:
     assert res.cases == 17 * 6
 
 
+def _atomic_answers_every_update_feature_update_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's features api.py:602 if_false: the update that failed loses its own error.
+    real = features_api.FeatureController.update_features
+
+    def planted(self: Any, request: Any, principal_can_alter: bool = True) -> Any:
+        resp, after = real(self, request, principal_can_alter)
+        if self.semantics == "atomic" and not resp.ok and resp.error is features_api.Errors.NONE:
+            resp = dataclasses.replace(resp, results=tuple(dataclasses.replace(
+                r, error=features_api.Errors.FEATURE_UPDATE_FAILED) for r in resp.results))
+        return resp, after
+    monkeypatch.setattr(features_api.FeatureController, "update_features", planted)
+
+
+def _atomic_applies_the_valid_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = features_api.FeatureController.update_features
+
+    def planted(self: Any, request: Any, principal_can_alter: bool = True) -> Any:
+        return real(dataclasses.replace(self, mutations=self.mutations | {"apply_partially_when_atomic"}), request,
+                    principal_can_alter)
+    monkeypatch.setattr(features_api.FeatureController, "update_features", planted)
+
+
+def _response_ok_ignores_the_top_level_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's features api.py:554:16 drop_and_operand.
+    monkeypatch.setattr(features_api.UpdateFeaturesResponse, "ok", property(
+        lambda self: all(r.error is features_api.Errors.NONE for r in self.results)))
+
+
+@pytest.mark.parametrize("planted", [_atomic_answers_every_update_feature_update_failed, _atomic_applies_the_valid_half,
+                                     _response_ok_ignores_the_top_level_error])
+def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """Two-update requests under KIP-584 and its all-or-nothing revision (features_atomic), and the response's
+    ``ok`` (features_atomic, features_request): which error each update reports, and what is applied."""
+    from model.decisions import features_atomic_cases, features_request_cases
+
+    res = differential("features_atomic", features_atomic_cases())
+    assert res.ok and res.cases == 2 and res.inputs == 2 * 2 * 2 * (3 * 4) ** 2, str(res.disagreement)
+    assert differential("features_request", features_request_cases()).ok
+    planted(monkeypatch)
+    assert not (differential("features_atomic", features_atomic_cases()).ok
+                and differential("features_request", features_request_cases()).ok)
+
+
 def test_features_update_formula_agrees_with_reference() -> None:
     res = differential("features_update", features_update_cases(brokers=1))
     assert res.ok, str(res.disagreement)

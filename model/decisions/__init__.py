@@ -74,6 +74,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
+* ``features_atomic``: a request with two updates under KIP-584 as written (each on its own) and its revision
+  (all or nothing): each result's error code and note, and the ranges after it.
 * ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
   (authorization, not the active controller, versioning off, a feature named twice under kip), with their
   messages, and an empty feature name failing alone.
@@ -101,6 +103,7 @@ from .features import (
     UpdateOutcome,
     admin_update_cases,
     feature_znode_cases,
+    features_atomic_cases,
     features_request_cases,
     features_update_cases,
     features_update_formula,
@@ -150,6 +153,7 @@ __all__ = [
     "admin_update_cases",
     "differential",
     "feature_znode_cases",
+    "features_atomic_cases",
     "features_request_cases",
     "features_update_cases",
     "features_update_formula",
@@ -191,6 +195,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "streams_tasks": streams_tasks_cases,
     "features_update": features_update_cases,
     "features_request": features_request_cases,
+    "features_atomic": features_atomic_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
@@ -221,6 +226,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "streams_tasks": streams_tasks_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "features_request": features_request_cases,
+    "features_atomic": features_atomic_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,

@@ -145,6 +145,7 @@ def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
             names = z3.If(auth == 0, 1, z3.If(active == 0, 2, z3.If(cluster != 1, 3, z3.If(duplicate, 4, 0))))
             ok = top == int(errors.NONE)
             return {"top": top, "names": names, "results": z3.If(ok, 1 + empty, 0),
+                    "ok": z3.If(z3.And(ok, empty == 0), 1, 0),  # UpdateFeaturesResponse.ok
                     "f": z3.If(ok, int(errors.NONE), DONT_CARE),
                     "empty": z3.If(z3.And(ok, empty == 1), int(errors.INVALID_REQUEST), DONT_CARE)}
         return outputs
@@ -165,7 +166,8 @@ def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
             by_name = {r.feature: r for r in resp.results}
             out = {"top": int(resp.error),
                    "names": FEAT_REQUEST_MESSAGES.index(msg) if msg in FEAT_REQUEST_MESSAGES else CODEC_ERROR,
-                   "results": len(resp.results), "f": int(by_name["f"].error) if "f" in by_name else DONT_CARE,
+                   "results": len(resp.results), "ok": int(resp.ok),
+                   "f": int(by_name["f"].error) if "f" in by_name else DONT_CARE,
                    "empty": DONT_CARE}
             if "" in by_name:
                 r = by_name[""]
@@ -195,6 +197,73 @@ def features_update_cases(brokers: int = 1, top: int = 3
                 yield x
         yield (f"{profile}, {brokers} live brokers", features_update_formula(profile, brokers), domain(),
                features_update_reference(profile, brokers))
+
+
+# What an update the revision's all-or-nothing rule leaves unapplied is told (FeatureController.update_features).
+FEAT_NOT_APPLIED = "Not applied: another update in the same request failed."
+_ATOMIC_RANGES = ((0, 0, 0), (1, 1, 1), (1, 1, 2))  # a feature's finalized range: absent, 1-1, 1-2
+
+
+def features_atomic_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """A request with two updates (features f and g, one allowDowngrade flag, as the operator's two-update
+    requests have) under KIP-584 as written (``partial``: each update on its own) and its revision
+    (``atomic``: if one update fails, none is applied; each update that was valid on its own is answered
+    FEATURE_UPDATE_FAILED with "Not applied: ...", and the failed one keeps its own error). The response's
+    ``ok``; per feature: the
+    result's error code, whether its message is the not-applied note, and the range after the request. Every
+    broker supports levels 1-2 of both. The system's ``atomic`` story config sends such requests, but compares
+    only whether each update succeeded (FEAT-06) and the node: which error a failed update reports is this
+    rule's (the campaign's features api.py:602 ``if_false`` answered every update FEATURE_UPDATE_FAILED)."""
+    names = ["atomic", "allow", *(f"{n}_{f}" for f in ("f", "g") for n in ("has", "emin", "emax", "y"))]
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            one, two = z3.IntVal(1), z3.IntVal(2)
+            rs = {f: features_update_rule(profile, x[f"has_{f}"] == 1, x[f"emin_{f}"], x[f"emax_{f}"], x[f"y_{f}"],
+                                          x["allow"] == 1, z3.BoolVal(True), one,
+                                          [(z3.BoolVal(True), z3.BoolVal(True), one, two)]) for f in ("f", "g")}
+            failed = z3.Or([r.error != 0 for r in rs.values()])
+            atomic = x["atomic"] == 1
+            out: dict[str, Any] = {}
+            for f, r in rs.items():
+                held = z3.And(atomic, failed, r.error == 0)  # valid on its own, not applied
+                out[f"{f}_error"] = z3.If(held, FEATURE_UPDATE_FAILED, r.error)
+                out[f"{f}_note"] = z3.If(held, 1, 0)
+                keep = z3.And(atomic, failed)
+                out[f"{f}_present"] = z3.If(z3.If(keep, x[f"has_{f}"] == 1, r.present), 1, 0)
+                out[f"{f}_min"] = z3.If(keep, x[f"emin_{f}"], r.min)
+                out[f"{f}_max"] = z3.If(keep, x[f"emax_{f}"], r.max)
+            out["ok"] = z3.If(failed, 0, 1)  # UpdateFeaturesResponse.ok: no top-level error, every result NONE
+            return out
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        sup = (("f", SupportedVersionRange(1, 2)), ("g", SupportedVersionRange(1, 2)))
+
+        def run(x: Inputs) -> Outputs:
+            feats = tuple((f, FinalizedVersionRange(x[f"emin_{f}"], x[f"emax_{f}"])) for f in ("f", "g")
+                          if x[f"has_{f}"])
+            node = FeatureZNode(FeatureZNodeStatus.ENABLED, feats, 1)
+            ctl = FeatureController(node, ((0, sup),), sup, profile=profile,
+                                    semantics="atomic" if x["atomic"] else "partial")
+            request = UpdateFeaturesRequest(tuple(FeatureUpdate(f, x[f"y_{f}"], bool(x["allow"])) for f in ("f", "g")))
+            resp, after = ctl.update_features(request)
+            assert after.node is not None
+            out: dict[str, int] = {"ok": int(resp.ok)}
+            for f in ("f", "g"):
+                r, now = resp.result(f), after.node.get(f)
+                out.update({f"{f}_error": int(r.error), f"{f}_note": int(r.message == FEAT_NOT_APPLIED),
+                            f"{f}_present": int(now is not None), f"{f}_min": now.min_version_level if now else 0,
+                            f"{f}_max": now.max_version_level if now else 0})
+            return out
+        return run
+
+    for profile in ("kip", "kafka"):
+        domain = [{"atomic": atomic, "allow": allow, "has_f": ef[0], "emin_f": ef[1], "emax_f": ef[2], "y_f": yf,
+                   "has_g": eg[0], "emin_g": eg[1], "emax_g": eg[2], "y_g": yg}
+                  for atomic, allow, ef, yf, eg, yg in itertools.product(
+                      (0, 1), (0, 1), _ATOMIC_RANGES, range(4), _ATOMIC_RANGES, range(4))]
+        yield f"two updates, {profile}", Formula(names, build(profile)), domain, reference(profile)
 
 
 # --------------------------------------------------------------------------- features: version ranges
