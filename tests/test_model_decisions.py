@@ -769,7 +769,20 @@ def _encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams_api, "encode_subscription", planted)
 
 
+def _assignment_encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's survivor api.py:441:45 if_false: AssignmentInfo.encode of Kafka 2.0 writes its own 3 too.
+    real = streams_api.encode_assignment
+
+    def planted(info: Any, latest: int = 4) -> bytes:
+        data = real(info, latest)
+        if latest == 3 and info.version >= 3:
+            return data[:4] + info.latest_supported.to_bytes(4, "big", signed=True) + data[8:]
+        return data
+    monkeypatch.setattr(streams_api, "encode_assignment", planted)
+
+
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_masks_the_low_half_one_bit_wide,
+                                     _assignment_encoder_writes_the_field_for_2_0,
                                      _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
                                      _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,

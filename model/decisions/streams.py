@@ -542,20 +542,23 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
         def run(x: Inputs) -> Outputs:
             v = x["v"]
             try:
-                s_api.encode_assignment(s_api.AssignmentInfo(v, UNKNOWN), latest)
+                data = s_api.encode_assignment(s_api.AssignmentInfo(v, 7), latest)
             except s_api.IllegalArgumentException as exc:
                 ok = str(exc) == f"version must be between 1 and {latest}; was: {v}"
-                return {"outcome": ASG_OUT_OF_RANGE if ok else CODEC_ERROR}
+                return {"outcome": ASG_OUT_OF_RANGE if ok else CODEC_ERROR, "word": DONT_CARE}
             except s_api.IllegalStateException as exc:
                 ok = str(exc) == f"Unknown metadata version: {v}; latest supported version: {CODEC_LAYOUTS}"
-                return {"outcome": UNKNOWN_VERSION if ok else CODEC_ERROR}
-            return {"outcome": ENCODED}
+                return {"outcome": UNKNOWN_VERSION if ok else CODEC_ERROR, "word": DONT_CARE}
+            return {"outcome": ENCODED, "word": int.from_bytes(data[4:8], "big", signed=True) if v >= 3 else -1}
         return run
 
     def asg_encode_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        # The info's supported version is 7: Kafka 2.0 (latest 3) writes its own LATEST_SUPPORTED_VERSION, 3,
+        # whatever the info holds; later releases write the info's field.
         def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             v = x["v"]
-            return {"outcome": z3.If(v > latest, ASG_OUT_OF_RANGE, z3.If(v > CODEC_LAYOUTS, UNKNOWN_VERSION, ENCODED))}
+            return {"outcome": z3.If(v > latest, ASG_OUT_OF_RANGE, z3.If(v > CODEC_LAYOUTS, UNKNOWN_VERSION, ENCODED)),
+                    "word": z3.If(v >= 3, 3 if latest == 3 else 7, -1)}
         return build
 
     for rel in RELEASES:
