@@ -781,8 +781,19 @@ def _assignment_encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(streams_api, "encode_assignment", planted)
 
 
+def _assignment_encoder_writes_the_error_code_below_version_4(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's api.py:458 if_true: four bytes the decoder of versions 1-3 never reads.
+    real = streams_api.encode_assignment
+
+    def planted(info: Any, latest: int = 4) -> bytes:
+        data = real(info, latest)
+        return data + int(info.error).to_bytes(4, "big", signed=True) if info.version < 4 else data
+    monkeypatch.setattr(streams_api, "encode_assignment", planted)
+
+
 @pytest.mark.parametrize("planted", [_decoder_drops_the_endpoint, _decoder_masks_the_low_half_one_bit_wide,
                                      _assignment_encoder_writes_the_field_for_2_0,
+                                     _assignment_encoder_writes_the_error_code_below_version_4,
                                      _decoder_drops_the_error_code,
                                      _encoder_writes_the_supported_version_below_version_3,
                                      _task_set_stays_what_it_was_given, _task_set_sorts_a_task_set_again,

@@ -383,6 +383,13 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "active": x["active"],
                     "standby": x["standby"], "hosts": z3.If(v >= 2, x["hosts"], 0),
                     "code": z3.If(v >= 4, x["code"], 0),
+                    # The encoded length: version, the supported-version word from 3, the active tasks (8 bytes
+                    # each), the standby map (a task and its one partition "t"-0: 8 + 4 + 7), from 2 the hosts
+                    # ("host", port, partitions[i:]: host 0 has two partitions, host 1 one), from 4 the error.
+                    "length": z3.Sum(4, z3.If(v >= 3, 4, 0), 4, *([x["active"]] * 8), 4, *([x["standby"]] * 19),
+                                     z3.If(v >= 2, 4 + z3.If(x["hosts"] >= 1, 28, 0) + z3.If(x["hosts"] >= 2, 21, 0),
+                                           0),
+                                     z3.If(v >= 4, 4, 0)),
                     # Kafka's equals, as AssignmentInfoTest asserts decode(encode(info)) equal to info: only when
                     # the version carries every field given (partitionsByHost from 2 on, the error code from 4)
                     "equal": z3.And(z3.Or(x["hosts"] == 0, v >= 2), z3.Or(x["code"] == 0, v >= 4)),
@@ -404,10 +411,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     error=s_api.AssignorError(x["code"]))
                 # parts 1: the consumer-level partitions assign() hands the consumer (not encoded)
                 info = dataclasses.replace(info, partitions=tuple(partitions[:x["parts"]]))
-                got = s_api.decode_assignment(s_api.encode_assignment(info, latest), latest)
+                data = s_api.encode_assignment(info, latest)
+                got = s_api.decode_assignment(data, latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
                 return {"error": 1, **dict.fromkeys(("version", "supported", "active", "standby", "hosts", "code",
-                                                     "equal", "foreign", "empty"), DONT_CARE)}
+                                                     "length", "equal", "foreign", "empty"), DONT_CARE)}
             hosts = [(h.host, h.port) for h, _ in got.partitions_by_host]
             # equals on another class answers NotImplemented (Python then says False), never an error
             foreign = int(info.__eq__(object()) is NotImplemented)
@@ -418,7 +426,8 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                         len(got.standby_tasks)) else CODEC_ERROR,
                     "hosts": len(hosts) if sorted(hosts) == [("host", 9092 + i) for i in range(len(hosts))]
                     else CODEC_ERROR,
-                    "code": int(got.error), "equal": int(got == info and hash(got) == hash(info)),
+                    "code": int(got.error), "length": len(data),
+                    "equal": int(got == info and hash(got) == hash(info)),
                     "foreign": foreign, "empty": int(info.is_empty)}
         return run
 
