@@ -8,16 +8,15 @@ the client, and the restart / IBP bounds. An UpdateFeatures request is decided b
 reference's ``FeatureController`` over its whole bounded domain.
 
 Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, UpdateFeatures,
-DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp), requests of one
-update or of two (``multi_update``: each update validated against the node before the request; under the
-revision's ``atomic`` semantics none is applied unless every one succeeds), and every mutation. Invariants:
-FEAT-01, FEAT-02, FEAT-08, FEAT-09, FEAT-11. Step
-properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14, FEAT-15 and FEAT-16, all of them (FEAT-14 and FEAT-16 over the
-step's change, as the spec states them: the reference reads the step's label). UpdateFeatures is split into one
-relation per operator request (``update_reqs``, ``parameter_relations``: the action's ``updates`` and
-``dry_run``); its ``result`` is the decision of :func:`model.decisions.features_update_rule` on the state
-before (``_outcome``). A step property fails on a step when some request that makes the step breaks it, as on
-the explorer's labelled edges.
+DeliverFeaturesNotification, ReadApiVersions, RestartBroker, DeprecateMinLevel, SetIbp), requests of one update or
+of two (``multi_update``: each update validated against the node before the request; under the revision's
+``atomic`` semantics none is applied unless every one succeeds), and every mutation. Invariants: FEAT-01, FEAT-02,
+FEAT-08, FEAT-09, FEAT-11. Step properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-14, FEAT-15 and FEAT-16, all of them
+(FEAT-14 and FEAT-16 over the step's change, as the spec states them: the reference reads the step's label).
+UpdateFeatures is split into one relation per operator request (``update_reqs``, ``parameter_relations``: the
+action's ``updates`` and ``dry_run``); its ``result`` is the decision of
+:func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property fails on a step
+when some request that makes the step breaks it, as on the explorer's labelled edges.
 Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
 1-inductive, and ``queue-needs-controller`` (no registration queued without a controller), which makes FEAT-14
 so. Not encoded: the graph property FEAT-10 (liveness: the explorers only);
