@@ -136,10 +136,14 @@ class Equivalent:
     before: str
     after: str
     reason: str
+    # Optional: only inside this function (``Class.method`` for a method), where the same text elsewhere in the
+    # module is not equivalent (a row without the field, from before it, is then not named).
+    function: str = ""
 
     def names(self, row: dict[str, Any]) -> bool:
-        return (row.get("protocol"), Path(str(row.get("file", ""))).name, row.get("operator"), row.get("before"),
-                row.get("after")) == (self.protocol, self.module, self.operator, self.before, self.after)
+        return ((row.get("protocol"), Path(str(row.get("file", ""))).name, row.get("operator"), row.get("before"),
+                 row.get("after")) == (self.protocol, self.module, self.operator, self.before, self.after)
+                and (not self.function or row.get("function") == self.function))
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
@@ -150,11 +154,13 @@ def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
         return []
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
-    keys = set(Equivalent.__dataclass_fields__)
+    keys = set(Equivalent.__dataclass_fields__) - {"function"}
     out = []
     for i, e in enumerate(doc.get("equivalent", []), 1):
-        if not isinstance(e, dict) or set(e) != keys or not all(isinstance(v, str) and v.strip() for v in e.values()):
-            raise ValueError(f"{path}: entry {i} must have exactly the non-empty strings {', '.join(sorted(keys))}")
+        if not isinstance(e, dict) or not keys <= set(e) <= keys | {"function"} or not all(
+                isinstance(v, str) and v.strip() for v in e.values()):
+            raise ValueError(f"{path}: entry {i} must have exactly the non-empty strings {', '.join(sorted(keys))} "
+                             "(and optionally function)")
         if e["operator"] not in OPERATORS:
             raise ValueError(f"{path}: entry {i}: unknown operator {e['operator']!r}")
         out.append(Equivalent(**e))
@@ -171,7 +177,8 @@ def judge_equivalent(row: dict[str, Any], equivalents: Sequence[Equivalent]) -> 
 
 def listed_equivalent(m: Mutant, equivalents: Sequence[Equivalent]) -> bool:
     """Whether the list names this mutant (before it runs)."""
-    row = {"protocol": m.protocol, "file": m.file, "operator": m.operator, "before": m.before, "after": m.after}
+    row = {"protocol": m.protocol, "file": m.file, "operator": m.operator, "before": m.before, "after": m.after,
+           "function": m.function}
     return any(e.names(row) for e in equivalents)
 
 
@@ -204,6 +211,26 @@ class Mutant:
     before: str
     after: str
     source: str = field(repr=False)  # the whole mutated module
+    function: str = ""  # the innermost function (or method, as Class.name) around the site; "" at module level
+
+
+def enclosing_functions(text: str) -> dict[int, str]:
+    """For each line of a module, the innermost function around it (methods as ``Class.name``)."""
+    out: dict[int, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                        out[line] = name
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(text), "")
+    return out
 
 
 def _preorder(tree: ast.AST) -> list[ast.AST]:
@@ -678,7 +705,9 @@ def enumerate_mutants(protocol: str, operators: Sequence[str],
         path = pkg / name
         if not path.is_file():
             continue
-        sites = ModuleSites(path.read_text(encoding="utf-8"))
+        original = path.read_text(encoding="utf-8")
+        sites = ModuleSites(original)
+        functions = enclosing_functions(original)
         rel = str(path.relative_to(source))
         for site in sites.sites():
             if site.operator not in operators:
@@ -697,7 +726,8 @@ def enumerate_mutants(protocol: str, operators: Sequence[str],
             seen_texts[rel, text] = mid
             after_lines = text.splitlines()
             mutants.append(Mutant(mid, protocol, site.operator, rel, name, site.line, site.col,
-                                  sites.lines[site.line - 1].strip(), after_lines[site.line - 1].strip(), text))
+                                  sites.lines[site.line - 1].strip(), after_lines[site.line - 1].strip(), text,
+                                  functions.get(site.line, "")))
     return mutants, dropped
 
 
@@ -1209,6 +1239,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     return {
         "id": mutant.id, "protocol": mutant.protocol, "operator": mutant.operator, "file": mutant.file,
         "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,
+        "function": mutant.function,
         "status": status, "seconds": round(time.perf_counter() - t0, 2), "killed_by": killed_by,
         "crash": crash, "count_changed": changed, "small_count_changed": small_changed,
         "variants": broken, "z3": differential, "conform": conformance,
@@ -1536,7 +1567,9 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         m = wanted.get(r["id"])
         if m is None or (r.get("before"), r.get("after")) != (m.before, m.after):
             continue
-        r = judge_equivalent(r, equivalents)
+        # The enclosing function of rows from before the field: the same edit of the same line is in the same
+        # function while the code stands, which is all a carried row needs.
+        r = judge_equivalent(r if "function" in r else dict(r, function=m.function), equivalents)
         # Rows written before these fields were: the campaign's own.
         src = r.get("sources_sha256", earlier.get("sources_sha256"))
         ref = r.get("reference_sha256", earlier.get("reference_sha256"))

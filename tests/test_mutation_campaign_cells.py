@@ -105,6 +105,38 @@ def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp
     assert load_equivalents(tmp_path / "absent.toml") == []
 
 
+def test_an_equivalent_entry_can_be_scoped_to_one_function(tmp_path: Path) -> None:
+    """``function`` names where the edit is equivalent: the same text elsewhere in the module (streams'
+    ``if n < 0:`` in decode_subscription, inside ``if n != 0``, and in _capacity) is not named; a row without the
+    field (before it) is not either, unless a resumed row gets it from today's mutant; a key the schema does not
+    have is refused."""
+    import pytest
+
+    from benchmarks.mutation import Mutant, carried_rows, enclosing_functions, listed_equivalent, load_equivalents
+
+    assert enclosing_functions("x = 1\nclass C:\n    def m(self):\n        return 1\ndef f():\n    pass\n") == {
+        3: "C.m", 4: "C.m", 5: "f", 6: "f"}
+    toml = tmp_path / "eq.toml"
+    toml.write_text('[[equivalent]]\nprotocol = "p"\nmodule = "api.py"\noperator = "cmp_swap"\nbefore = "a < b"\n'
+                    'after = "a <= b"\nfunction = "f"\nreason = "r"\n')
+    (entry,) = load_equivalents(toml)
+
+    def mutant(function: str) -> Mutant:
+        return Mutant("p:api.py:1:1:cmp_swap", "p", "cmp_swap", "x/api.py", "api.py", 1, 1, "a < b", "a <= b", "",
+                      function)
+
+    assert listed_equivalent(mutant("f"), [entry]) and not listed_equivalent(mutant("g"), [entry])
+    row = {"protocol": "p", "file": "x/api.py", "operator": "cmp_swap", "before": "a < b", "after": "a <= b"}
+    assert not entry.names(row) and entry.names(dict(row, function="f"))
+    earlier = {"mutants": [dict(row, id="p:api.py:1:1:cmp_swap", status="survived")], "sources_sha256": "S",
+               "reference_sha256": "R"}
+    kept = carried_rows(earlier, {"p": [mutant("f")]}, {"sources_sha256": "S", "reference_sha256": "R"}, [entry])
+    assert kept["p:api.py:1:1:cmp_swap"]["status"] == "equivalent"
+    toml.write_text(toml.read_text() + 'where = "x"\n')
+    with pytest.raises(ValueError, match="optionally function"):
+        load_equivalents(toml)
+
+
 def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path) -> None:
     """A change to one protocol's package leaves the digests of the protocols that do not import it; a change
     to a package a protocol imports (directly or through another), or to a shared module, moves it; a
