@@ -365,8 +365,9 @@ class FeaturesZ3(SymbolicSystem):
         return z3.Or([rel(v, v2) for _req, rel in self.update_reqs])
 
     def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("features_update", "features_request", "features_atomic", "version_range",
-                                  "finalized_cache", "admin_update", "feature_znode"), self.config.profile)
+        return gate_differential(("features_update", "features_request", "features_atomic", "features_texts",
+                                  "version_range", "finalized_cache", "admin_update", "feature_znode"),
+                                 self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         return [("UpdateFeatures", {"updates": tuple((u.feature, u.max_version_level, u.allow_downgrade)

@@ -25,8 +25,8 @@ from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (kafka-2.0's Streams assignor has no formula of its own:
 # model/decisions/streams.py restates the kip and kafka assignors only; the member's onAssignment has all three).
-RULES = {"features": ["features_update", "features_request", "features_atomic", "version_range", "finalized_cache",
-                      "admin_update", "feature_znode"],
+RULES = {"features": ["features_update", "features_request", "features_atomic", "features_texts", "version_range",
+                      "finalized_cache", "admin_update", "feature_znode"],
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
                               "mv_replay", "format_storage", "mv_activation"],
          "zk_migration": ["zk_triggers"],

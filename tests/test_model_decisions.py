@@ -91,6 +91,22 @@ def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, mo
                 and differential("features_request", features_request_cases()).ok)
 
 
+@pytest.mark.parametrize("planted", ["default message always", "path swapped"])
+def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the kafka-features tool prints of an error, and the node's path by profile."""
+    from model.decisions import features_texts_cases
+
+    res = differential("features_texts", features_texts_cases())
+    assert res.ok and res.inputs == 5 * 2, str(res.disagreement)
+    if planted == "default message always":
+        monkeypatch.setattr(features_api.Errors, "exception_string",
+                            lambda self, message: f"{self.exception_class}: {self.default_message}")
+    else:
+        monkeypatch.setattr(features_api.FeatureZNode, "path",
+                            staticmethod(lambda profile="kafka": "/features" if profile == "kafka" else "/feature"))
+    assert differential("features_texts", features_texts_cases()).disagreement is not None
+
+
 def test_features_update_formula_agrees_with_reference() -> None:
     res = differential("features_update", features_update_cases(brokers=1))
     assert res.ok, str(res.disagreement)

@@ -76,6 +76,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
 * ``features_atomic``: a request with two updates under KIP-584 as written (each on its own) and its revision
   (all or nothing): each result's error code and note, and the ranges after it.
+* ``features_texts``: what the ``kafka-features`` tool prints of an error (class and message, the default
+  message when there is none) and the node's path by profile.
 * ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
   (authorization, not the active controller, versioning off, a feature named twice under kip), with their
   messages, and an empty feature name failing alone.
@@ -105,6 +107,7 @@ from .features import (
     feature_znode_cases,
     features_atomic_cases,
     features_request_cases,
+    features_texts_cases,
     features_update_cases,
     features_update_formula,
     features_update_reference,
@@ -155,6 +158,7 @@ __all__ = [
     "feature_znode_cases",
     "features_atomic_cases",
     "features_request_cases",
+    "features_texts_cases",
     "features_update_cases",
     "features_update_formula",
     "features_update_reference",
@@ -196,6 +200,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "features_update": features_update_cases,
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,
+    "features_texts": features_texts_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
@@ -227,6 +232,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "features_update": lambda: features_update_cases(brokers=1),
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,
+    "features_texts": features_texts_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,

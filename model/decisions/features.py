@@ -199,6 +199,46 @@ def features_update_cases(brokers: int = 1, top: int = 3
                features_update_reference(profile, brokers))
 
 
+# Kafka's Errors (clients/.../protocol/Errors.java) as the kafka-features tool shows them: the exception's class
+# and the default message ``new ApiError(error)`` carries (Kafka 2.8). Restated here, apart from the reference's.
+_KAFKA_ERRORS = {
+    0: (None, None),
+    31: ("org.apache.kafka.common.errors.ClusterAuthorizationException", "Cluster authorization failed."),
+    41: ("org.apache.kafka.common.errors.NotControllerException",
+         "This is not the correct controller for this cluster."),
+    42: ("org.apache.kafka.common.errors.InvalidRequestException",
+         "This most likely occurs because of a request being malformed by the client library or the message was "
+         "sent to an incompatible broker. See the broker logs for more details."),
+    96: ("org.apache.kafka.common.errors.FeatureUpdateFailedException",
+         "Unable to update finalized features due to an unexpected server error."),
+}
+
+
+def features_texts_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What an operator reads: ``error.exception(message).toString()`` as the ``kafka-features`` tool prints a
+    failed update (the class, then the message, or the error's default message when the response has none; a
+    class alone when there is no text), and the node's path by profile (the KIP's ``/features``, Kafka's
+    ``/feature``). The system carries error codes, not texts, so only this comparison reads them (the
+    campaign's features api.py:52, 53 and 282 ran on no checker)."""
+    names = ["error", "message"]
+    codes = sorted(_KAFKA_ERRORS)
+
+    def expected(code: int, message: str | None) -> str:
+        cls, default = _KAFKA_ERRORS[code]
+        text = message if message is not None else default
+        return f"{cls}: {text}" if text is not None else str(cls)
+
+    def run(x: Inputs) -> Outputs:
+        code, message = codes[x["error"]], ("custom" if x["message"] else None)
+        shown = Errors(code).exception_string(message)
+        path = FeatureZNode.path("kafka" if x["message"] else "kip")
+        return {"shown": int(shown == expected(code, message)),
+                "path": int(path == ("/feature" if x["message"] else "/features"))}
+
+    domain = [{"error": e, "message": m} for e in range(len(codes)) for m in (0, 1)]
+    yield "exception texts and paths", Formula(names, lambda x: {"shown": 1, "path": 1}), domain, run
+
+
 # What an update the revision's all-or-nothing rule leaves unapplied is told (FeatureController.update_features).
 FEAT_NOT_APPLIED = "Not applied: another update in the same request failed."
 _ATOMIC_RANGES = ((0, 0, 0), (1, 1, 1), (1, 1, 2))  # a feature's finalized range: absent, 1-1, 1-2
