@@ -773,28 +773,26 @@ def _encoder_refuses_0_10_0_by_the_range_check(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(streams_api, "encode_subscription", planted)
 
 
-def _encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    # api.py:332: Kafka 2.0 writes its LATEST_SUPPORTED_VERSION (3), not the info's field.
-    real = streams_api.encode_subscription
+def _writes_the_infos_word_for_2_0(encoder: str) -> Any:
+    """A planted bug: ``encoder`` of Kafka 2.0 writes the info's supported-version field where 2.0 writes its own
+    LATEST_SUPPORTED_VERSION (3): api.py:332 for subscriptions, the campaign's survivor api.py:441:45 if_false
+    for assignments."""
+    def plant(monkeypatch: pytest.MonkeyPatch) -> None:
+        real = getattr(streams_api, encoder)
 
-    def planted(info: Any, latest: int = 4) -> bytes:
-        data = real(info, latest)
-        if latest == 3 and info.version >= 3:
-            return data[:4] + info.latest_supported.to_bytes(4, "big", signed=True) + data[8:]
-        return data
-    monkeypatch.setattr(streams_api, "encode_subscription", planted)
+        def planted(info: Any, latest: int = 4) -> bytes:
+            data = real(info, latest)
+            if latest == 3 and info.version >= 3:
+                return data[:4] + info.latest_supported.to_bytes(4, "big", signed=True) + data[8:]
+            return data
+        monkeypatch.setattr(streams_api, encoder, planted)
+
+    plant.__name__ = f"_{encoder}_writes_the_field_for_2_0"
+    return plant
 
 
-def _assignment_encoder_writes_the_field_for_2_0(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The campaign's survivor api.py:441:45 if_false: AssignmentInfo.encode of Kafka 2.0 writes its own 3 too.
-    real = streams_api.encode_assignment
-
-    def planted(info: Any, latest: int = 4) -> bytes:
-        data = real(info, latest)
-        if latest == 3 and info.version >= 3:
-            return data[:4] + info.latest_supported.to_bytes(4, "big", signed=True) + data[8:]
-        return data
-    monkeypatch.setattr(streams_api, "encode_assignment", planted)
+_encoder_writes_the_field_for_2_0 = _writes_the_infos_word_for_2_0("encode_subscription")
+_assignment_encoder_writes_the_field_for_2_0 = _writes_the_infos_word_for_2_0("encode_assignment")
 
 
 def _assignment_encoder_writes_the_error_code_below_version_4(monkeypatch: pytest.MonkeyPatch) -> None:
