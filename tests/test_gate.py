@@ -73,7 +73,8 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
         [("small", profile, "z3") for profile in profiles] + \
         [(story, profile, checker) for story in ("pre20", "from-0.10.0") for profile in profiles
          for checker in ("explore", "z3")] + \
-        [("misconfigured-upgrade-from", "kafka", checker) for checker in ("explore", "z3")]  # 3.9: kafka alone
+        [(story, "kafka", checker) for story in ("misconfigured-upgrade-from", "kafka-latest")
+         for checker in ("explore", "z3")]  # 3.9: kafka alone
     # z3 on small and on the stories: the successor differential alone, on every reachable state
     assert [c["config"] for c in plan["cells"] if c["variant"] is None and c["differential_only"]] == \
         ["small"] * 3 + ["pre20"] * 3 + ["from-0.10.0"] * 3 + ["misconfigured-upgrade-from"]
