@@ -77,7 +77,7 @@ def test_gate_dry_run_command_runs_nothing(tmp_path: Path) -> None:
          for checker in ("explore", "z3")]  # 3.9: kafka alone
     # z3 on small and on the stories: the successor differential alone, on every reachable state
     assert [c["config"] for c in plan["cells"] if c["variant"] is None and c["differential_only"]] == \
-        ["small"] * 3 + ["pre20"] * 3 + ["from-0.10.0"] * 3 + ["misconfigured-upgrade-from"]
+        ["small"] * 3 + ["pre20"] * 3 + ["from-0.10.0"] * 3 + ["misconfigured-upgrade-from", "kafka-latest"]
     # then every broken variant of the protocol through the explorer (to be caught), and through Z3's successor
     # differential alone (to agree where it steps otherwise than the reference)
     n = len(get_protocol("streams_probing").variants)
