@@ -139,11 +139,15 @@ class Equivalent:
     # Optional: only inside this function (``Class.method`` for a method), where the same text elsewhere in the
     # module is not equivalent (a row without the field, from before it, is then not named).
     function: str = ""
+    # Optional: only at this column of the line (the id's fourth field), where the same edit of the same text in
+    # the same function is not equivalent at another depth of nesting (columns stay when lines move).
+    column: str = ""
 
     def names(self, row: dict[str, Any]) -> bool:
         return ((row.get("protocol"), Path(str(row.get("file", ""))).name, row.get("operator"), row.get("before"),
                  row.get("after")) == (self.protocol, self.module, self.operator, self.before, self.after)
-                and (not self.function or row.get("function") == self.function))
+                and (not self.function or row.get("function") == self.function)
+                and (not self.column or str(row.get("id", "")).split(":")[3:4] == [self.column]))
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
@@ -154,15 +158,18 @@ def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
         return []
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from None
-    keys = set(Equivalent.__dataclass_fields__) - {"function"}
+    optional = {"function", "column"}
+    keys = set(Equivalent.__dataclass_fields__) - optional
     out = []
     for i, e in enumerate(doc.get("equivalent", []), 1):
-        if not isinstance(e, dict) or not keys <= set(e) <= keys | {"function"} or not all(
+        if not isinstance(e, dict) or not keys <= set(e) <= keys | optional or not all(
                 isinstance(v, str) and v.strip() for v in e.values()):
             raise ValueError(f"{path}: entry {i} must have exactly the non-empty strings {', '.join(sorted(keys))} "
-                             "(and optionally function)")
+                             "(and optionally function, column)")
         if e["operator"] not in OPERATORS:
             raise ValueError(f"{path}: entry {i}: unknown operator {e['operator']!r}")
+        if not e.get("column", "0").isdigit():
+            raise ValueError(f"{path}: entry {i}: column must be a number, not {e['column']!r}")
         out.append(Equivalent(**e))
     return out
 

@@ -69,6 +69,10 @@ FAILURES: dict[int, str] = {
     9: "member: Hit an unrecognized exception during rebalance",
 }
 
+# The class a member's failure is thrown as where the releases differ (kind 6); every other member failure is a
+# TaskAssignmentException. The system keeps the text only; the streams_on_assignment rule compares the class.
+TASK_ASSIGNMENT_EXCEPTION, ILLEGAL_STATE_EXCEPTION = "TaskAssignmentException", "IllegalStateException"
+
 
 def _pattern(fmt: str) -> re.Pattern[str]:
     parts = re.split(r"(\{[ab]\})", fmt)
@@ -337,12 +341,7 @@ class StreamsProbingZ3(SymbolicSystem):
     def _assign(self, v: V, v2: V, leader: int, rel: StreamsRelease, mem: list[Any], used: list[Any],
                 sup: list[Any]) -> z3.BoolRef:
         """The leader's assign() (release ``rel``) and the delivery of its result."""
-        n, L, kip = self.n, rel.latest_supported, self.profile == "kip"
-        probing = L >= PROBEABLE
-        own = self.profile == KAFKA_20 and probing  # kafka-2.0: the leader's own branch
-        future = [z3.And(mem[i], used[i] > L) for i in range(n)]
-        any_future = z3.Or(future)
-        first_future = [z3.And(future[i], *(z3.Not(future[j]) for j in range(i))) for i in range(n)]
+        n = self.n
 
         def leader_fails(kind: int, a: Any, b: Any = 0) -> z3.BoolRef:
             return frame(v, v2, {**self._fail(leader, kind, a, b), "pending": True, "rebs": 0, "leader": leader})
@@ -362,55 +361,10 @@ class StreamsProbingZ3(SymbolicSystem):
             rest = z3.And([v2[k] == ch.get(k, v[k]) for k in v if k not in inbox_fields])
             return z3.And(rest, *c)
 
-        cases: list[tuple[Any, Any]] = []  # (condition, effect), first match wins
-        if not probing:
-            # A pre-2.0 SubscriptionInfo.decode throws on a version it does not know.
-            cases += [(first_future[i], leader_fails(2, used[i])) for i in range(n)]
-        min_received = _min(list(zip(mem, used, strict=True)), L)
-        # A 2.0 leader (L = 3) has no commonly supported version to get wrong (reference_impl assign()).
-        pick = _max if "commonly_supported_is_max" in self.muts and L >= 4 else _min
-        min_supported = pick(list(zip(mem, sup, strict=True)), L)
-        if "leader_fails_on_future" in self.muts:
-            cases += [(first_future[i], leader_fails(3, used[i])) for i in range(n)]
-        incompatible = z3.And(any_future, min_received < PROBEABLE)
-        if self.profile == "kafka" and L >= 4:
-            err = [(L, L, ASSIGNMENT_ERROR, False)] * n
-            cases.append((incompatible, deliver(err, -1)))
-        else:
-            max_future = _max(list(zip(future, used, strict=True)), 0)
-            cases.append((incompatible, leader_fails(4, max_future, min_received)))
-        u = L if "assign_at_leader_version" in self.muts else min_received
-        if own:
-            # Kafka 2.0 (and 2.1.0 / 2.1.1, the uncapped_adopt variant) encode their latest version; the 2.1
-            # branch the minimum supported version over the members it understands. No follow-up rebalance.
-            branch21 = L >= 4 and "uncapped_adopt" not in self.muts
-            sup_value: Any = L
-            if branch21:
-                current = [z3.And(mem[i], z3.Not(future[i])) for i in range(n)]
-                pick_current = _max if "commonly_supported_is_max" in self.muts else _min
-                sup_value = pick_current(list(zip(current, sup, strict=True)), L)
-            if "leader_supported_is_used" in self.muts:
-                sup_value = u
-            own_sup = z3.If(u >= PROBEABLE, sup_value, UNKNOWN)
-            reply = (u, own_sup) if branch21 else (L, L)  # the empty reply to a future member
-            inbox = [(z3.If(future[i], reply[0], u), z3.If(future[i], reply[1], own_sup), 0, future[i])
-                     for i in range(n)]
-            cases.append((z3.BoolVal(True), deliver(inbox, -1)))
-        elif kip or not probing:
-            supported: Any = z3.If(u >= PROBEABLE, L, UNKNOWN)
-            if "leader_supported_is_used" in self.muts:
-                supported = z3.If(u >= PROBEABLE, u, UNKNOWN)
-            inbox = [(z3.If(future[i], L, u), z3.If(future[i], L, supported), 0,
-                      z3.And(future[i], self.profile != KAFKA)) for i in range(n)]
-            can_go_higher = z3.And(probing, z3.Not(any_future), L > u,
-                                   *(z3.Implies(mem[i], z3.And(sup[i] != UNKNOWN, sup[i] > u)) for i in range(n)))
-            if "no_leader_follow_up" in self.muts:
-                can_go_higher = z3.BoolVal(False)
-            cases.append((z3.BoolVal(True), deliver(inbox, z3.If(can_go_higher, leader, -1))))
-        else:
-            inbox = [(u, z3.If(u >= PROBEABLE, min_supported, UNKNOWN), 0, False)] * n
-            cases.append((z3.BoolVal(True), deliver(inbox, z3.If(any_future, leader, -1))))
-        return _first_match(cases)
+        def reply(_used: Any, inbox: list[tuple[Any, Any, Any, Any]], follow: Any) -> z3.BoolRef:
+            return deliver(inbox, z3.If(follow, leader, -1))
+
+        return _first_match(assign_outcomes(self.profile, self.muts, rel, mem, used, sup, leader_fails, reply))
 
     def _member_step_of(self, action: str, i: int) -> Relation:
         """A member step of instance ``i`` (its parameter ``instance``)."""
@@ -437,7 +391,8 @@ class StreamsProbingZ3(SymbolicSystem):
         trigger = v["follow"] == i
         follow = z3.If(trigger, -1, v["follow"])
 
-        def fail(kind: int, a: Any = 0, b: Any = 0) -> z3.BoolRef:
+        def fail(kind: int, a: Any = 0, b: Any = 0, thrown: str = "") -> z3.BoolRef:
+            # The state keeps the failure's text, not the class thrown (the member's thread dies either way).
             return frame(v, v2, {**self._fail(i, kind, a, b), **self._no_inbox(i), "follow": follow, "rebs": 0,
                                  "pending": True})
 
@@ -566,6 +521,71 @@ class StreamsProbingZ3(SymbolicSystem):
         return z3.And(out)
 
 
+def assign_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, mem: list[Any], used: list[Any],
+                    sup: list[Any], fail: Any, reply: Any) -> list[tuple[Any, Any]]:
+    """The leader's assign() (``api.assign``, leader release ``rel``) over the members ``mem`` (sending version
+    ``used[i]`` with supported version ``sup[i]``) as an if / elif chain of (condition, effect), the first
+    condition that holds decides. ``fail(kind, a, b)`` builds a leader failure (kinds of ``FAILURES``) and
+    ``reply(used, inbox, follow)`` a delivered assignment: the version used, each member's (version, supported
+    version, error code, version-probing flag), and whether the leader triggers a follow-up rebalance. The
+    transition relation (``_assign``) and the ``streams_assign`` decision rule (model/decisions/streams.py) read
+    these same rules."""
+    n, L, kip = len(mem), rel.latest_supported, profile == "kip"
+    probing = L >= PROBEABLE
+    own = profile == KAFKA_20 and probing  # kafka-2.0: the leader's own branch
+    future = [z3.And(mem[i], used[i] > L) for i in range(n)]
+    any_future = z3.Or(future) if future else z3.BoolVal(False)
+    first_future = [z3.And(future[i], *(z3.Not(future[j]) for j in range(i))) for i in range(n)]
+    cases: list[tuple[Any, Any]] = []
+    if not probing:
+        # A pre-2.0 SubscriptionInfo.decode throws on a version it does not know.
+        cases += [(first_future[i], fail(2, used[i])) for i in range(n)]
+    min_received = _min(list(zip(mem, used, strict=True)), L)
+    # A 2.0 leader (L = 3) has no commonly supported version to get wrong (reference_impl assign()).
+    pick = _max if "commonly_supported_is_max" in muts and L >= 4 else _min
+    min_supported = pick(list(zip(mem, sup, strict=True)), L)
+    if "leader_fails_on_future" in muts:
+        cases += [(first_future[i], fail(3, used[i])) for i in range(n)]
+    incompatible = z3.And(any_future, min_received < PROBEABLE)
+    if profile == "kafka" and L >= 4:
+        cases.append((incompatible, reply(L, [(L, L, ASSIGNMENT_ERROR, False)] * n, False)))
+    else:
+        max_future = _max(list(zip(future, used, strict=True)), 0)
+        cases.append((incompatible, fail(4, max_future, min_received)))
+    u = L if "assign_at_leader_version" in muts else min_received
+    if own:
+        # Kafka 2.0 (and 2.1.0 / 2.1.1, the uncapped_adopt variant) encode their latest version; the 2.1
+        # branch the minimum supported version over the members it understands. No follow-up rebalance.
+        branch21 = L >= 4 and "uncapped_adopt" not in muts
+        sup_value: Any = L
+        if branch21:
+            current = [z3.And(mem[i], z3.Not(future[i])) for i in range(n)]
+            pick_current = _max if "commonly_supported_is_max" in muts else _min
+            sup_value = pick_current(list(zip(current, sup, strict=True)), L)
+        if "leader_supported_is_used" in muts:
+            sup_value = u
+        own_sup = z3.If(u >= PROBEABLE, sup_value, UNKNOWN)
+        empty = (u, own_sup) if branch21 else (L, L)  # the empty reply to a future member
+        inbox = [(z3.If(future[i], empty[0], u), z3.If(future[i], empty[1], own_sup), 0, future[i])
+                 for i in range(n)]
+        cases.append((z3.BoolVal(True), reply(u, inbox, False)))
+    elif kip or not probing:
+        supported: Any = z3.If(u >= PROBEABLE, L, UNKNOWN)
+        if "leader_supported_is_used" in muts:
+            supported = z3.If(u >= PROBEABLE, u, UNKNOWN)
+        inbox = [(z3.If(future[i], L, u), z3.If(future[i], L, supported), 0, z3.And(future[i], profile != KAFKA))
+                 for i in range(n)]
+        can_go_higher = z3.And(probing, z3.Not(any_future), L > u,
+                               *(z3.Implies(mem[i], z3.And(sup[i] != UNKNOWN, sup[i] > u)) for i in range(n)))
+        if "no_leader_follow_up" in muts:
+            can_go_higher = z3.BoolVal(False)
+        cases.append((z3.BoolVal(True), reply(u, inbox, can_go_higher)))
+    else:
+        inbox = [(u, z3.If(u >= PROBEABLE, min_supported, UNKNOWN), 0, False)] * n
+        cases.append((z3.BoolVal(True), reply(u, inbox, any_future)))
+    return cases
+
+
 def on_assignment_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, received: Any, supported: Any,
                            err: Any, used: Any, none: list[tuple[str, Any, Any]], trigger: Any, fail: Any, done: Any
                            ) -> list[tuple[Any, Any]]:
@@ -594,7 +614,10 @@ def shared_outcomes(profile: str, muts: frozenset[str], rel: StreamsRelease, rec
         raw.append((z3.And(received >= 4, z3.Or(err < 0, err > max(ERROR_NAMES))),
                     [("AssignmentFailure", True, fail(9))]))
         raw.append((z3.And(received >= 4, err != 0), [("ErrorShutdown", True, fail(8, err))]))
-    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
+    # Kafka 2.0's onAssignment threw an IllegalStateException, today's validateMetadataVersions a
+    # TaskAssignmentException (a pre-2.0 member under kafka-2.0 takes this branch too).
+    thrown = TASK_ASSIGNMENT_EXCEPTION if profile == KAFKA else ILLEGAL_STATE_EXCEPTION
+    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received, thrown))]))
     if not probing:
         raw.append((z3.BoolVal(True), none))
         return raw
@@ -632,8 +655,10 @@ def own_branch_outcomes(muts: frozenset[str], rel: StreamsRelease, received: Any
         raw.append((z3.And(received >= 4, err == 1), [("ErrorShutdown", True, fail(8, err))]))
         raw.append((z3.And(received >= 4, err == 2), rejoin))
         raw.append((z3.And(received >= 4, err != 0), none))
-    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received))]))
-    if L >= 4 and "uncapped_adopt" not in muts:
+    branch21 = L >= 4 and "uncapped_adopt" not in muts  # validateMetadataVersions: a TaskAssignmentException
+    thrown = TASK_ASSIGNMENT_EXCEPTION if branch21 else ILLEGAL_STATE_EXCEPTION
+    raw.append((received > used, [("AssignmentFailure", True, fail(6, used, received, thrown))]))
+    if branch21:
         raw.append((supported > L, [("AssignmentFailure", True, fail(7))]))
         raw.append((received < PROBEABLE, none))
         if not never:

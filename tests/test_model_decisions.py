@@ -37,14 +37,15 @@ from reference_impl.streams_probing.releases import release
 def test_streams_assign_formula_agrees_with_reference() -> None:
     res = differential("streams_assign", streams_assign_cases(max_members=2, mutations=("",)))
     assert res.ok, str(res.disagreement)
-    # 8 leader releases x 2 profiles + 3.9 (kafka only), members over 21 (version, latest) pairs
-    assert res.cases == 17 * 2 and res.inputs == 17 * (21 + 21 * 21)
+    # 8 leader releases x 3 profiles + 3.9 (kafka only), no member (refused), members over 21 (version, latest) pairs
+    assert res.cases == 25 * 3 and res.inputs == 25 * (1 + 21 + 21 * 21)
 
 
 def test_streams_assign_formula_agrees_under_every_assignor_mutation() -> None:
     res = differential("streams_assign", streams_assign_cases(max_members=1))
     assert res.ok, str(res.disagreement)
-    assert res.cases == 17 * 6
+    # kip and kafka read 6 mutations, kafka-2.0 also uncapped_adopt (Kafka 2.1.0 / 2.1.1); and the empty group
+    assert res.cases == 17 * 6 + 8 * 7 + 25
 
 
 def _atomic_answers_every_update_feature_update_failed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +112,23 @@ def test_features_update_formula_agrees_with_reference() -> None:
     res = differential("features_update", features_update_cases(brokers=1))
     assert res.ok, str(res.disagreement)
     assert res.inputs == 2 * 7 * 5 * 2 * 7 * 7
+
+
+def test_streams_assign_rule_tells_the_two_leader_failures_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pre-2.0 leader dies of a TaskAssignmentException (it cannot decode a newer subscription), a probing one
+    of an IllegalStateException: a leader that failed by the other class is caught (campaign survivor
+    api.py:580:12 lets a pre-2.0 leader reach the probing leader's check)."""
+    assert differential("streams_assign", streams_assign_cases(max_members=2, mutations=("",))).ok
+    real = streams_api._future_members
+
+    def planted(leader: Any, subscriptions: Any) -> list[str]:
+        try:
+            return real(leader, subscriptions)
+        except streams_api.TaskAssignmentException as exc:
+            raise streams_api.IllegalStateException(str(exc)) from None
+    monkeypatch.setattr(streams_api, "_future_members", planted)
+    d = differential("streams_assign", streams_assign_cases(max_members=2, mutations=("",))).disagreement
+    assert d is not None and d.reference["outcome"] == 1 and d.formula["outcome"] == 3
 
 
 def test_differential_reports_a_concrete_disagreement() -> None:
@@ -549,8 +567,20 @@ def _kafka_2_1_1_probe_takes_the_received_version(real: Any) -> Any:
     return planted
 
 
+def _kafka_2_0_member_throws_today_s_class(real: Any) -> Any:
+    """Campaign survivor streams api.py:784:49: a 2.0-rules member refusing an assignment above the version it sent
+    with today's TaskAssignmentException, not Kafka 2.0's IllegalStateException (the text is the same)."""
+    def planted(member: Any, profile: str, used: int, info: Any, mutations: frozenset[str] = frozenset()) -> Any:
+        try:
+            return real(member, profile, used, info, mutations)
+        except streams_api.IllegalStateException as exc:
+            raise streams_api.TaskAssignmentException(str(exc)) from None
+    return planted
+
+
 @pytest.mark.parametrize("planted", [_accept_a_higher_assignment, _adopt_above_own, _ignore_the_error_code,
-                                     _shut_down_on_an_unknown_code, _kafka_2_1_1_probe_takes_the_received_version])
+                                     _shut_down_on_an_unknown_code, _kafka_2_1_1_probe_takes_the_received_version,
+                                     _kafka_2_0_member_throws_today_s_class])
 def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
         planted: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The member's branches no config's states reach (an assignment above the version sent, a commonly supported
@@ -969,18 +999,36 @@ def _version_probing_without_partitions(monkeypatch: pytest.MonkeyPatch) -> None
                             leader, subs, current, used, supported, branch_21, None))
 
 
+def _future_member_taken_for_a_current_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen only with a future member in the group: under kip it is dealt tasks (campaign survivor
+    # api.py:623:30, the deal over every member, drops the tasks dealt to it; this plants the sibling bug).
+    real = streams_api._future_members
+
+    def planted(leader: Any, subscriptions: Any) -> list[str]:
+        real(leader, subscriptions)
+        return []
+    monkeypatch.setattr(streams_api, "_future_members", planted)
+
+
+def _task_without_partitions_given_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen only with a grouper that lacks a dealt task (campaign survivor api.py:561:8 fails with a KeyError).
+    monkeypatch.setattr(streams_api, "_partitions_of", lambda task, parts: tuple(parts.get(task, ())))
+
+
 @pytest.mark.parametrize("planted", [_partitions_in_partition_order, _first_partition_of_each_task_only,
                                      _round_robin_off_by_one, _version_probing_as_kafka_2_0_for_every_leader,
-                                     _version_probing_without_partitions])
+                                     _version_probing_without_partitions, _future_member_taken_for_a_current_one,
+                                     _task_without_partitions_given_none])
 def test_streams_tasks_rule_agrees_and_sees_each_planted_dealing_bug(planted: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """No config deals tasks or partitions (the system's members carry versions only): how they are dealt is
     compared here, under every profile's leader."""
     res = differential("streams_tasks", streams_tasks_cases())
     assert res.ok, str(res.disagreement)
-    # leaders x profiles (3.9: kafka alone) x 1-2 members x 1-2 partitions, and kafka-2.0's version probing by the
-    # 2.0 and post-2.0 leaders x 1-2 partitions
-    assert res.cases == (8 * 3 + 1) * 4 + 2 * 2
+    # leaders x profiles (3.9: kafka alone) x 1-2 members x 1-2 partitions; the same with a future member for the
+    # probing leaders under kip and kafka (2.0, post-2.0 x 2, 3.9 x 1); kafka-2.0's version probing by the 2.0 and
+    # post-2.0 leaders x 1-2 partitions
+    assert res.cases == (8 * 3 + 1) * 4 + (2 * 2 + 1) * 4 + 2 * 2
     planted(monkeypatch)
     assert differential("streams_tasks", streams_tasks_cases()).disagreement is not None
 

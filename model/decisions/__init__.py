@@ -18,7 +18,10 @@ Kafka Streams (:mod:`model.decisions.streams`):
 
 * ``streams_assign``: the Kafka Streams leader's ``assign()`` (reference_impl/streams_probing/api.py): the
   used version, the supported version it encodes, what a future member gets, the error assignment, the
-  follow-up rebalance, and when the leader fails; per leader release, profile and assignor mutation.
+  follow-up rebalance, when the leader fails and by which exception (a pre-2.0 leader's decode failure or a
+  probing leader's), and the refused empty group; per leader release, profile (kafka-2.0's own branch too) and
+  assignor mutation (uncapped_adopt: Kafka 2.1.0 / 2.1.1). The Z3 side is the transition relation's own chain
+  (model/streams_probing.py ``assign_outcomes``).
 * ``streams_on_assignment``: a Kafka Streams member's ``onAssignment()`` (api.py ``on_assignment``) on every
   reply (used, received and supported version, error code), per member release and profile: the member step,
   the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
@@ -31,7 +34,9 @@ Kafka Streams (:mod:`model.decisions.streams`):
 * ``streams_decode``: each release's ``decode()`` on damaged bytes (an unknown version word, a buffer cut in any
   field, trailing bytes, a negative length, bad modified UTF-8): which exception, with which message.
 * ``streams_tasks``: the tasks the leader deals round robin and each assignment's consumer-level partitions
-  (its active tasks' partitions, in task order), and kafka-2.0's version probing (previous tasks back).
+  (its active tasks' partitions, in task order; none without the grouper's map, a refusal when it lacks a dealt
+  task), with a future member in the group (kip deals it nothing, kafka pools it), and kafka-2.0's version
+  probing (previous tasks back).
 
 metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 
@@ -224,7 +229,9 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 # Unlike the successor differential, this reaches the decision code on every input of its domain, whether or
 # not a config's states ever ask it: a wrong error code or a refused deletion that no config reaches is caught.
 GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]]] = {
-    "streams_assign": lambda: streams_assign_cases(max_members=2, mutations=("",)),
+    # Every assignor mutation too: uncapped_adopt is Kafka 2.1.0 / 2.1.1's leader (STR-M4), and the variants'
+    # leaders are only as good as the branches no explored state of theirs reaches.
+    "streams_assign": lambda: streams_assign_cases(max_members=2),
     "streams_on_assignment": streams_on_assignment_cases,
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,

@@ -24,59 +24,54 @@ from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
 PROBEABLE = 3
 UNKNOWN = -1
 ASSIGN_MUTATIONS = ("", "leader_fails_on_future", "assign_at_leader_version", "no_leader_follow_up",
-                    "leader_supported_is_used", "commonly_supported_is_max")
-LEADER_FAILS, ASSIGNED, ERROR_ASSIGNMENT = 1, 0, 2
+                    "leader_supported_is_used", "commonly_supported_is_max", "uncapped_adopt")
+# uncapped_adopt is Kafka 2.1.0 / 2.1.1 (the broken variant STR-M4, KAFKA-8649): a real release, whose leader
+# encodes its latest version under kafka-2.0; the other profiles' assign() does not read it.
+ASSIGN_MUTATIONS_OF = {"kip": ASSIGN_MUTATIONS[:-1], "kafka": ASSIGN_MUTATIONS[:-1], "kafka-2.0": ASSIGN_MUTATIONS}
+# The outcome codes. The two ways a leader fails are told apart, as Kafka throws two classes: a pre-2.0 leader's
+# SubscriptionInfo.decode throws a TaskAssignmentException on a version it does not know, a probing leader an
+# IllegalStateException on a future subscription beside a pre-2.0 one. An empty group is a caller error.
+ASSIGNED, LEADER_FAILS, ERROR_ASSIGNMENT, LEADER_CANNOT_DECODE, REFUSED = 0, 1, 2, 3, 4
 
 
 def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: int) -> Formula:
-    """KIP-268 "Detailed upgrade protocol" / "Future upgrades" and today's assignor (``kafka``)."""
+    """KIP-268 "Detailed upgrade protocol" / "Future upgrades", today's assignor (``kafka``) and each probing
+    release's own (``kafka-2.0``): the transition relation's own chain (``model.streams_probing.assign_outcomes``)
+    over ``n`` members, folded into terms."""
     names = [f"{f}{i}" for i in range(n) for f in ("v", "lat")]
+    muts = frozenset({mutation} - {""})
+    leader = next(r for r in RELEASES if r.latest_supported == leader_latest)
 
     def build(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
-        L, kip, probing = leader_latest, profile == "kip", leader_latest >= PROBEABLE
+        # model.streams_probing imports this module (gate_differential): import it when a formula is built.
+        from model.streams_probing import assign_outcomes
+
+        if n == 0:  # the reference says nothing more
+            return {"outcome": REFUSED, "used": 0, "follow_up": 0, "version_probing": 0}
         v = [x[f"v{i}"] for i in range(n)]
         sup = [z3.If(v[i] >= PROBEABLE, x[f"lat{i}"], UNKNOWN) for i in range(n)]
-        future = [v[i] > L for i in range(n)]
-        any_future = z3.Or(future)
+        members = [f"{f}{i}" for i in range(n) for f in ("version", "supported", "error")]
 
-        def fold(xs: list[Any], start: int, better: Callable[[Any, Any], Any]) -> Any:
-            acc: Any = z3.IntVal(start)
-            for e in xs:
-                acc = z3.If(better(e, acc), e, acc)
-            return acc
+        def fail(kind: int, a: Any, b: Any = 0) -> dict[str, Any]:
+            # kind 2: a pre-2.0 leader cannot decode the subscription; 3 and 4: a probing leader's failures.
+            return {"outcome": z3.IntVal(LEADER_CANNOT_DECODE if kind == 2 else LEADER_FAILS), "used": z3.IntVal(0),
+                    "follow_up": z3.IntVal(0), **{k: z3.IntVal(0) for k in members}}
 
-        min_received = fold(v, L, lambda a, b: a < b)
-        if mutation == "commonly_supported_is_max" and L >= 4:  # a 2.0 leader has no such field (see assign)
-            min_supported = fold(sup, L, lambda a, b: a > b)
-        else:
-            min_supported = fold(sup, L, lambda a, b: a < b)
-        # A pre-2.0 leader cannot decode a newer subscription; a probing leader fails when it meets a future
-        # and a pre-2.0 subscription at once (kafka leaders speaking 4+ send an error assignment instead).
-        incompatible = z3.And(any_future, min_received < PROBEABLE)
-        fails = z3.Or(z3.And(not probing, any_future), z3.And(mutation == "leader_fails_on_future", any_future),
-                      z3.And(incompatible, not (profile == "kafka" and L >= 4)))
-        error = z3.And(z3.Not(fails), incompatible)
-        used = z3.IntVal(L) if mutation == "assign_at_leader_version" else min_received
+        def reply(used: Any, inbox: list[tuple[Any, Any, Any, Any]], follow: Any) -> dict[str, Any]:
+            errors = [z3.IntVal(e) if isinstance(e, int) else e for _, _, e, _ in inbox]
+            out = {"outcome": z3.If(z3.Or([e != 0 for e in errors]), ERROR_ASSIGNMENT, ASSIGNED),
+                   "used": z3.IntVal(used) if isinstance(used, int) else used, "follow_up": z3.If(follow, 1, 0)}
+            for i, (ver, supported, _, _) in enumerate(inbox):
+                out.update({f"version{i}": z3.IntVal(ver) if isinstance(ver, int) else ver,
+                            f"supported{i}": z3.IntVal(supported) if isinstance(supported, int) else supported,
+                            f"error{i}": errors[i]})
+            return out
+
         out: dict[str, Any] = {}
-        if kip or not probing:
-            supported = z3.If(used >= PROBEABLE, used if mutation == "leader_supported_is_used" else L, UNKNOWN)
-            for i in range(n):
-                out[f"version{i}"] = z3.If(future[i], L, used)
-                out[f"supported{i}"] = z3.If(future[i], L, supported)
-            follow = z3.And(probing, z3.Not(any_future), L > used, mutation != "no_leader_follow_up",
-                            *(z3.And(sup[i] != UNKNOWN, sup[i] > used) for i in range(n)))
-        else:
-            for i in range(n):
-                out[f"version{i}"] = used
-                out[f"supported{i}"] = z3.If(used >= PROBEABLE, min_supported, UNKNOWN)
-            follow = any_future
-        for i in range(n):
-            out[f"version{i}"] = z3.If(error, L, out[f"version{i}"])
-            out[f"supported{i}"] = z3.If(error, L, out[f"supported{i}"])
-            out[f"error{i}"] = z3.If(error, 3, 0)
-        return {"outcome": z3.If(fails, LEADER_FAILS, z3.If(error, ERROR_ASSIGNMENT, ASSIGNED)),
-                "used": z3.If(error, L, used), "follow_up": z3.And(z3.Not(error), follow),
-                "version_probing": any_future, **out}
+        for cond, eff in reversed(assign_outcomes(profile, muts, leader, [True] * n, v, sup, fail, reply)):
+            out = eff if not out else {k: z3.If(cond, eff[k], out[k]) for k in eff}
+        out["version_probing"] = z3.Or([v[i] > leader_latest for i in range(n)])
+        return out
 
     return Formula(names, build)
 
@@ -88,8 +83,11 @@ def streams_assign_reference(leader: Any, profile: str, mutation: str, n: int) -
         subs = {str(i): SubscriptionInfo.of(x[f"v{i}"], x[f"lat{i}"]) for i in range(n)}
         try:
             g = ref_assign(leader, profile, subs, mutations=muts)
-        except (TaskAssignmentException, IllegalStateException):
-            out = {"outcome": LEADER_FAILS, "used": DONT_CARE, "follow_up": DONT_CARE, "version_probing": DONT_CARE}
+        except ValueError:
+            return {"outcome": REFUSED, "used": DONT_CARE, "follow_up": DONT_CARE, "version_probing": DONT_CARE}
+        except (TaskAssignmentException, IllegalStateException) as exc:
+            failed = LEADER_CANNOT_DECODE if isinstance(exc, TaskAssignmentException) else LEADER_FAILS
+            out = {"outcome": failed, "used": DONT_CARE, "follow_up": DONT_CARE, "version_probing": DONT_CARE}
             for i in range(n):
                 out.update({f"version{i}": DONT_CARE, f"supported{i}": DONT_CARE, f"error{i}": DONT_CARE})
             return out
@@ -106,16 +104,17 @@ def streams_assign_reference(leader: Any, profile: str, mutation: str, n: int) -
 
 def streams_assign_cases(max_members: int = 2, mutations: Sequence[str] = ASSIGN_MUTATIONS
                          ) -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
-    """Every leader release x profile x mutation x member count; members range over every release's
-    latest version and every version it can send."""
+    """Every leader release x profile x mutation (of those the profile reads) x member count; members range over
+    every release's latest version and every version it can send. The empty group (no member, the leader not
+    even itself) is refused (once per leader and profile: no mutation touches the refusal)."""
     latests = sorted({r.latest_supported for r in RELEASES})
     member = [(v, lat) for lat in latests for v in range(1, lat + 1)]
     for leader in RELEASES:
-        for profile in ("kip", "kafka"):
-            if leader.name == "3.9" and profile == "kip":
+        for profile in ("kip", "kafka", "kafka-2.0"):
+            if leader.name == "3.9" and profile != "kafka":
                 continue  # release 3.9 exists in the kafka profile only
-            for mutation in mutations:
-                for n in range(1, max_members + 1):
+            for mutation in (m for m in mutations if m in ASSIGN_MUTATIONS_OF[profile]):
+                for n in range(0 if mutation == "" else 1, max_members + 1):
                     domain = ({k: val for i, (v, lat) in enumerate(combo)
                                for k, val in ((f"v{i}", v), (f"lat{i}", lat))}
                               for combo in itertools.product(member, repeat=n))
@@ -136,34 +135,58 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     leader's version; and kafka-2.0's version probing, where old members get their previous tasks back."""
     from reference_impl.streams_probing import api as s_api
 
-    def build(n: int, per_task: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+    # A case's inputs: ``k`` tasks; ``given``: whether the grouper's partitions are passed (without them every
+    # partition list stays empty); ``missing``: the grouper lacks the highest task, which the leader deals to a
+    # member, so assign() refuses (a ValueError naming the task; Kafka's leader would die of a
+    # NullPointerException). With ``future`` a member from a release beyond the leader's joins (sorted last):
+    # KIP-268 deals every task to the current members and sends the future one an empty assignment (``kip``),
+    # today's assignor pools it with the others and deals it tasks too (``kafka``).
+    def build(n: int, per_task: int, future: bool, pooled: bool
+              ) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        over = n + 1 if future and pooled else n  # the members the tasks are dealt over
+
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-            k = x["k"]
-            out: dict[str, Any] = {}
-            for i in range(n):
-                dealt = [k > j for j in range(i, STREAMS_TASKS, n)]
+            k, given = x["k"], x["given"] == 1
+            out: dict[str, Any] = {"refused": z3.If(z3.And(given, x["missing"] == 1, k >= 1), 1, 0)}
+            for i in range(n + 1 if future else n):
+                dealt = [k > j for j in range(i, STREAMS_TASKS, over)] if i < over else []
                 out[f"active{i}"] = z3.Sum([z3.If(d, 1, 0) for d in dealt]) if dealt else 0
-                out[f"parts{i}"] = z3.Sum([z3.If(d, per_task, 0) for d in dealt]) if dealt else 0
-                out[f"dealt{i}"] = 1  # the sorted tasks i, i + n, ...
+                out[f"parts{i}"] = z3.If(given, z3.Sum([z3.If(d, per_task, 0) for d in dealt]), 0) if dealt else 0
+                out[f"dealt{i}"] = 1  # the sorted tasks i, i + over, ...
                 out[f"ordered{i}"] = 1  # their partitions, task by task
             return out
         return outputs
 
-    def reference(leader: Any, profile: str, n: int, per_task: int) -> Callable[[Inputs], Outputs]:
+    def reference(leader: Any, profile: str, n: int, per_task: int, future: bool) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
             tasks = [s_api.TaskId(0, j) for j in range(x["k"])][::-1]  # handed over unsorted
             parts = {t: [s_api.TopicPartition(f"t{t.partition}", q) for q in range(per_task)] for t in tasks}
+            if x["missing"] and tasks:
+                del parts[max(tasks)]
             subs = {f"m{i}": SubscriptionInfo.of(leader.latest_supported, leader.latest_supported)
                     for i in range(n)}
-            g = ref_assign(leader, profile, subs, tasks, partitions_for_task=parts)
-            out: dict[str, int] = {}
+            members = [f"m{i}" for i in range(n)]
+            if future:
+                newer = leader.latest_supported + 1
+                subs["m9"] = SubscriptionInfo.of(newer, newer)
+                members.append("m9")
+            out: dict[str, int] = {"refused": 0}
+            try:
+                g = ref_assign(leader, profile, subs, tasks, partitions_for_task=parts if x["given"] else None)
+            except ValueError:
+                out["refused"] = 1
+                for i in range(len(members)):
+                    out.update({f"{f}{i}": DONT_CARE for f in ("active", "parts", "dealt", "ordered")})
+                return out
             ordered_tasks = sorted(tasks)
-            for i in range(n):
-                a = g.assignments[f"m{i}"]
+            over = len(members) if profile == "kafka" else n
+            for i, m in enumerate(members):
+                a = g.assignments[m]
                 out[f"active{i}"] = len(a.active_tasks)
                 out[f"parts{i}"] = len(a.partitions)
-                out[f"dealt{i}"] = int(list(a.active_tasks) == ordered_tasks[i::n])
-                out[f"ordered{i}"] = int(list(a.partitions) == [p for t in a.active_tasks for p in parts[t]])
+                out[f"dealt{i}"] = int(list(a.active_tasks) == (ordered_tasks[i::over] if i < over else []))
+                listed = [p for t in a.active_tasks for p in parts.get(t, ())] if x["given"] else []
+                out[f"ordered{i}"] = int(list(a.partitions) == listed)
             return out
         return run
 
@@ -211,6 +234,7 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "active2": len(g.assignments["m2"].active_tasks)}
         return run
 
+    domain = [{"k": k, "given": g, "missing": m} for k in range(STREAMS_TASKS + 1) for g, m in ((0, 0), (1, 0), (1, 1))]
     for leader in RELEASES:
         for profile in ("kip", "kafka", "kafka-2.0"):
             if leader.name == "3.9" and profile != "kafka":
@@ -218,8 +242,13 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
             for n in (1, 2):
                 for per_task in (1, 2):
                     yield (f"leader {leader.name}, {profile}, {n} members, {per_task} partitions a task",
-                           Formula(["k"], build(n, per_task)), [{"k": k} for k in range(STREAMS_TASKS + 1)],
-                           reference(leader, profile, n, per_task))
+                           Formula(["k", "given", "missing"], build(n, per_task, False, False)), domain,
+                           reference(leader, profile, n, per_task, False))
+                    if leader.probing and profile != "kafka-2.0":  # kafka-2.0's probing leader: below
+                        yield (f"leader {leader.name}, {profile}, {n} members and a future one, {per_task} "
+                               f"partitions a task",
+                               Formula(["k", "given", "missing"], build(n, per_task, True, profile == "kafka")),
+                               domain, reference(leader, profile, n, per_task, True))
         if leader.probing and leader.name != "3.9":
             for per_task in (1, 2):
                 yield (f"leader {leader.name}, kafka-2.0, version probing, {per_task} partitions a task",
@@ -235,6 +264,8 @@ def streams_tasks_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 ON_ASSIGNMENT_STEPS = ("OnAssignment", "ProbeDowngrade", "AdoptSupportedVersion", "AssignmentFailure", "ErrorShutdown",
                        "LeaderFollowUpRebalance")
 _STEP_OF_OUTCOME = {"NONE": 0, "PROBE_DOWNGRADE": 1, "ADOPT_SUPPORTED": 2}
+# The class a member's failure is thrown as (model.streams_probing names it), as an output code.
+_THROWN = {"TaskAssignmentException": 1, "IllegalStateException": 2}
 
 
 def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -246,7 +277,13 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
     states reach (an assignment above the version sent, a supported version above the member's own, an error code
     the leader of a config never sends)."""
     # model.streams_probing imports this module (gate_differential): import it when the cases are asked for.
-    from model.streams_probing import FAILURES, on_assignment_outcomes, parse_failure
+    from model.streams_probing import (
+        FAILURES,
+        ILLEGAL_STATE_EXCEPTION,
+        TASK_ASSIGNMENT_EXCEPTION,
+        on_assignment_outcomes,
+        parse_failure,
+    )
     from reference_impl.streams_probing.api import AssignmentInfo, AssignorError, MemberOutcome, on_assignment
 
     top = max(r.latest_supported for r in RELEASES) + 1
@@ -254,17 +291,20 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
 
     def build(rel: Any, profile: str, muts: frozenset[str]) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-            def fail(kind: int, a: Any = 0, b: Any = 0) -> dict[str, Any]:
-                return {"used": DONT_CARE, "rejoin": 0, "kind": kind, "a": a, "b": b}
+            def fail(kind: int, a: Any = 0, b: Any = 0, thrown: str = TASK_ASSIGNMENT_EXCEPTION) -> dict[str, Any]:
+                # kind 8 is the client shutting down on the leader's error code: nothing is thrown
+                return {"used": DONT_CARE, "rejoin": 0, "kind": kind, "a": a, "b": b,
+                        "thrown": 0 if kind == 8 else _THROWN[thrown]}
 
             def done(new_used: Any, rebalance: Any) -> dict[str, Any]:
-                return {"used": new_used, "rejoin": z3.If(rebalance, 1, 0), "kind": 0, "a": 0, "b": 0}
+                return {"used": new_used, "rejoin": z3.If(rebalance, 1, 0), "kind": 0, "a": 0, "b": 0, "thrown": 0}
 
             trigger = z3.BoolVal(False)  # the leader's follow-up trigger is the system's, not the member's
             none = [("OnAssignment", True, done(x["used"], False))]
             chain = on_assignment_outcomes(profile, muts, rel, x["received"], x["supported"], x["err"],
                                            x["used"], none, trigger, fail, done)
-            out: dict[str, Any] = {k: z3.IntVal(DONT_CARE) for k in ("step", "used", "rejoin", "kind", "a", "b")}
+            out: dict[str, Any] = {k: z3.IntVal(DONT_CARE) for k in ("step", "used", "rejoin", "kind", "a", "b",
+                                                                      "thrown")}
             for cond, outcomes in reversed(chain):
                 picked = {k: z3.IntVal(DONT_CARE) for k in out}
                 for name, sub, eff in reversed(outcomes):
@@ -283,15 +323,16 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
             except (TaskAssignmentException, IllegalStateException) as exc:
                 kind, a, b = parse_failure(f"member: {exc}")
                 return {"step": ON_ASSIGNMENT_STEPS.index("AssignmentFailure"), "used": DONT_CARE, "rejoin": 0,
-                        "kind": kind, "a": a, "b": b}
+                        "kind": kind, "a": a, "b": b, "thrown": _THROWN[type(exc).__name__]}
             if upd.outcome is MemberOutcome.ERROR_SHUTDOWN:
                 return {"step": ON_ASSIGNMENT_STEPS.index("ErrorShutdown"), "used": DONT_CARE, "rejoin": 0,
-                        "kind": 8, "a": int(upd.error), "b": 0}
+                        "kind": 8, "a": int(upd.error), "b": 0, "thrown": 0}
             return {"step": _STEP_OF_OUTCOME[upd.outcome.name], "used": upd.used_version, "rejoin": int(upd.rebalance),
-                    "kind": 0, "a": 0, "b": 0}
+                    "kind": 0, "a": 0, "b": 0, "thrown": 0}
         return run
 
     assert 5 in FAILURES and 8 in FAILURES  # the failure kinds the reference side maps to
+    assert set(_THROWN) == {TASK_ASSIGNMENT_EXCEPTION, ILLEGAL_STATE_EXCEPTION}  # and the classes
     # uncapped_adopt is Kafka 2.1.0 / 2.1.1's member (KAFKA-8649, the broken variant STR-M4): a real release's
     # rules, whose probe-downgrade branch (the supported version, or the received one when they are equal) no
     # config reaches (the variant's exploration stops at its first violation), so it is compared here too.
