@@ -588,8 +588,9 @@ def test_streams_on_assignment_formula_agrees_and_sees_each_planted_member_bug(
     are on the rule's domain: a planted member that gets any of them wrong is a disagreement."""
     res = differential("streams_on_assignment", streams_on_assignment_cases())
     assert res.ok, str(res.disagreement)
-    # 8 member releases x 3 profiles + 3.9 (kafka only), and post-2.0 as 2.1.1 (uncapped_adopt) under each profile
-    assert res.cases == 8 * 3 + 1 + 3
+    # 8 member releases x 3 profiles + 3.9 (kafka only), post-2.0 as 2.1.1 (uncapped_adopt) under each profile, and
+    # the probing members under member_never_upgrades (2.0 and post-2.0 x 3, 3.9 x 1)
+    assert res.cases == 8 * 3 + 1 + 3 + 7
     monkeypatch.setattr(streams_api, "on_assignment", planted(streams_api.on_assignment))
     assert differential("streams_on_assignment", streams_on_assignment_cases()).disagreement is not None
 

@@ -349,6 +349,12 @@ def streams_on_assignment_cases() -> Iterable[tuple[str, Formula, Iterable[Input
                 muts = frozenset({"uncapped_adopt"})
                 yield (f"member 2.1.1 (post-2.0 under uncapped_adopt), {profile}",
                        Formula(names, build(rel, profile, muts)), domain, reference(rel, profile, muts))
+            if rel.probing:
+                # The broken variant's member that never takes a higher supported version: its other branches
+                # must stay the reference's (what it breaks is the property, not the rest of the member).
+                muts = frozenset({"member_never_upgrades"})
+                yield (f"member {rel.name} under member_never_upgrades, {profile}",
+                       Formula(names, build(rel, profile, muts)), domain, reference(rel, profile, muts))
 
 
 # --------------------------------------------------------------------------- Kafka Streams wire formats
