@@ -1235,6 +1235,10 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "killed (crash)"
     elif any(c["verdict"] == "disagrees" for c in conformance):
         status = "killed (conform)"
+    elif any(c["verdict"] == "error" for c in conformance):
+        # conform failed on the mutated copy where the baseline's agrees (a view TLC's values cannot be): the ci
+        # tier's conform cell fails too, as a z3 step's error does
+        status = "killed (crash)"
     elif any(c.outcome in ("timeout", "incomplete") for c in cells) or any(
             d["verdict"] == "timeout" for d in [*differential, *conformance]) or broken.get("verdict") == "timeout":
         status = "timeout"
@@ -1242,7 +1246,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         status = "survived (count changed)" if small_changed else "survived"
     crash = next((c.detail for c in cells if c.outcome == "crash"),
                  broken["detail"] if broken.get("verdict") == "error" else
-                 next((d["detail"] for d in differential if d["verdict"] == "error"), None))
+                 next((d["detail"] for d in [*differential, *conformance] if d["verdict"] == "error"), None))
     return {
         "id": mutant.id, "protocol": mutant.protocol, "operator": mutant.operator, "file": mutant.file,
         "line": mutant.line, "col": mutant.col, "before": mutant.before, "after": mutant.after,

@@ -462,6 +462,12 @@ class StreamsProbingZ3(SymbolicSystem):
 
     # ---- step properties (properties/streams_probing.py). The leader of a Rebalance and the instance of a
     # member step are their parameters: one sub-relation each (``_rebalance_by``, ``_member_step_of``).
+    def state_predicates(self) -> list[tuple[str, Any, Any]]:
+        """The terms STR-07 / STR-08 and the operator's bounces read, against the reference's own."""
+        ts = self.ts
+        return [("stable", self.stable, ts.stable), ("bounces_done", self._bounces_done, ts.bounces_done),
+                ("converged", self._converged, ts.converged)]
+
     def decision_differential(self) -> list[dict[str, Any]]:
         return gate_differential(("streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
                                   "streams_tasks"), self.config.profile)

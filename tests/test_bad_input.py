@@ -213,3 +213,15 @@ def test_an_unknown_profile_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     line = _one_error_line(capsys)
     assert line.startswith("rollcheck: error: --profile: unknown profile 'kafka-9': none of ") and line.endswith(
         f"has it; their profiles: {', '.join(known_profiles())}"), line
+
+
+def test_conform_exits_3_when_a_divergence_was_found_even_if_a_later_step_failed() -> None:
+    """A mutated view (streams system.py:149, ``upgrade_from`` False for "") diverges on replay, then TLC's trace
+    validation cannot compare the value: the divergence is the verdict (3), not a failed run (2)."""
+    from rollcheck.commands.conform_cmd import _exit_code
+
+    diverged = {"ok": False, "reports": [{"replay": {"divergences": ["no initial state of the reference has this "
+                                                                     "view"]}, "error": "TLC (trace validation)"}]}
+    failed = {"ok": False, "reports": [{"replay": {"divergences": []}, "error": "java is missing"}]}
+    agreed = {"ok": True, "reports": [{"replay": {"divergences": []}, "error": None}]}
+    assert (_exit_code(diverged), _exit_code(failed), _exit_code(agreed)) == (3, 2, 0)

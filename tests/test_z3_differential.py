@@ -209,3 +209,36 @@ def test_a_ci_tier_z3_cell_on_the_small_config_compares_every_reachable_state(tm
     assert diff["states"] == len(reachable_states(entry.build(entry.configs["small"]))[0])
     assert diff["solver_only"] == {} and "depth" not in report.stats
     assert {v.status for v in report.properties.values()} == {NOT_CHECKED}
+
+
+@pytest.mark.parametrize("planted", ["converged reads the last version only", "converged reads the used version only",
+                                     "the operator's intent without the release"])
+def test_a_property_term_drifted_from_the_model_is_a_state_term_mismatch(planted: str) -> None:
+    """The campaign's Streams survivors system.py 119-124: a term STR-07 / STR-08 read, weakened under properties
+    that hold anyway, leaves every verdict and every successor as it was. The differential compares the terms
+    themselves (``SymbolicSystem.state_predicates``) on every state it compares, and names the term."""
+    honest = system("streams_probing", "small", "kip")
+    diff = successor_differential(symbolic(honest), honest, 0)
+    assert diff["mismatch"] is None and diff["state_terms"] == ["stable", "bounces_done", "converged"]
+    if planted == "the operator's intent without the release":  # the operator's config (its first state)
+        honest = system("streams_probing", "misconfigured-upgrade-from", "kafka")
+    base = type(honest)
+
+    class Planted(base):  # type: ignore[misc, valid-type]
+        def converged(self, s: Any) -> bool:
+            target = self.target_version(s)
+            if planted == "converged reads the last version only":
+                return all(x.last_version == target for x in s.instances)
+            if planted == "converged reads the used version only":
+                return all(x.used_version == target for x in s.instances)
+            return bool(base.converged(self, s))
+
+        def bounces_done(self, s: Any) -> bool:
+            if planted == "the operator's intent without the release":
+                return all(x.upgrade_from is None for x in s.instances)
+            return bool(base.bounces_done(self, s))
+
+    ts = Planted(honest.config)
+    diff = successor_differential(symbolic(ts), ts, 0)
+    term = "converged" if "converged" in planted else "bounces_done"
+    assert diff["mismatch"] is not None and f"the state term {term} differs" in diff["mismatch"]

@@ -104,9 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(doc)
     elif not args.quiet:
         show(reports)
-    if any(r.error for r in reports):
-        return int(ExitCode.RUN_FAILED)
-    return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
+    return _exit_code(doc)
 
 
 def _kept(done: list[ConformanceReport], run_dir: StagedRun) -> str:
@@ -185,9 +183,7 @@ def run_spark(args: argparse.Namespace) -> int:
         print_json(doc)
     elif not args.quiet:
         show_spark(results, args.out)
-    if any(r.error for r in results):
-        return int(ExitCode.RUN_FAILED)
-    return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
+    return _exit_code(doc)
 
 
 def _conform_spark(protocol: str, config: Any, spark: Any, out: Path, **kwargs: Any) -> SparkConformResult:
@@ -239,3 +235,17 @@ def show_spark(results: list[SparkConformResult], out: Path) -> None:
         if r.parquet:
             console.print(f"{r.config}/{r.profile}: verdicts in {r.parquet}", markup=False)
     console.print(f"summary in {out}", markup=False)
+
+
+def _exit_code(doc: dict[str, Any]) -> int:
+    """3 where a report found a divergence, even if another of its steps then failed (TLC cannot compare a
+    value of the reference's view with the spec's: the divergence is the answer); else 2 where a run failed,
+    else 0."""
+    reports = doc["reports"]
+    if any(isinstance(r.get(k), dict) and r[k].get("divergences")
+           for r in reports for k in ("reachable", "replay", "validation")):
+        return int(ExitCode.DISAGREEMENT)
+    if any(r.get("error") for r in reports):
+        return int(ExitCode.RUN_FAILED)
+    return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
+

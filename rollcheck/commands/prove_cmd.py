@@ -121,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
                     scope = ("every reachable state" if diff["every_reachable_state"]
                              else f"the first {diff['states']} states")
                 if diff["mismatch"] is None:
-                    console.print(f"Z3 relation = reference on {scope} ({diff['transitions']} transitions)",
+                    terms = diff.get("state_terms") or []
+                    also = f"; state terms {', '.join(terms)}" if terms else ""
+                    console.print(f"Z3 relation = reference on {scope} ({diff['transitions']} transitions{also})",
                                   markup=False)
                 else:
                     console.print(f"the Z3 relation and the reference differ: {diff['mismatch']}", markup=False,

@@ -123,6 +123,7 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
         extra = {"scope": "variant delta", "variant_states": delta.visited}
     return {"states": res.states, "transitions": res.transitions, "every_reachable_state": every,
             "initial_states": len(initial), **extra,
+            "state_terms": [name for name, _, _ in sym.state_predicates()],
             "excluded_actions": res.excluded, "solver_only": res.solver_only,
             "seconds": round(time.perf_counter() - t0, 2),
             "mismatch": None if res.mismatch is None else str(res.mismatch)}

@@ -358,6 +358,10 @@ class CompiledSystem:
         fn.__globals__["wellformed"] = self.wellformed
         return fn  # type: ignore[no-any-return]
 
+    def predicate(self, formula: Any) -> Predicate:
+        """A formula over the current state (``self.v``) as a function of a state's values."""
+        return self._predicate(formula)
+
     def _predicate(self, formula: Any) -> Predicate:
         node = self._import(formula)
         if node.tf:

@@ -89,6 +89,14 @@ class SymbolicSystem:
         parameters it stands for, relation). :func:`check_parameters` compares them with the reference."""
         return []
 
+    def state_predicates(self) -> list[tuple[str, Predicate, Callable[[Any], bool]]]:
+        """Terms over one state that the properties read (a group is stable, every bounce is done, ...), each
+        with the reference's own function of the state: (name, the encoding's predicate, the reference's).
+        The successor differential compares their values on every state it compares, so a reference whose
+        property terms drift from the model's is a disagreement even where no property's verdict moves (a
+        weakened term under a property that holds anyway)."""
+        return []
+
     def decision_differential(self) -> list[dict[str, Any]]:
         """The encoding's decision rules (Z3 formulas of a single decision: an UpdateFeatures update, a
         metadata.version change, an assignment) against the reference on every input of a bounded domain,
@@ -598,6 +606,15 @@ class _Differential:
         if compiled and self.fast.wellformed is None:
             self.solver_only["wellformed"] = "not compiled"
         self.solvers: dict[int, _ActionSolver] = {}
+        # The state terms the properties read: compiled where they compile, else asked of the solver.
+        self.terms: list[tuple[str, Predicate, Callable[[Any], bool], Callable[[Vals], bool] | None]] = []
+        for name, pred, ref_term in sym.state_predicates():
+            try:
+                fast_term: Callable[[Vals], bool] | None = self.fast.predicate(pred(self.fast.v))
+            except (NotCompiled, RecursionError):
+                fast_term = None
+            self.terms.append((name, pred, ref_term, fast_term))
+        self.term_solver: z3.Solver | None = None
         self.current = _Encoder(sym, sym.declare("s"))  # the solvers' current-state variables (same names)
         self.encode = _Encoder(sym, sym.declare("t"))  # ... and next-state variables
         self.wf_solver: z3.Solver | None = None
@@ -627,6 +644,25 @@ class _Differential:
             raise RuntimeError(f"{self.sym.name}: the compiled wellformed says {fast}, the solver {exact}, "
                                f"on {self.s!r}")
         return exact
+
+    def predicates_differ(self) -> list[tuple[str, bool, bool]]:
+        """The state terms whose value on the current state differs: (name, the reference's, Z3's)."""
+        out = []
+        for name, pred, ref_term, fast_term in self.terms:
+            theirs = bool(ref_term(self.s))
+            if fast_term is not None and self.vals is not None and not self.control:
+                ours = bool(fast_term(self.vals))
+            else:
+                if self.term_solver is None:
+                    self.term_solver = z3.Solver()
+                v = self.sym.declare("s")
+                ours = self.term_solver.check(*self.current(self.s), z3.Not(pred(v))) == z3.unsat
+                if fast_term is not None and self.vals is not None and bool(fast_term(self.vals)) != ours:
+                    raise RuntimeError(f"{self.sym.name}: the compiled state term {name} and the solver disagree "
+                                       f"on {self.s!r}")
+            if theirs != ours:
+                out.append((name, theirs, ours))
+        return out
 
     def matches(self, i: int, theirs: Sequence[RefStep]) -> bool:
         """Are ``theirs`` exactly the successors of the current state under relation ``i``?"""
@@ -698,6 +734,11 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
         if actions and not diff.wellformed():
             res.mismatch = Mismatch(s, "-", frozenset({s}), frozenset(), "reference state is not wellformed")
             return res
+        if actions:
+            for name, theirs, ours in diff.predicates_differ():
+                res.mismatch = Mismatch(s, f"(state term {name})", frozenset(), frozenset(),
+                                        f"the state term {name} differs: the reference says {theirs}, Z3 {ours}")
+                return res
         ref: list[list[RefStep]] = [[] for _ in diff.relations]
         unencoded: dict[str, set[Any]] = {}
         for a, t in ts.successors(s):
