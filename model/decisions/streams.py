@@ -52,19 +52,20 @@ def streams_assign_formula(leader_latest: int, profile: str, mutation: str, n: i
         sup = [z3.If(v[i] >= PROBEABLE, x[f"lat{i}"], UNKNOWN) for i in range(n)]
         members = [f"{f}{i}" for i in range(n) for f in ("version", "supported", "error")]
 
+        def term(x: Any) -> Any:  # the chain gives plain ints where a value is fixed
+            return z3.IntVal(x) if isinstance(x, int) else x
+
         def fail(kind: int, a: Any, b: Any = 0) -> dict[str, Any]:
             # kind 2: a pre-2.0 leader cannot decode the subscription; 3 and 4: a probing leader's failures.
-            return {"outcome": z3.IntVal(LEADER_CANNOT_DECODE if kind == 2 else LEADER_FAILS), "used": z3.IntVal(0),
-                    "follow_up": z3.IntVal(0), **{k: z3.IntVal(0) for k in members}}
+            return {"outcome": term(LEADER_CANNOT_DECODE if kind == 2 else LEADER_FAILS), "used": term(0),
+                    "follow_up": term(0), **{k: term(0) for k in members}}
 
         def reply(used: Any, inbox: list[tuple[Any, Any, Any, Any]], follow: Any) -> dict[str, Any]:
-            errors = [z3.IntVal(e) if isinstance(e, int) else e for _, _, e, _ in inbox]
+            errors = [term(e) for _, _, e, _ in inbox]
             out = {"outcome": z3.If(z3.Or([e != 0 for e in errors]), ERROR_ASSIGNMENT, ASSIGNED),
-                   "used": z3.IntVal(used) if isinstance(used, int) else used, "follow_up": z3.If(follow, 1, 0)}
+                   "used": term(used), "follow_up": z3.If(follow, 1, 0)}
             for i, (ver, supported, _, _) in enumerate(inbox):
-                out.update({f"version{i}": z3.IntVal(ver) if isinstance(ver, int) else ver,
-                            f"supported{i}": z3.IntVal(supported) if isinstance(supported, int) else supported,
-                            f"error{i}": errors[i]})
+                out.update({f"version{i}": term(ver), f"supported{i}": term(supported), f"error{i}": errors[i]})
             return out
 
         out: dict[str, Any] = {}

@@ -248,4 +248,3 @@ def _exit_code(doc: dict[str, Any]) -> int:
     if any(r.get("error") for r in reports):
         return int(ExitCode.RUN_FAILED)
     return int(ExitCode.OK if doc["ok"] else ExitCode.DISAGREEMENT)
-

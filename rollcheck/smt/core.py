@@ -607,13 +607,14 @@ class _Differential:
             self.solver_only["wellformed"] = "not compiled"
         self.solvers: dict[int, _ActionSolver] = {}
         # The state terms the properties read: compiled where they compile, else asked of the solver.
-        self.terms: list[tuple[str, Predicate, Callable[[Any], bool], Callable[[Vals], bool] | None]] = []
+        # (name, the term over the solvers' current-state variables, the reference's, the compiled term)
+        self.terms: list[tuple[str, z3.BoolRef, Callable[[Any], bool], Callable[[Vals], bool] | None]] = []
         for name, pred, ref_term in sym.state_predicates():
             try:
                 fast_term: Callable[[Vals], bool] | None = self.fast.predicate(pred(self.fast.v))
             except (NotCompiled, RecursionError):
                 fast_term = None
-            self.terms.append((name, pred, ref_term, fast_term))
+            self.terms.append((name, pred(sym.declare("s")), ref_term, fast_term))
         self.term_solver: z3.Solver | None = None
         self.current = _Encoder(sym, sym.declare("s"))  # the solvers' current-state variables (same names)
         self.encode = _Encoder(sym, sym.declare("t"))  # ... and next-state variables
@@ -648,15 +649,14 @@ class _Differential:
     def predicates_differ(self) -> list[tuple[str, bool, bool]]:
         """The state terms whose value on the current state differs: (name, the reference's, Z3's)."""
         out = []
-        for name, pred, ref_term, fast_term in self.terms:
+        for name, term, ref_term, fast_term in self.terms:
             theirs = bool(ref_term(self.s))
             if fast_term is not None and self.vals is not None and not self.control:
                 ours = bool(fast_term(self.vals))
             else:
                 if self.term_solver is None:
                     self.term_solver = z3.Solver()
-                v = self.sym.declare("s")
-                ours = self.term_solver.check(*self.current(self.s), z3.Not(pred(v))) == z3.unsat
+                ours = self.term_solver.check(*self.current(self.s), z3.Not(term)) == z3.unsat
                 if fast_term is not None and self.vals is not None and bool(fast_term(self.vals)) != ours:
                     raise RuntimeError(f"{self.sym.name}: the compiled state term {name} and the solver disagree "
                                        f"on {self.s!r}")
