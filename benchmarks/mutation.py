@@ -30,8 +30,8 @@ meets the two other copies of the rules, which the mutation did not touch, as th
 ``small`` and the story configs: Z3 (``rollcheck prove --differential-only --differential 0``: the Z3 relation
 against the mutated reference on every reachable state, and the decision rules on their bounded input domain, run
 early, as said), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reachable views and traces both
-ways, and the config domain), "killed (conform)". An exception the mutated reference raises under the decision
-differential is a crash.
+ways, and the config domain; on ``small`` and each conformance config, ``conform_cells_of``), "killed (conform)".
+An exception the mutated reference raises under the decision differential is a crash.
 ``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor whose ``small`` distinct-state
 count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no checker
 noticed. A survivor that ``benchmarks/equivalent_mutants.toml`` names (an edit no caller can observe, each entry
@@ -619,8 +619,10 @@ variants = []
 for v in entry.variants:
     ts = v.system(entry.configs[v.config])
     variants.append([v.id, list(v.expect), v.config, type(ts).__qualname__, canon(ts.config)])
+# (an older commit's ProtocolEntry has no conform_configs)
 print(json.dumps({"configs": {n: canon(c) for n, c in entry.configs.items()}, "gate_config": entry.gate_config,
-                  "story_configs": list(entry.story_configs), "profiles": list(entry.profiles),
+                  "story_configs": list(entry.story_configs),
+                  "conform_configs": list(getattr(entry, "conform_configs", ())), "profiles": list(entry.profiles),
                   "variants": variants}, sort_keys=True))
 """
 
@@ -643,6 +645,7 @@ def registry_grew(before: dict[str, Any], after: dict[str, Any]) -> bool:
     configs = after["configs"]
     return (all(configs.get(name) == value for name, value in before["configs"].items())
             and set(before["story_configs"]) <= set(after["story_configs"])
+            and set(before.get("conform_configs", [])) <= set(after.get("conform_configs", []))
             and (before["gate_config"], before["profiles"], before["variants"])
             == (after["gate_config"], after["profiles"], after["variants"]))
 
@@ -923,12 +926,12 @@ class Runner:
                 return verdict, str(first.get("message", "")).splitlines()[0][:300]
         return ("caught", "") if code == 0 else ("error", f"variants: exit {code}: {stderr.strip()[-300:]}")
 
-    def run_conform(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
-        """``rollcheck conform`` on the small config from the mutated copy (the ci tier's TLC conformance: the
-        reference's reachable views against TLC's, both trace directions): ("disagrees" | "agrees" | "error"
-        | "timeout", a one-line detail). A disagreement kills a mutant the properties missed: the spec is the
-        second copy of the rules, which the mutation did not touch."""
-        cmd = [sys.executable, "-m", "rollcheck", *conform_argv(protocol, profile, work / "conform")]
+    def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+        """``rollcheck conform`` on ``cell`` (small or a conformance config) from the mutated copy (the gate's
+        TLC conformance: the reference's reachable views against TLC's, both trace directions): ("disagrees" |
+        "agrees" | "error" | "timeout", a one-line detail). A disagreement kills a mutant the properties missed:
+        the spec is the second copy of the rules, which the mutation did not touch."""
+        cmd = [sys.executable, "-m", "rollcheck", *conform_argv(protocol, cell.profile, work / "conform", cell.config)]
 
         def why(doc: dict[str, Any]) -> str:
             reports: list[dict[str, Any]] = doc.get("reports", [])
@@ -937,7 +940,8 @@ class Runner:
                      if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
             return parts[0] if parts else str(bad.get("error") or "")
 
-        return self._verdict("conform", f"small/{profile}", self._run_tool(work, cmd, timeout), timeout, why)
+        return self._verdict("conform", f"{cell.config}/{cell.profile}", self._run_tool(work, cmd, timeout), timeout,
+                             why)
 
     @staticmethod
     def _verdict(step: str, where: str, ran: tuple[int, str, str] | None, timeout: float,
@@ -1016,9 +1020,9 @@ def z3_argv(protocol: str, profile: str, out: Path, config: str = "small") -> li
             "0", "--json", "--quiet", "--out", str(out)]
 
 
-def conform_argv(protocol: str, profile: str, out: Path) -> list[str]:
-    """The ci tier's TLC conformance on small."""
-    return ["conform", protocol, "--config", "small", "--profile", profile, "--json", "--quiet", "--out", str(out)]
+def conform_argv(protocol: str, profile: str, out: Path, config: str = "small") -> list[str]:
+    """The gate's TLC conformance on ``config`` (small, a conformance config)."""
+    return ["conform", protocol, "--config", config, "--profile", profile, "--json", "--quiet", "--out", str(out)]
 
 
 def variants_argv(protocol: str, out: Path, z3: bool = True) -> list[str]:
@@ -1062,6 +1066,14 @@ def z3_cells_of(protocol: str) -> list[Cell]:
     return [Cell("small", p) for p in profiles_of(protocol)] + [c for c in cells_of(protocol) if c.config in stories]
 
 
+def conform_cells_of(protocol: str) -> list[Cell]:
+    """Where the gate's conformance cells compare the reference's reachable views with TLC's: small under each
+    profile, then each conformance config (ProtocolEntry.conform_configs) under the profiles it is valid for."""
+    entry = get_protocol(protocol)
+    return [Cell(c, p) for c in ["small", *entry.conform_configs] for p in profiles_of(protocol)
+            if c == "small" or p in entry.config_profiles(entry.configs[c])]
+
+
 @dataclass
 class Baseline:
     protocol: str
@@ -1095,11 +1107,10 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
             verdict, detail = runner.run_z3(work, protocol, cell, timeout)
             if verdict != "agrees":
                 bad.append(f"z3 {cell.config}/{cell.profile}: {verdict} {detail}")
-        for profile in profiles_of(protocol):
-            if conform and runner.snapshot_has_spec(protocol):
-                verdict, detail = runner.run_conform(work, protocol, profile, timeout)
-                if verdict != "agrees":
-                    bad.append(f"conform small/{profile}: {verdict} {detail}")
+        for cell in conform_cells_of(protocol) if conform and runner.snapshot_has_spec(protocol) else []:
+            verdict, detail = runner.run_conform(work, protocol, cell, timeout)
+            if verdict != "agrees":
+                bad.append(f"conform {cell.config}/{cell.profile}: {verdict} {detail}")
         if bad:
             raise RuntimeError(f"baseline of {protocol} failed: " + "; ".join(bad))
         return Baseline(protocol, results, time.perf_counter() - t0, imports)
@@ -1205,10 +1216,10 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
         if conform and alive() and runner.snapshot_has_spec(protocol):
-            for profile in profiles_of(protocol):
-                verdict, detail = runner.run_conform(work, protocol, profile,
-                                                     timeout - (time.perf_counter() - t0))
-                conformance.append({"profile": profile, "verdict": verdict, "detail": detail})
+            for cell in conform_cells_of(protocol):
+                verdict, detail = runner.run_conform(work, protocol, cell, timeout - (time.perf_counter() - t0))
+                conformance.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
+                                    "detail": detail})
                 if verdict != "agrees":
                     break
     finally:

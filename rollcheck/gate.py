@@ -83,6 +83,8 @@ class GateConfig:
     # Configs of stories the gate config does not tell (ProtocolEntry.story_configs): the explorer checks
     # them in the ci tier, every checker that runs on the gate configs in the nightly tier.
     story_configs: dict[str, list[str]] = field(default_factory=dict)
+    # Configs only the conformance checker runs on (ProtocolEntry.conform_configs), in every tier.
+    conform_configs: dict[str, list[str]] = field(default_factory=dict)
 
 
 def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
@@ -108,14 +110,16 @@ def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:
     return GateConfig(protocols, gate_configs, known_profiles(protocols),
                       checkers, out_dir, context, mutants=True, mutant_checkers=mutant_checkers, tier=tier,
                       ci_configs={p: ["small"] for p in protocols},
-                      story_configs={p: list(get_protocol(p).story_configs) for p in protocols})
+                      story_configs={p: list(get_protocol(p).story_configs) for p in protocols},
+                      conform_configs={p: list(get_protocol(p).conform_configs) for p in protocols})
 
 
 GATE_KEYS = frozenset({"protocols", "configs", "profiles", "checkers", "out", "spark_master", "spark_partitions",
                        "hypothesis_examples", "hypothesis_steps", "seed", "z3_depth", "timeout_seconds", "options",
-                       "mutants", "mutant_checkers", "tier", "ci_configs", "parallel", "story_configs"})
+                       "mutants", "mutant_checkers", "tier", "ci_configs", "parallel", "story_configs",
+                       "conform_configs"})
 _STRUCTURAL = frozenset({"protocols", "configs", "profiles", "checkers", "out", "mutants", "mutant_checkers",
-                         "tier", "ci_configs", "parallel", "story_configs"})
+                         "tier", "ci_configs", "parallel", "story_configs", "conform_configs"})
 
 
 def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None = None) -> GateConfig:
@@ -149,6 +153,8 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
     ci_configs = _config_table(gate, "ci_configs", {p: ["small"] for p in protocols}, path)
     story_configs = _config_table(gate, "story_configs", {p: base.story_configs.get(p, []) for p in protocols},
                                   path)
+    conform_configs = _config_table(gate, "conform_configs",
+                                    {p: base.conform_configs.get(p, []) for p in protocols}, path)
     profiles = _str_list(gate, "profiles", known_profiles(protocols), path)
     check_profiles(profiles, protocols, str(path))
     checkers = _str_list(gate, "checkers", base.checkers, path)
@@ -185,7 +191,7 @@ def load_gate_config(path: Path | None, out_dir: Path | None, tier: str | None =
         except UserError as exc:
             raise UserError(f"{path}: spark_master: {exc}") from None
     return GateConfig(protocols, configs, profiles, checkers, out, ctx, mutants, mutant_checkers, base.tier,
-                      ci_configs, parallel, story_configs=story_configs)
+                      ci_configs, parallel, story_configs=story_configs, conform_configs=conform_configs)
 
 
 # The numeric [gate] keys and options: (least whole value, or None for a finite number above 0). A bound
@@ -314,9 +320,13 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
         small = ci_configs if sized else []
         z3_small = ci_configs if "z3" in checkers else []
         stories = cfg.story_configs.get(proto, [])
+        conform_only = cfg.conform_configs.get(proto, []) if "conform" in checkers else []
 
         def runs_on(checker: str, spec: str, full: list[str] = full, small: list[str] = small,
-                    z3_small: list[str] = z3_small, stories: list[str] = stories) -> bool:
+                    z3_small: list[str] = z3_small, stories: list[str] = stories,
+                    conform_only: list[str] = conform_only) -> bool:
+            if checker == "conform" and spec in conform_only:
+                return True
             if checker in sized:
                 return spec in small
             if spec in stories and spec not in full and cfg.tier == "ci":
@@ -329,10 +339,10 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
                     or (checker == "z3" and spec in z3_small))
 
         profiles = [p for p in cfg.profiles if p in entry.profiles]  # a profile runs where the protocol has it
-        for spec in dict.fromkeys([*full, *small, *z3_small, *stories]):
+        for spec in dict.fromkeys([*full, *small, *z3_small, *stories, *conform_only]):
             label, base_config = resolve_config(entry, spec)
             # A story config runs under the profiles it is valid for (a Kafka-only release: kafka alone).
-            valid = entry.config_profiles(base_config) if spec in stories else profiles
+            valid = entry.config_profiles(base_config) if spec in stories or spec in conform_only else profiles
             for profile in (p for p in profiles if p in valid):
                 config = replace_config(base_config, profile=profile)
                 # The decision differential depends on the profile alone: with ci configs, their cells run it.
@@ -347,9 +357,31 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             # reference (no proof: the variant's kill is the explorer's): the failure branches a variant leads
             # into and no reference config reaches are then compared too, so a bug planted there is a
             # disagreement. The nightly tier's z3 variant cells do this beside their proofs.
+            compared = mutant_cells(cfg.protocols, ["z3"], lookup, subdir="mutants")
             cells.extend(dataclasses.replace(c, differential_only=True, decisions=False)
-                         for c in mutant_cells(cfg.protocols, ["z3"], lookup, subdir="mutants"))
+                         for c in under_every_profile(compared, cfg.profiles))
     return cells, skipped
+
+
+def under_every_profile(cells: Sequence[Cell], profiles: Sequence[str]) -> list[Cell]:
+    """Each broken variant's cell, then the same under every other of ``profiles`` its protocol has and its
+    config validates under: the reference's code a variant leads into differs per profile (a member that can no
+    longer build its subscription is reached under one profile's rules only), and no reference config reaches
+    it. A variant that fixes its profile (its build replaces the config's) keeps its own cell alone."""
+    out: list[Cell] = []
+    for c in cells:
+        out.append(c)
+        assert c.variant is not None
+        variant = c.entry.variant(c.variant)
+        if variant.system(c.config).config.profile != c.config.profile:
+            continue  # the variant runs under its own profile, whatever the config's
+        for profile in c.entry.config_profiles(c.config):
+            if profile == c.config.profile or profile not in profiles:
+                continue
+            config = replace_config(c.config, profile=profile)
+            if variant.system(config).config.profile == profile:
+                out.append(dataclasses.replace(c, config=config))
+    return out
 
 
 def _cell_id(protocol: str, config: str, profile: str, checker: str, variant: str | None) -> str:

@@ -237,6 +237,11 @@ class ProtocolEntry:
     # More configs the gate checks by default, each telling a story the gate config does not (a fault, a
     # misconfiguration, another upgrade path), so that a bug only they reach still fails the gate.
     story_configs: tuple[str, ...] = ()
+    # Configs the two-way conformance (TLC) also compares with the reference, in every tier: where the spec's
+    # view has a field that no ``small`` / gate state sets (an ``upgrade.from``, a failure's kind), a change to
+    # it in the reference is otherwise compared nowhere. Conformance checks no property, so such a config may
+    # tell a finding by design (the other checkers do not run on it).
+    conform_configs: tuple[str, ...] = ()
     # Every action name the reference can emit (for action coverage); empty: the spec binding's list.
     actions: tuple[str, ...] = ()
     # Runbooks (rollcheck.runbook): the actions only an operator takes (a runbook's steps; every other

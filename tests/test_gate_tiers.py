@@ -51,7 +51,13 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
             assert set(entry.story_configs) == set(cfg.story_configs[proto])
             # each story under the profiles it is valid for (streams' 3.9 story: kafka alone)
             stories = {s for s in entry.story_configs if profile in entry.config_profiles(entry.configs[s])}
-            for c in mine:
+            # Conformance also on each conformance config (ProtocolEntry.conform_configs), and nothing else there:
+            # a view field no other config sets (streams: upgrade.from, a failure's kind).
+            conforming = {s for s in entry.conform_configs if profile in entry.config_profiles(entry.configs[s])}
+            assert set(entry.conform_configs) == set(cfg.conform_configs[proto])
+            assert {c.label for c in mine if c.checker == "conform"} == {"small", *conforming}
+            assert {c.checker for c in mine if c.label in conforming} == ({"conform"} if conforming else set())
+            for c in (c for c in mine if c.label not in conforming):
                 assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker in ("explore", "z3")
                 assert c.differential_only == (c.checker == "z3" and c.label in ("small", *stories))
                 assert c.checker != "z3" or c.decisions == (c.label == "small")  # once per protocol and profile
@@ -90,8 +96,11 @@ def test_nightly_tier_is_the_full_matrix_with_a_fuzzing_round(tmp_path: Path) ->
     cfg = default_gate_config(tmp_path, "nightly")
     cells, _ = plan_cells(cfg)
     reference = [c for c in cells if c.variant is None]
-    # every checker on the gate config and on the story configs
-    assert all(c.label in (cfg.configs[c.entry.name][0], *cfg.story_configs[c.entry.name]) for c in reference)
+    # every checker on the gate config and on the story configs; conformance also on the conformance configs
+    assert all(c.label in (cfg.configs[c.entry.name][0], *cfg.story_configs[c.entry.name]) for c in reference
+               if c.label not in cfg.conform_configs[c.entry.name])
+    assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.conform_configs[c.entry.name]} \
+        == {(p, s, "conform") for p in cfg.protocols for s in cfg.conform_configs[p]}
     assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.story_configs[c.entry.name]} \
         == {(c.entry.name, s, c.checker) for c in reference if c.label == cfg.configs[c.entry.name][0]
             for s in cfg.story_configs[c.entry.name]}

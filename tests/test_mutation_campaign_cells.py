@@ -6,6 +6,7 @@ from pathlib import Path
 
 from benchmarks.mutation import Cell, cells_of, z3_argv, z3_cells_of
 from rollcheck.gate import default_gate_config, plan_cells
+from rollcheck.registry import get_protocol
 
 
 def test_the_campaigns_z3_step_runs_where_the_ci_gates_z3_differential_cells_do(tmp_path: Path) -> None:
@@ -377,6 +378,10 @@ def test_resume_keeps_a_kill_where_only_the_registry_entry_grew() -> None:
     assert not registry_grew(sig, dict(added, story_configs=["new"]))
     assert not registry_grew(sig, dict(added, variants=[["V1", ["P"], "story", "S", {"m": 1}]]))
     assert not registry_grew(sig, dict(added, gate_config="story"))
+    # A conformance config added (the signature before they existed has none) is growth; one dropped is not.
+    conforming = dict(added, conform_configs=["new"])
+    assert registry_grew(sig, conforming) and registry_grew(added, conforming)
+    assert not registry_grew(conforming, added)
 
 
 def test_registry_growth_reads_each_rows_commit_from_git(tmp_path: Path) -> None:
@@ -407,3 +412,20 @@ def test_registry_growth_reads_each_rows_commit_from_git(tmp_path: Path) -> None
     assert grown(row("bc10bf4"), "zk_migration")
     assert not grown(dict(row("bc10bf4"), protocol_code_sha256="dirty"), "zk_migration")
     assert not registry_growth(tree("5f24969"), packages)(row("5f24969~1"), "zk_migration")
+
+
+def test_conformance_cells_follow_the_registry() -> None:
+    """The campaign's TLC step runs where the gate's conform cells run: small under every profile, then each
+    conformance config of the registry (streams: an operator's pre-2.0 bounces, where the view's upgrade.from
+    and failure kind are set) under the profiles it is valid for."""
+    from benchmarks.mutation import conform_argv, conform_cells_of
+
+    entry = get_protocol("streams_probing")
+    cells = conform_cells_of("streams_probing")
+    small = len(entry.profiles)
+    assert entry.conform_configs and [c.config for c in cells[:small]] == ["small"] * small
+    assert {(c.config, c.profile) for c in cells[small:]} == {
+        (c, p) for c in entry.conform_configs for p in entry.profiles}
+    assert conform_argv("streams_probing", "kip", Path("o"), "operator-from-1.1")[:4] == [
+        "conform", "streams_probing", "--config", "operator-from-1.1"]
+    assert [c.config for c in conform_cells_of("features")] == ["small"] * len(get_protocol("features").profiles)

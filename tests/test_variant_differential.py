@@ -104,6 +104,63 @@ def test_a_bug_only_a_variant_reaches_is_a_disagreement_under_it(tmp_path: Path,
     assert diff["scope"] == "variant delta" and diff["states"] < diff["variant_states"]
 
 
+def _subscription_failure_keeps_a_rebalance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign's survivor at streams system.py:242: the rebalance counter is 1, not 0, once a member cannot
+    build its subscription (a version above its own, adopted under KAFKA-8649's uncapped adopt: STR-M4)."""
+    original = streams_system.StreamsProbingSystem._rebalance
+
+    def broken(self: Any, s: Any, *args: Any, **kwargs: Any) -> Any:
+        action, t = original(self, s, *args, **kwargs)
+        if any(x.failure.startswith("subscription:") for x in t.instances) and not any(
+                x.failure.startswith("subscription:") for x in s.instances):
+            t = streams_system._with(t, rebalances=1)
+        return action, t
+
+    monkeypatch.setattr(streams_system.StreamsProbingSystem, "_rebalance", broken)
+
+
+def test_a_variant_is_compared_under_every_profile_its_config_runs_under(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """STR-M4 (KAFKA-8649) is caught on small under kip, where no member ever fails to build its subscription;
+    under kafka-2.0 one does within a few steps. The ci tier compares each variant under every profile (a
+    variant that fixes its own profile, STR-M8, under that one alone), so a bug planted on that path is a
+    disagreement."""
+    cfg = GateConfig(["streams_probing"], {"streams_probing": []}, list(STREAMS.profiles), ["z3"], tmp_path,
+                     mutants=True, mutant_checkers=["explore"], tier="ci", ci_configs={"streams_probing": []},
+                     story_configs={"streams_probing": []})
+    cells, _ = plan_cells(cfg)
+    compared = {(c.variant, c.config.profile) for c in cells if c.variant is not None and c.differential_only}
+    assert {p for v, p in compared if v == "STR-M4"} == set(STREAMS.profiles)
+    assert {p for v, p in compared if v == "STR-M8"} == {"kip"}  # its build runs it under kafka
+    assert len([c for c in cells if c.variant is not None and not c.differential_only]) == len(STREAMS.variants)
+
+    def m4(profile: str) -> Any:
+        ctx = CheckContext(out_dir=tmp_path / profile, variant="STR-M4", differential_only=True, decisions=False,
+                           options={"z3_variant_states": 2000})
+        return check_z3(STREAMS, "small", dataclasses.replace(STREAMS.configs["small"], profile=profile), ctx)
+
+    assert m4("kafka-2.0").status == "ok"
+    _subscription_failure_keeps_a_rebalance(monkeypatch)
+    assert m4("kip").status == "ok"  # the variant's own profile never goes there
+    report = m4("kafka-2.0")
+    assert report.status == "diverged" and "Rebalance" in report.message, report.message
+
+
+def test_the_delta_search_is_bounded_where_the_variant_steps_as_the_reference() -> None:
+    """Under kafka, STR-M4's mutation changes no step (today's member caps the version it adopts): the search
+    gives up after its bound of the variant's states, not the whole space (zk MIG-M4 under kafka: 184,234)."""
+    from rollcheck.smt.core import MIN_VISITED, VISITED_PER_STATE
+
+    config = dataclasses.replace(STREAMS.configs["small"], profile="kafka")
+    ts, base = STREAMS.variant("STR-M4").system(config), STREAMS.build(config)
+    whole = variant_delta(ts, base, 0)
+    assert whole.states == [] and whole.complete and whole.visited == 71
+    bounded = variant_delta(ts, base, 1, max_visited=20)
+    assert bounded.states == [] and not bounded.complete and bounded.visited == 20
+    assert variant_delta(ts, base, 1).complete  # the default bound: MIN_VISITED at least
+    assert MIN_VISITED < 2000 * VISITED_PER_STATE  # the ci tier's 2,000 states: 40,000 searched
+
+
 def test_a_variant_whose_state_space_has_no_end_meets_its_first_disagreement(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The campaign's timeout at zk system.py:195 (IncompatibleBrokerJoins without its IBP check): the broker

@@ -33,6 +33,12 @@ KAFKA_LATEST = StreamsProbingConfig(profile="kafka", from_release="2.0", to_rele
 MISCONFIGURED = StreamsProbingConfig(profile="kafka", from_release="post-2.0", to_release="3.9",
                                      procedure="operator", misconfigured_upgrade_from="1.1")
 
+# An operator bouncing a pre-2.0 group in any order, upgrade.from set or not (two instances, 643 states): a
+# 1.1 leader that receives a post-2.0 subscription dies (KIP-268's counterexample, a finding by design). A
+# conformance config (the spec's view of an upgrade.from and of a failure, which small never sets), not a story.
+OPERATOR_FROM_11 = StreamsProbingConfig(instances=2, from_release="1.1", to_release="post-2.0",
+                                        procedure="operator")
+
 LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
 
 
@@ -76,11 +82,13 @@ PROTOCOL = ProtocolEntry(
     config_type=StreamsProbingConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
              "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST,
-             "misconfigured-upgrade-from": MISCONFIGURED},
+             "misconfigured-upgrade-from": MISCONFIGURED, "operator-from-1.1": OPERATOR_FROM_11},
     # The default config is one bounce from 2.0 (version probing): the gate also checks KIP-268's two
     # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before, and an
     # operator's wrong upgrade.from (kafka only), the one story that reaches the members' error shutdown.
     story_configs=("pre20", "from-0.10.0", "misconfigured-upgrade-from", "kafka-latest"),
+    # Conformance beside small: the view's upgrade.from and failure kind, compared nowhere else.
+    conform_configs=("operator-from-1.1",),
     build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
