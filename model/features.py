@@ -366,7 +366,8 @@ class FeaturesZ3(SymbolicSystem):
 
     def decision_differential(self) -> list[dict[str, Any]]:
         return gate_differential(("features_update", "features_request", "features_atomic", "features_texts",
-                                  "version_range", "finalized_cache", "admin_update", "feature_znode"),
+                                  "features_unreadable", "version_range", "finalized_cache", "admin_update",
+                                  "feature_znode"),
                                  self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:

@@ -25,8 +25,8 @@ from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (the Streams assign() and onAssignment() formulas are the
 # transition relation's own chains, kafka-2.0's included).
-RULES = {"features": ["features_update", "features_request", "features_atomic", "features_texts", "version_range",
-                      "finalized_cache", "admin_update", "feature_znode"],
+RULES = {"features": ["features_update", "features_request", "features_atomic", "features_texts",
+                      "features_unreadable", "version_range", "finalized_cache", "admin_update", "feature_znode"],
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
                               "mv_replay", "format_storage", "mv_activation"],
          "zk_migration": ["zk_triggers"],

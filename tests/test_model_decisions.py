@@ -108,6 +108,54 @@ def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: py
     assert differential("features_texts", features_texts_cases()).disagreement is not None
 
 
+@pytest.mark.parametrize("planted", ["a mapping failure tolerated", "an IAE fatal", "the cache kept",
+                                     "the election goes on", "the update applied", "a registration refused"])
+def test_features_unreadable_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the cluster does with a /feature node no reader can decode (system actions no explored state
+    reaches: every write is FeatureZNode.encode's): the campaign's features system.py 330 and 355 ran nowhere."""
+    from model.decisions import features_unreadable_cases
+    from reference_impl.features import system as features_system
+
+    res = differential("features_unreadable", features_unreadable_cases())
+    assert res.ok and res.inputs == 2 * 16, str(res.disagreement)
+    fs = features_system.FeaturesSystem
+    if planted in ("a mapping failure tolerated", "an IAE fatal"):
+        read = fs.read
+
+        def misread(self: Any, z: Any) -> Any:
+            got = read(self, z)
+            if isinstance(got, features_system.Unreadable):  # every failure taken as the one class
+                return features_system.Unreadable(planted == "an IAE fatal", got.message)
+            return got
+        monkeypatch.setattr(fs, "read", misread)
+    elif planted == "the cache kept":
+        reads = fs._broker_reads
+
+        def keeps(self: Any, s: Any, b: Any) -> Any:
+            runs, cache, epoch = reads(self, s, b)
+            unreadable = isinstance(self.read(s.znode), features_system.Unreadable)
+            return (runs, b.cache, b.cache_epoch) if unreadable and s.ibp_enabled else (runs, cache, epoch)
+        monkeypatch.setattr(fs, "_broker_reads", keeps)
+    elif planted == "the election goes on":
+        elect = fs.elect_controller
+
+        def elects(self: Any, s: Any, i: int) -> Any:
+            t = elect(self, s, i)
+            return dataclasses.replace(t, controller=i) if t == s else t
+        monkeypatch.setattr(fs, "elect_controller", elects)
+    elif planted == "the update applied":
+        def applied(req: Any, response: Any = None) -> Any:
+            ok = features_api.Errors.NONE
+            return features_api.UpdateFeaturesResponse(ok, None, tuple(
+                features_api.UpdatableFeatureResult(u.feature, ok) for u in req.feature_updates))
+        monkeypatch.setattr(features_system, "_unapplied", applied)
+    else:
+        admits = fs._admits
+        monkeypatch.setattr(fs, "_admits", lambda self, s, b, node: admits(self, s, b, node)
+                            and not isinstance(node, features_system.Unreadable))
+    assert differential("features_unreadable", features_unreadable_cases()).disagreement is not None
+
+
 def test_features_update_formula_agrees_with_reference() -> None:
     res = differential("features_update", features_update_cases(brokers=1))
     assert res.ok, str(res.disagreement)

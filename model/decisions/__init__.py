@@ -83,6 +83,9 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   (all or nothing): each result's error code and note, and the ranges after it.
 * ``features_texts``: what the ``kafka-features`` tool prints of an error (class and message, the default
   message when there is none) and the node's path by profile.
+* ``features_unreadable``: what the cluster does with a /feature node no reader can decode (an operator's
+  bytes): a broker's startup and watch notification (it runs on with its cache cleared, or exits), the
+  controller's election, an UpdateFeatures request and a registration, by the decoder's exception class.
 * ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
   (authorization, not the active controller, versioning off, a feature named twice under kip), with their
   messages, and an empty feature name failing alone.
@@ -113,6 +116,7 @@ from .features import (
     features_atomic_cases,
     features_request_cases,
     features_texts_cases,
+    features_unreadable_cases,
     features_update_cases,
     features_update_formula,
     features_update_reference,
@@ -164,6 +168,7 @@ __all__ = [
     "features_atomic_cases",
     "features_request_cases",
     "features_texts_cases",
+    "features_unreadable_cases",
     "features_update_cases",
     "features_update_formula",
     "features_update_reference",
@@ -206,6 +211,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,
     "features_texts": features_texts_cases,
+    "features_unreadable": features_unreadable_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,
@@ -240,6 +246,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,
     "features_texts": features_texts_cases,
+    "features_unreadable": features_unreadable_cases,
     "version_range": version_range_cases,
     "finalized_cache": finalized_cache_cases,
     "admin_update": admin_update_cases,

@@ -519,3 +519,97 @@ def feature_znode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     domain = [dict(zip(names, v, strict=True)) for v in itertools.chain(well_formed, malformed)]
     for profile in ("kip", "kafka"):
         yield f"FeatureZNode.decode, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+# --------------------------------------------------------------------------- a /feature node nobody can decode
+
+# Bytes an operator may leave in /feature (zookeeper-shell): Kafka 2.8's FeatureZNode.decode throws an
+# IllegalArgumentException for JSON it cannot parse and for a version below the schema's, and Jackson's
+# JsonMappingException for a missing or mistyped version (feature_znode compares each check).
+_UNREADABLE_PAYLOADS = (b'{"version": 1', b'{"features": {}, "status": 1}',
+                        b'{"version": "1", "features": {}, "status": 1}',
+                        b'{"version": -1, "features": {}, "status": 1}')
+_MAPPING_PAYLOADS = (1, 2)  # the JsonMappingException ones: the feature listener's FatalExitError
+_UNREADABLE_VERSION = 3  # the node's ZooKeeper version (the epoch a broker with no features cached may serve)
+
+
+def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What the cluster does with a /feature node no reader can decode: the reference's system actions
+    (reference_impl/features/system.py) on a state holding such bytes, which no config writes (every write is
+    ``FeatureZNode.encode``'s), so no explored state reaches them. Apache Kafka 2.8.2:
+    FinalizedFeatureChangeListener's ``updateLatestOrThrow`` logs an IllegalArgumentException and clears the
+    broker's FinalizedFeatureCache (the broker runs on, serving epoch -1), and any other exception is a
+    FatalExitError, at startup (``initOrThrow``) and on a watch notification alike: the broker exits (a
+    controller that exits resigns). Below migration_ibp_version no listener runs: the broker decodes nothing
+    (serving, with nothing cached, -1 under kafka and the node's version under the KIP's reading). The
+    controller: ``onControllerFailover`` decodes the node (enable/disableFeatureVersioning) and ``elect()`` turns
+    the failure into a controller move (nothing changes); an UpdateFeatures request it cannot see through answers
+    every update FEATURE_UPDATE_FAILED and writes nothing; a broker registration is checked against a feature cache
+    the failed decode cleared, so it is admitted. Inputs: ``payload`` (an index into the bytes above), ``ibp``
+    (the IBP enables feature versioning), ``ctl`` (broker 0, the reader, is the controller)."""
+    from reference_impl.features.config import FeaturesConfig
+    from reference_impl.features.system import Broker, BrokerStatus, FeaturesState, FeaturesSystem, ZNode
+
+    names = ["payload", "ibp", "ctl"]
+
+    def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            fatal = z3.Or([x["payload"] == p for p in _MAPPING_PAYLOADS])
+            runs = z3.Or(x["ibp"] == 0, z3.Not(fatal))
+            uncached = -1 if profile == "kafka" else _UNREADABLE_VERSION
+            served = z3.If(x["ibp"] == 1, -1, uncached)
+            return {"start_runs": z3.If(runs, 1, 0), "start_epoch": z3.If(runs, served, 1),
+                    "start_cached": z3.If(runs, 0, 1), "start_queued": z3.If(runs, 1, 0),
+                    "notify_runs": z3.If(runs, 1, 0), "notify_epoch": z3.If(runs, served, 1),
+                    "notify_cached": z3.If(runs, 0, 1),
+                    "notify_controller": z3.If(z3.And(z3.Not(runs), x["ctl"] == 1), -1, z3.If(x["ctl"] == 1, 0, 1)),
+                    "elect_unchanged": 1, "updates_failed": 1, "registers": 1, "view_unreadable": 1,
+                    "api_without_node": 1, "api_reads_node": 1}
+        return outputs
+
+    def reference(profile: str) -> Callable[[Inputs], Outputs]:
+        ts = FeaturesSystem(FeaturesConfig(profile=profile))
+        old = ts.config.initial_release
+        cached = ts.config.releases[0].features[:1]
+        cache = tuple((f, FinalizedVersionRange(lo, lo)) for f, lo, _hi in cached)
+
+        def run(x: Inputs) -> Outputs:
+            z = ZNode(_UNREADABLE_PAYLOADS[x["payload"]], _UNREADABLE_VERSION)
+            ctl = 0 if x["ctl"] else 1
+            reader = Broker(old, BrokerStatus.RUNNING, 1, cache, True, False)  # an older node cached, epoch 1
+            other = Broker(old, BrokerStatus.RUNNING, 1, cache, True, True)
+            s = FeaturesState(z, bool(x["ibp"]), ctl, (reader, other), (), ts.initial_states()[0].client, 0, 0)
+            stopped = FeaturesState(z, s.ibp_enabled, 1, (Broker(old, BrokerStatus.STOPPED, 1, cache, False, True),
+                                                          other), (), s.client, 0, 0)
+            started = ts.start_broker(stopped, 0)
+            notified = ts.deliver_notification(s, 0)
+            leaderless = FeaturesState(z, s.ibp_enabled, -1, (reader, other), (), s.client, 0, 0)
+            queued = FeaturesState(z, s.ibp_enabled, 1, (Broker(old, BrokerStatus.RUNNING, -1, (), False, True),
+                                                         other), (0,), s.client, 0, 0)
+            readable = FeaturesState(ts.store(FeatureZNode(FeatureZNodeStatus.ENABLED, cache, _UNREADABLE_VERSION)),
+                                     s.ibp_enabled, ctl, (reader, other), (), s.client, 0, 0)
+            outcomes = ts.operator_outcomes(s)
+            failed = bool(outcomes) and all(
+                after == z and a["result"][0] == "NONE" and all(r == "FEATURE_UPDATE_FAILED" for r in a["result"][1:])
+                for a, after in outcomes)
+            shown = ts.view(s)["node"]
+            return {"start_runs": int(started.brokers[0].status is BrokerStatus.RUNNING),
+                    "start_epoch": started.brokers[0].cache_epoch, "start_cached": len(started.brokers[0].cache),
+                    "start_queued": int(0 in started.registration_queue),
+                    "notify_runs": int(notified.brokers[0].status is BrokerStatus.RUNNING),
+                    "notify_epoch": notified.brokers[0].cache_epoch, "notify_cached": len(notified.brokers[0].cache),
+                    "notify_controller": notified.controller,
+                    "elect_unchanged": int(ts.elect_controller(leaderless, 0) == leaderless),
+                    "updates_failed": int(failed),
+                    "registers": int(ts.process_registration(queued).brokers[0].registered),
+                    "view_unreadable": int(shown == {"status": "UNREADABLE", "epoch": _UNREADABLE_VERSION,
+                                                     "features": {}}),
+                    "api_without_node": int(ts.controller_api(s).node is None),
+                    # beside it, the same API over a node it can read: the node it decodes
+                    "api_reads_node": int(ts.controller_api(readable).node == ts.read(readable.znode))}
+        return run
+
+    domain = [{"payload": p, "ibp": i, "ctl": c} for p in range(len(_UNREADABLE_PAYLOADS)) for i in (0, 1)
+              for c in (0, 1)]
+    for profile in ("kip", "kafka"):
+        yield f"unreadable node, {profile}", Formula(names, build(profile)), domain, reference(profile)
