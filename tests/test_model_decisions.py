@@ -32,6 +32,7 @@ from model.decisions import (
     version_range_cases,
 )
 from reference_impl.streams_probing.releases import release
+from rollcheck.transition import Action
 
 
 def test_streams_assign_formula_agrees_with_reference() -> None:
@@ -109,7 +110,7 @@ def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: py
 
 
 @pytest.mark.parametrize("planted", ["a mapping failure tolerated", "an IAE fatal", "the cache kept",
-                                     "the election goes on", "the update applied", "a registration refused"])
+                                     "the election goes on", "the update refused", "a registration refused"])
 def test_features_unreadable_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the cluster does with a /feature node no reader can decode (system actions no explored state
     reaches: every write is FeatureZNode.encode's): the campaign's features system.py 330 and 355 ran nowhere."""
@@ -143,12 +144,17 @@ def test_features_unreadable_rule_sees_each_planted_bug(planted: str, monkeypatc
             t = elect(self, s, i)
             return dataclasses.replace(t, controller=i) if t == s else t
         monkeypatch.setattr(fs, "elect_controller", elects)
-    elif planted == "the update applied":
-        def applied(req: Any, response: Any = None) -> Any:
-            ok = features_api.Errors.NONE
-            return features_api.UpdateFeaturesResponse(ok, None, tuple(
-                features_api.UpdatableFeatureResult(u.feature, ok) for u in req.feature_updates))
-        monkeypatch.setattr(features_system, "_unapplied", applied)
+    elif planted == "the update refused":
+        outcomes = fs.operator_outcomes
+
+        def refused(self: Any, s: Any) -> Any:
+            # the reading before session 49: nothing validated or written, every update FEATURE_UPDATE_FAILED
+            if not isinstance(self.read(s.znode), features_system.Unreadable):
+                return outcomes(self, s)
+            return [(Action.of("UpdateFeatures", updates=a["updates"], dry_run=a["dry_run"],
+                               result=("NONE", *["FEATURE_UPDATE_FAILED"] * len(a["updates"]))), s.znode)
+                    for a, _after in outcomes(self, s)]
+        monkeypatch.setattr(fs, "operator_outcomes", refused)
     else:
         admits = fs._admits
         monkeypatch.setattr(fs, "_admits", lambda self, s, b, node: admits(self, s, b, node)

@@ -543,10 +543,13 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
     controller that exits resigns). Below migration_ibp_version no listener runs: the broker decodes nothing
     (serving, with nothing cached, -1 under kafka and the node's version under the KIP's reading). The
     controller: ``onControllerFailover`` decodes the node (enable/disableFeatureVersioning) and ``elect()`` turns
-    the failure into a controller move (nothing changes); an UpdateFeatures request it cannot see through answers
-    every update FEATURE_UPDATE_FAILED and writes nothing; a broker registration is checked against a feature cache
-    the failed decode cleared, so it is admitted. Inputs: ``payload`` (an index into the bytes above), ``ibp``
-    (the IBP enables feature versioning), ``ctl`` (broker 0, the reader, is the controller)."""
+    the failure into a controller move (nothing changes); an UpdateFeatures request is validated against the
+    controller's own FinalizedFeatureCache (``processFeatureUpdatesWithActiveController``: ``existingFeatures`` is
+    ``featureCache.get``), which the failed decode cleared, so it is answered as against an empty node, and a
+    change writes a fresh node over the bytes (some request of the config's does); a broker registration is checked
+    against that cache too (``partitionOnFeatureCompatibility``), so it is admitted. Inputs: ``payload`` (an index
+    into the bytes above), ``ibp`` (the IBP enables feature versioning), ``ctl`` (broker 0, the reader, is the
+    controller)."""
     from reference_impl.features.config import FeaturesConfig
     from reference_impl.features.system import Broker, BrokerStatus, FeaturesState, FeaturesSystem, ZNode
 
@@ -563,7 +566,8 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
                     "notify_runs": z3.If(runs, 1, 0), "notify_epoch": z3.If(runs, served, 1),
                     "notify_cached": z3.If(runs, 0, 1),
                     "notify_controller": z3.If(z3.And(z3.Not(runs), x["ctl"] == 1), -1, z3.If(x["ctl"] == 1, 0, 1)),
-                    "elect_unchanged": 1, "updates_failed": 1, "registers": 1, "view_unreadable": 1,
+                    "elect_unchanged": 1, "updates_as_if_empty": 1, "some_update_writes": x["ibp"], "registers": 1,
+                    "view_unreadable": 1,
                     "api_without_node": 1, "api_reads_node": 1}
         return outputs
 
@@ -588,10 +592,14 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
                                                          other), (0,), s.client, 0, 0)
             readable = FeaturesState(ts.store(FeatureZNode(FeatureZNodeStatus.ENABLED, cache, _UNREADABLE_VERSION)),
                                      s.ibp_enabled, ctl, (reader, other), (), s.client, 0, 0)
-            outcomes = ts.operator_outcomes(s)
-            failed = bool(outcomes) and all(
-                after == z and a["result"][0] == "NONE" and all(r == "FEATURE_UPDATE_FAILED" for r in a["result"][1:])
-                for a, after in outcomes)
+            # The same requests against an empty node of the same version: the cleared cache Kafka validates with.
+            empty = FeaturesState(ts.store(FeatureZNode(FeatureZNodeStatus.ENABLED, (), _UNREADABLE_VERSION)),
+                                  s.ibp_enabled, ctl, (reader, other), (), s.client, 0, 0)
+            outcomes, against_empty = ts.operator_outcomes(s), ts.operator_outcomes(empty)
+            as_if_empty = len(outcomes) == len(against_empty) > 0 and all(
+                a == b and (after == other_after or (after == s.znode and other_after == empty.znode))
+                for (a, after), (b, other_after) in zip(outcomes, against_empty, strict=False))
+            writes = sum(after != z for _a, after in outcomes)
             shown = ts.view(s)["node"]
             return {"start_runs": int(started.brokers[0].status is BrokerStatus.RUNNING),
                     "start_epoch": started.brokers[0].cache_epoch, "start_cached": len(started.brokers[0].cache),
@@ -600,7 +608,7 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
                     "notify_epoch": notified.brokers[0].cache_epoch, "notify_cached": len(notified.brokers[0].cache),
                     "notify_controller": notified.controller,
                     "elect_unchanged": int(ts.elect_controller(leaderless, 0) == leaderless),
-                    "updates_failed": int(failed),
+                    "updates_as_if_empty": int(as_if_empty), "some_update_writes": int(writes > 0),
                     "registers": int(ts.process_registration(queued).brokers[0].registered),
                     "view_unreadable": int(shown == {"status": "UNREADABLE", "epoch": _UNREADABLE_VERSION,
                                                      "features": {}}),

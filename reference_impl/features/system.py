@@ -431,23 +431,25 @@ class FeaturesSystem(DataclassSystem):
         hit = self._outcomes.get(key)
         if hit is None:
             current = self.read(s.znode)
-            api = self.controller_api(s, current) if isinstance(current, FeatureZNode) else None
+            if isinstance(current, Unreadable):
+                # Bytes the controller cannot decode. Kafka 2.8 validates a request against the controller's own
+                # FinalizedFeatureCache (processFeatureUpdatesWithActiveController: existingFeatures is
+                # featureCache.get, no features when it is empty), which its listener cleared on the
+                # IllegalArgumentException (on any other exception the broker exits: no controller reads on). So
+                # the updates are validated against no finalized feature, and a change writes a fresh node over
+                # the bytes, which the cache then reads. The KIP is silent.
+                assert s.znode is not None
+                current = FeatureZNode(FeatureZNodeStatus.ENABLED, (), s.znode.version)
+            api = self.controller_api(s, current)
             hit = []
             for req in self.requests:
-                if api is None:
-                    # The controller cannot decode /features: nothing is validated or written, and each update
-                    # fails as Kafka answers an update whose write it cannot see through (below).
-                    response, after = _unapplied(req), s.znode
-                else:
-                    response, decided = api.update_features(req)
-                    assert decided.node is not None
-                    after = s.znode if decided.node is current else self.store(decided.node)
-                    if after is not s.znode and not isinstance(self.read(after), FeatureZNode):
-                        # processFeatureUpdatesWithActiveController waits for the controller's feature cache
-                        # to reach the version it wrote (waitUntilEpochOrThrow); bytes it cannot read never
-                        # get there, and every valid update is answered FEATURE_UPDATE_FAILED, the node
-                        # written all the same.
-                        response = _unapplied(req, response)
+                response, decided = api.update_features(req)
+                after = s.znode if decided.node is current else self.store(decided.node)
+                if after is not s.znode and not isinstance(self.read(after), FeatureZNode):
+                    # processFeatureUpdatesWithActiveController waits for the controller's feature cache to reach
+                    # the version it wrote (waitUntilEpochOrThrow); bytes it cannot read never get there, and
+                    # every valid update is answered FEATURE_UPDATE_FAILED, the node written all the same.
+                    response = _unapplied(response)
                 label = Action.of(
                     "UpdateFeatures",
                     updates=tuple((u.feature, u.max_version_level, u.allow_downgrade) for u in req.feature_updates),
@@ -518,13 +520,10 @@ class FeaturesSystem(DataclassSystem):
         return self.cached_symmetry_key(symmetry_key, s)
 
 
-def _unapplied(req: UpdateFeaturesRequest, response: UpdateFeaturesResponse | None = None) -> UpdateFeaturesResponse:
+def _unapplied(response: UpdateFeaturesResponse) -> UpdateFeaturesResponse:
     """Kafka's answer when the controller's write cannot be seen through (the catch of
     ``processFeatureUpdatesWithActiveController``): every valid update is FEATURE_UPDATE_FAILED, the others keep
-    their error. Without a response (the node could not be read at all), every update fails so."""
-    if response is None:
-        return UpdateFeaturesResponse(Errors.NONE, None, tuple(
-            UpdatableFeatureResult(u.feature, Errors.FEATURE_UPDATE_FAILED) for u in req.feature_updates))
+    their error."""
     return UpdateFeaturesResponse(response.error, response.message, tuple(
         r if r.error is not Errors.NONE else UpdatableFeatureResult(r.feature, Errors.FEATURE_UPDATE_FAILED)
         for r in response.results))
