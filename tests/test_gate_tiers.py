@@ -117,10 +117,18 @@ def test_tier_is_a_gate_config_key_and_the_flag_wins(tmp_path: Path) -> None:
     assert load_gate_config(toml, tmp_path, "ci").tier == "ci"
     for text, msg in [("[gate]\ntier = 'weekly'\n", "'tier' must be one of"),
                       ("[gate]\nparallel = 0\n", "'parallel' must be a positive integer"),
-                      ("[gate]\nci_configs = 3\n", "'ci_configs' must be")]:
+                      ("[gate]\nci_configs = 3\n", "'ci_configs' must be"),
+                      ("[gate]\nconform_configs = 'small'\n", "'conform_configs' must be")]:
         toml.write_text(text)
         with pytest.raises(UserError, match=msg):
             load_gate_config(toml, tmp_path)
+    # conform_configs: the registration's by default, a file's table per protocol (an empty list: none)
+    toml.write_text("[gate]\nprotocols = ['streams_probing']\n")
+    assert load_gate_config(toml, tmp_path).conform_configs == {"streams_probing": ["operator-from-1.1"]}
+    toml.write_text("[gate]\nprotocols = ['streams_probing']\nconform_configs = { streams_probing = [] }\n")
+    cfg = load_gate_config(toml, tmp_path)
+    cells, _ = plan_cells(cfg)
+    assert cfg.conform_configs == {"streams_probing": []} and not any(c.label == "operator-from-1.1" for c in cells)
 
 
 def _toy_cfg(out: Path, parallel: int, checkers: list[str] | None = None) -> GateConfig:
