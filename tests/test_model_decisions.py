@@ -476,6 +476,19 @@ def test_version_range_formula_agrees_and_sees_a_constructor_that_lets_max_below
         bad.disagreement.inputs["fmin"] > bad.disagreement.inputs["fmax"]
 
 
+@pytest.mark.parametrize("planted", ["levels swapped", "a missing level taken as 1"])
+def test_version_range_rule_sees_each_planted_from_map_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fromMap (BaseVersionRange.valueOrThrow): no config builds a range from a map; the campaign's features
+    api.py:93 (a missing level not refused) ran on no checker."""
+    if planted == "levels swapped":
+        monkeypatch.setattr(features_api.FinalizedVersionRange, "from_map", classmethod(
+            lambda cls, values: cls(features_api._value_or_throw(cls.MAX_KEY, values),
+                                    features_api._value_or_throw(cls.MIN_KEY, values))))
+    else:
+        monkeypatch.setattr(features_api, "_value_or_throw", lambda key, values: values.get(key, 1))
+    assert differential("version_range", version_range_cases()).disagreement is not None
+
+
 @pytest.mark.parametrize("planted", ["equal_epoch_refused", "older_epoch_accepted", "negative_wait_accepted"])
 def test_finalized_cache_formula_agrees_and_sees_each_planted_epoch_bug(planted: str,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -324,7 +324,10 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
         ok_s, ok_f = valid(x["smin"], x["smax"]), valid(x["fmin"], x["fmax"])
         return {"supported_valid": z3.If(ok_s, 1, 0), "finalized_valid": z3.If(ok_f, 1, 0),
                 "level_in_supported": z3.If(z3.And(ok_s, x["smin"] <= x["fmax"], x["fmax"] <= x["smax"]), 1, 0),
-                "incompatible": z3.If(z3.And(ok_s, ok_f, z3.Or(x["fmin"] < x["smin"], x["fmax"] > x["smax"])), 1, 0)}
+                "incompatible": z3.If(z3.And(ok_s, ok_f, z3.Or(x["fmin"] < x["smin"], x["fmax"] > x["smax"])), 1, 0),
+                # fromMap (BaseVersionRange.valueOrThrow): the map's two levels make the same range, and a map
+                # without one of them is an IllegalArgumentException, whatever the other level is
+                "from_map_same": 1, "from_map_missing_refused": 1}
 
     def reference(x: Inputs) -> Outputs:
         def made(cls: Any, lo: int, hi: int) -> Any:
@@ -332,11 +335,24 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 return cls(lo, hi)
             except ValueError:
                 return None
+
+        def from_map(cls: Any, values: dict[str, int]) -> Any:
+            try:
+                return cls.from_map(values)
+            except ValueError:
+                return None
         sup = made(SupportedVersionRange, x["smin"], x["smax"])
         fin = made(FinalizedVersionRange, x["fmin"], x["fmax"])
+        same = all(from_map(cls, {cls.MIN_KEY: lo, cls.MAX_KEY: hi}) == got
+                   for cls, lo, hi, got in ((SupportedVersionRange, x["smin"], x["smax"], sup),
+                                            (FinalizedVersionRange, x["fmin"], x["fmax"], fin)))
+        refused = all(from_map(cls, {key: level}) is None
+                      for cls, level in ((SupportedVersionRange, x["smax"]), (FinalizedVersionRange, x["fmax"]))
+                      for key in (cls.MIN_KEY, cls.MAX_KEY))
         return {"supported_valid": int(sup is not None), "finalized_valid": int(fin is not None),
                 "level_in_supported": int(sup is not None and x["fmax"] in sup),
-                "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup))}
+                "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup)),
+                "from_map_same": int(same), "from_map_missing_refused": int(refused)}
 
     names = ["smin", "smax", "fmin", "fmax"]
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
