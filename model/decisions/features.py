@@ -327,7 +327,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 "incompatible": z3.If(z3.And(ok_s, ok_f, z3.Or(x["fmin"] < x["smin"], x["fmax"] > x["smax"])), 1, 0),
                 # fromMap (BaseVersionRange.valueOrThrow): the map's two levels make the same range, and a map
                 # without one of them is an IllegalArgumentException, whatever the other level is
-                "from_map_same": 1, "from_map_missing_refused": 1}
+                "from_map_same": 1, "from_map_missing_refused": 1,
+                # a level that is not an int (Java's short) is in no range: never an exception
+                "non_int_level_outside": 1}
 
     def reference(x: Inputs) -> Outputs:
         def made(cls: Any, lo: int, hi: int) -> Any:
@@ -352,7 +354,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
         return {"supported_valid": int(sup is not None), "finalized_valid": int(fin is not None),
                 "level_in_supported": int(sup is not None and x["fmax"] in sup),
                 "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup)),
-                "from_map_same": int(same), "from_map_missing_refused": int(refused)}
+                "from_map_same": int(same), "from_map_missing_refused": int(refused),
+                "non_int_level_outside": int(sup is None or not any(
+                    v in sup for v in (None, "1", 1.5, float(x["smin"]))))}
 
     names = ["smin", "smax", "fmin", "fmax"]
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
