@@ -27,6 +27,8 @@ from reference_impl.features.api import (
     SupportedVersionRange,
     UpdateFeaturesRequest,
     admin_update_features_request,
+    finalized_features,
+    supported_features,
 )
 
 from .core import CODEC_ERROR, DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
@@ -311,6 +313,15 @@ def features_atomic_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
 RANGE_SPAN = range(-1, 5)  # below, at and above KIP-584's floor of 1, for every min/max/level combination
 
 
+def _null_refused(make: Callable[[Any], Any]) -> bool:
+    """``make(None)`` throws Kafka's NullPointerException, with its message (TypeError here)."""
+    try:
+        make(None)
+    except TypeError as exc:
+        return str(exc) == "Provided features can not be null."
+    return False
+
+
 def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """KIP-584 "Schema" (and Kafka 2.8's BaseVersionRange constructor): a SupportedVersionRange and a
     FinalizedVersionRange exist only for ``1 <= min <= max``; a level is in a supported range iff
@@ -329,7 +340,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 # without one of them is an IllegalArgumentException, whatever the other level is
                 "from_map_same": 1, "from_map_missing_refused": 1,
                 # a level that is not an int (Java's short) is in no range: never an exception
-                "non_int_level_outside": 1}
+                "non_int_level_outside": 1,
+                # Features' constructor (Objects.requireNonNull): no features at all is Kafka's NullPointerException
+                "null_features_refused": 1}
 
     def reference(x: Inputs) -> Outputs:
         def made(cls: Any, lo: int, hi: int) -> Any:
@@ -356,7 +369,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 "incompatible": int(sup is not None and fin is not None and fin.is_incompatible_with(sup)),
                 "from_map_same": int(same), "from_map_missing_refused": int(refused),
                 "non_int_level_outside": int(sup is None or not any(
-                    v in sup for v in (None, "1", 1.5, float(x["smin"]))))}
+                    v in sup for v in (None, "1", 1.5, float(x["smin"])))),
+                "null_features_refused": int(all(_null_refused(make) for make in (supported_features,
+                                                                                  finalized_features)))}
 
     names = ["smin", "smax", "fmin", "fmax"]
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
