@@ -342,7 +342,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 # a level that is not an int (Java's short) is in no range: never an exception
                 "non_int_level_outside": 1,
                 # Features' constructor (Objects.requireNonNull): no features at all is Kafka's NullPointerException
-                "null_features_refused": 1}
+                "null_features_refused": 1,
+                # Features.supportedFeatures takes a map: the same features from a map as from its pairs
+                "features_from_map": 1}
 
     def reference(x: Inputs) -> Outputs:
         def made(cls: Any, lo: int, hi: int) -> Any:
@@ -371,7 +373,9 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 "non_int_level_outside": int(sup is None or not any(
                     v in sup for v in (None, "1", 1.5, float(x["smin"])))),
                 "null_features_refused": int(all(_null_refused(make) for make in (supported_features,
-                                                                                  finalized_features)))}
+                                                                                  finalized_features))),
+                "features_from_map": int(sup is None or supported_features({"f": (x["smin"], x["smax"])})
+                                         == supported_features([("f", (x["smin"], x["smax"]))]) == (("f", sup),))}
 
     names = ["smin", "smax", "fmin", "fmax"]
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
