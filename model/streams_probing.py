@@ -470,7 +470,7 @@ class StreamsProbingZ3(SymbolicSystem):
 
     def decision_differential(self) -> list[dict[str, Any]]:
         return gate_differential(("streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
-                                  "streams_tasks"), self.config.profile)
+                                  "streams_tasks", "streams_releases"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         out: list[tuple[str, dict[str, Any], Relation]] = [

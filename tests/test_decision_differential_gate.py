@@ -31,7 +31,7 @@ RULES = {"features": ["features_update", "features_request", "features_atomic", 
                               "mv_replay", "format_storage", "mv_activation"],
          "zk_migration": ["zk_triggers"],
          "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
-                             "streams_tasks"]}
+                             "streams_tasks", "streams_releases"]}
 
 
 def _sym(protocol: str, profile: str) -> Any:

@@ -1401,3 +1401,18 @@ def test_activation_refusals_no_config_reaches_are_decision_rules(planted: str,
     case = "ActivationRecordsGenerator.generate"
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
     assert bad.cases == 1 and bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["0.10.1 speaks 3", "3.9 older than post-2.0"])
+def test_streams_releases_rule_sees_each_planted_table_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release table is read by the reference, the spec and the Z3 model alike: only the KIP's own table,
+    restated, sees an edit to it (the campaign's streams releases.py survivors; no gate config runs 0.10.1)."""
+    from model.decisions.streams import streams_releases_cases
+    from reference_impl.streams_probing import releases
+
+    assert differential("streams_releases", streams_releases_cases()).ok
+    if planted == "0.10.1 speaks 3":
+        monkeypatch.setitem(releases._BY_NAME, "0.10.1", releases.StreamsRelease(1, "0.10.1", 3))
+    else:
+        monkeypatch.setitem(releases._BY_NAME, "3.9", releases.StreamsRelease(7, "3.9", 11))
+    assert differential("streams_releases", streams_releases_cases()).disagreement is not None

@@ -37,6 +37,8 @@ Kafka Streams (:mod:`model.decisions.streams`):
   (its active tasks' partitions, in task order; none without the grouper's map, a refusal when it lacks a dealt
   task), with a future member in the group (kip deals it nothing, kafka pools it), and kafka-2.0's version
   probing (previous tasks back).
+* ``streams_releases``: each release's age and latest metadata version, restated from KIP-268 and Kafka (the
+  reference's table is read by the spec and the Z3 model too, so only this second copy sees an edit to it).
 
 metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 
@@ -145,6 +147,7 @@ from .streams import (
     streams_codec_cases,
     streams_decode_cases,
     streams_on_assignment_cases,
+    streams_releases_cases,
     streams_tasks_cases,
 )
 from .zk_migration import zk_activation_records_cases, zk_driver_event_cases, zk_trigger_cases
@@ -193,6 +196,7 @@ __all__ = [
     "streams_codec_cases",
     "streams_decode_cases",
     "streams_on_assignment_cases",
+    "streams_releases_cases",
     "streams_tasks_cases",
     "version_range_cases",
     "zk_activation_records_cases",
@@ -207,6 +211,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
     "streams_tasks": streams_tasks_cases,
+    "streams_releases": streams_releases_cases,
     "features_update": features_update_cases,
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,
@@ -242,6 +247,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "streams_codec": streams_codec_cases,
     "streams_decode": streams_decode_cases,
     "streams_tasks": streams_tasks_cases,
+    "streams_releases": streams_releases_cases,
     "features_update": lambda: features_update_cases(brokers=1),
     "features_request": features_request_cases,
     "features_atomic": features_atomic_cases,

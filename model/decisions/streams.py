@@ -799,3 +799,36 @@ def streams_decode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         yield (f"AssignmentInfo.decode of damaged bytes, release {rel.name}",
                Formula(["w", "keep", "damage"], asg_formula(latest)), domain(asg_payload, (0, 1, 2)),
                asg_reference(latest))
+
+
+# Kafka Streams releases by age and the rebalance-metadata version each speaks, restated from KIP-268 ("0.10.0
+# ... version 1", "0.10.1 to 1.1 ... version 2", 2.0's version 3), Kafka 2.1's AssignmentInfo version 4 (the
+# error code, post-2.0 here) and Kafka 3.9's StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION (11).
+# The reference's table (releases.py) is read by the spec and the Z3 model alike, so an edit to it is an edit to
+# every copy: only this second copy, and a config that uses the release, sees one.
+_KIP_RELEASES = (("0.10.0", 1), ("0.10.1", 2), ("0.10.2", 2), ("0.11.0", 2), ("1.0", 2), ("1.1", 2),
+                 ("2.0", 3), ("post-2.0", 4), ("3.9", 11))
+
+
+def streams_releases_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Each release (by the KIP's name) against the reference's ``release()``: the latest version it speaks,
+    that it is older than the next release and not older than itself, and which versions it decodes (1 up to
+    its latest)."""
+    from reference_impl.streams_probing.releases import release
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        latest: Any = z3.IntVal(0)
+        for k, (_name, version) in enumerate(_KIP_RELEASES):
+            latest = z3.If(x["i"] == k, version, latest)
+        return {"latest": latest, "older_than_next": z3.If(x["i"] < len(_KIP_RELEASES) - 1, 1, 0),
+                "older_than_itself": 0, "decodes": z3.If(z3.And(x["v"] >= 1, x["v"] <= latest), 1, 0)}
+
+    def reference(x: Inputs) -> Outputs:
+        name = _KIP_RELEASES[x["i"]][0]
+        rel = release(name)
+        nxt = release(_KIP_RELEASES[x["i"] + 1][0]) if x["i"] + 1 < len(_KIP_RELEASES) else None
+        return {"latest": rel.latest_supported, "older_than_next": int(nxt is not None and rel < nxt),
+                "older_than_itself": int(rel < release(name)), "decodes": int(rel.can_decode(x["v"]))}
+
+    domain = [{"i": i, "v": v} for i in range(len(_KIP_RELEASES)) for v in range(0, 13)]
+    yield "releases", Formula(["i", "v"], build), domain, reference
