@@ -352,14 +352,16 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
                              for name in checkers if runs_on(name, spec))
     if cfg.mutants:
         cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))
-        if "z3" in checkers and "z3" not in cfg.mutant_checkers:
+        if "z3" in checkers:
             # The Z3 relation against the reference where each broken variant steps otherwise than the
-            # reference (no proof: the variant's kill is the explorer's): the failure branches a variant leads
-            # into and no reference config reaches are then compared too, so a bug planted there is a
-            # disagreement. The nightly tier's z3 variant cells do this beside their proofs.
+            # reference (no proof: the variant's kill is the explorer's), under every profile: the failure
+            # branches a variant leads into and no reference config reaches are then compared too, so a bug
+            # planted there is a disagreement. The nightly tier's z3 variant cells do this beside their proofs
+            # under the variant's own profile; its other profiles get a differential-only cell, as here.
             compared = mutant_cells(cfg.protocols, ["z3"], lookup, subdir="mutants")
+            own = {c.name for c in compared} if "z3" in cfg.mutant_checkers else set()
             cells.extend(dataclasses.replace(c, differential_only=True, decisions=False)
-                         for c in under_every_profile(compared, cfg.profiles))
+                         for c in under_every_profile(compared, cfg.profiles) if c.name not in own)
     return cells, skipped
 
 
