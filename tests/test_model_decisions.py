@@ -1416,3 +1416,34 @@ def test_streams_releases_rule_sees_each_planted_table_bug(planted: str, monkeyp
     else:
         monkeypatch.setitem(releases._BY_NAME, "3.9", releases.StreamsRelease(7, "3.9", 11))
     assert differential("streams_releases", streams_releases_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["0.10.1 forces 3", "0.10.1 forces 1", "pre-2.0 accepts 0.10.1",
+                                     "neutral values under kip", "0.10.0 accepts 0.10.0"])
+def test_streams_releases_rule_sees_each_planted_upgrade_from_bug(planted: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upgrade.from table is read by the reference and the spec alike, and no gate config sets every value
+    (the campaign's releases.py:94 survivors: 0.10.1's entry): the KIP's table, restated, sees each edit."""
+    from model.decisions.streams import streams_releases_cases
+    from reference_impl.streams_probing import releases
+
+    assert differential("streams_releases", streams_releases_cases()).ok
+    if planted == "0.10.1 forces 3":
+        monkeypatch.setitem(releases.UPGRADE_FROM_VERSION, "0.10.1", 3)
+    elif planted == "0.10.1 forces 1":
+        monkeypatch.setitem(releases.UPGRADE_FROM_VERSION, "0.10.1", 1)
+    elif planted == "pre-2.0 accepts 0.10.1":
+        real = releases.upgrade_from_values
+        monkeypatch.setattr(releases, "upgrade_from_values",
+                            lambda rel, profile: ("0.10.0", "0.10.1") if 1 < rel.latest_supported < 3
+                            else real(rel, profile))
+    elif planted == "neutral values under kip":
+        real = releases.upgrade_from_values
+        monkeypatch.setattr(releases, "upgrade_from_values",
+                            lambda rel, profile: real(rel, "kafka"))
+    else:
+        real = releases.upgrade_from_values
+        monkeypatch.setattr(releases, "upgrade_from_values",
+                            lambda rel, profile: ("0.10.0",) if rel.latest_supported == 1 else real(rel, profile))
+    bad = differential("streams_releases", streams_releases_cases())
+    assert bad.disagreement is not None and "upgrade.from" in str(bad.disagreement), planted

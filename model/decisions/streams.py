@@ -832,3 +832,54 @@ def streams_releases_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
 
     domain = [{"i": i, "v": v} for i in range(len(_KIP_RELEASES)) for v in range(0, 13)]
     yield "releases", Formula(["i", "v"], build), domain, reference
+    yield from _upgrade_from_cases()
+
+
+# The upgrade.from values and the subscription version each forces, restated from KIP-268 ("upgrade.from"
+# "0.10.0" forces version 1, "0.10.1" ... "1.1" force version 2) and Kafka: the KAFKA-6054 back-port gave the
+# 0.10.1 ... 1.1 branches "0.10.0" alone (StreamPartitionAssignor.configure on those branches); 0.10.0 has no
+# upgrade.from; Kafka 2.4+ (3.9 here, kafka profile) also accepts "2.0" ... "3.8", which leave the version alone
+# (AssignorConfiguration.configuredMetadataVersion). None: the config unset (the release's latest version).
+_KIP_UPGRADE_FROM = (("0.10.0", 1), ("0.10.1", 2), ("0.10.2", 2), ("0.11.0", 2), ("1.0", 2), ("1.1", 2))
+_NEUTRAL_UPGRADE_FROM = tuple(f"2.{m}" for m in range(9)) + tuple(f"3.{m}" for m in range(9))
+_PROFILES = ("kip", "kafka", "kafka-2.0")
+
+
+def _upgrade_from_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Every release x profile x upgrade.from value (unset, the KIP's six, Kafka's neutral eighteen, one nobody
+    defines) against the reference's ``configured_metadata_version``: refused (a ``ConfigException``) or the
+    version the instance starts with."""
+    from reference_impl.streams_probing.releases import ConfigException, configured_metadata_version, release
+
+    values: tuple[str | None, ...] = (None, *(v for v, _ in _KIP_UPGRADE_FROM), *_NEUTRAL_UPGRADE_FROM, "0.9.0")
+    kip_count = len(_KIP_UPGRADE_FROM)
+    neutral_end = 1 + kip_count + len(_NEUTRAL_UPGRADE_FROM)
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        i, p, u = x["i"], x["p"], x["u"]
+        latest: Any = z3.IntVal(0)
+        for k, (_name, version) in enumerate(_KIP_RELEASES):
+            latest = z3.If(i == k, version, latest)
+        forced: Any = latest  # a neutral value forces nothing
+        for k, (_value, version) in enumerate(_KIP_UPGRADE_FROM):
+            forced = z3.If(u == 1 + k, version, forced)
+        probing, pre20 = latest >= PROBEABLE, z3.And(latest > 1, latest < PROBEABLE)
+        kip_value = z3.And(u >= 1, u <= kip_count)
+        neutral = z3.And(u > kip_count, u < neutral_end)
+        three_nine = i == len(_KIP_RELEASES) - 1
+        accepted = z3.Or(u == 0, z3.And(pre20, u == 1), z3.And(probing, kip_value),
+                         z3.And(three_nine, p == _PROFILES.index("kafka"), neutral))
+        return {"accepted": z3.If(accepted, 1, 0),
+                "version": z3.If(accepted, z3.If(forced < latest, forced, latest), 0)}
+
+    def reference(x: Inputs) -> Outputs:
+        rel, value = release(_KIP_RELEASES[x["i"]][0]), values[x["u"]]
+        try:
+            version = configured_metadata_version(rel, value, _PROFILES[x["p"]])
+        except ConfigException:
+            return {"accepted": 0, "version": DONT_CARE}
+        return {"accepted": 1, "version": version}
+
+    domain = [{"i": i, "p": p, "u": u} for i in range(len(_KIP_RELEASES)) for p in range(len(_PROFILES))
+              for u in range(len(values))]
+    yield "upgrade.from", Formula(["i", "p", "u"], build), domain, reference
