@@ -548,18 +548,105 @@ def snapshot(dest: Path) -> tuple[str, str]:
     return digest.hexdigest(), reference.hexdigest()
 
 
-def _code_of(path: Path) -> bytes:
+def _code_of(path: Path, dead: frozenset[int] = frozenset()) -> bytes:
     """A module's code without its comments and layout (its syntax tree; docstrings stay: they are values):
-    a comment edited in the reference changes no mutant's behaviour."""
+    a comment edited in the reference changes no mutant's behaviour. ``dead``: the indices of top-level
+    statements to leave out (:func:`dead_definitions`)."""
     text = path.read_bytes()
     try:
-        return ast.dump(ast.parse(text)).encode()
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
+    tree.body = [stmt for i, stmt in enumerate(tree.body) if i not in dead]
+    return ast.dump(tree).encode()
+
+
+def _defined_names(stmt: ast.stmt) -> tuple[str, ...]:
+    """The names a top-level definition binds (a function, a class, an assignment to plain names of a value
+    computed without a call); () for any other statement (an import, an expression, a conditional, an assignment
+    that calls: always live)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names: tuple[str, ...] = (stmt.name,)
+    elif (isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets)
+          and not _calls(stmt.value)):
+        names = tuple(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    elif (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+          and not _calls(stmt.value)):
+        names = (stmt.target.id,)
+    else:
+        return ()
+    return () if any(n.startswith("__") for n in names) else names
+
+
+def _calls(expr: ast.expr) -> bool:
+    """Whether evaluating ``expr`` calls anything (an assignment that does runs code at import: always live)."""
+    return any(isinstance(n, ast.Call) for n in ast.walk(expr))
+
+
+def _names_read(stmt: ast.stmt) -> set[str]:
+    """Every name a statement may read: loaded names, attributes, imported names and string constants (a
+    ``getattr`` by name, ``__all__``): an over-approximation, so a definition read only dynamically stays live."""
+    out: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.alias):
+            out.add(node.name.rsplit(".", 1)[-1])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            out.add(node.value)
+    return out
+
+
+def dead_definitions(root: Path) -> dict[Path, frozenset[int]]:
+    """Per module of ``root/reference_impl``, the top-level definitions no code under ``root`` (the campaign's
+    packages: the reference, its checkers and the engine; tests are not there) can reach: the least fixpoint of
+    "read by a live statement", where every statement but a definition is live and names match by name alone
+    (any read of a name anywhere keeps every definition of it). A definition read only by tests (KIP-268's test
+    matrix once) or by nothing changes no behaviour a mutant or a checker has, so deleting it leaves every
+    verdict standing (:func:`registry_growth`). A module that calls ``globals()`` or ``vars()`` keeps all its
+    definitions."""
+    modules: list[tuple[Path, ast.Module]] = []
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        try:
+            modules.append((path, ast.parse(path.read_bytes())))
+        except (SyntaxError, ValueError):
+            continue
+    ref = root / "reference_impl"
+    candidates: dict[tuple[Path, int], tuple[str, ...]] = {}
+    live_reads: set[str] = set()
+    reads: dict[tuple[Path, int], set[str]] = {}
+    for path, tree in modules:
+        dynamic = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("globals", "vars")
+                      for n in ast.walk(tree))
+        for i, stmt in enumerate(tree.body):
+            # The registry entry is read by name from the package's entry points (pyproject.toml): live.
+            names = (_defined_names(stmt) if ref in path.parents and path.name != REGISTRY_MODULE and not dynamic
+                     else ())
+            if names:
+                candidates[path, i] = names
+                reads[path, i] = _names_read(stmt)
+            else:
+                live_reads |= _names_read(stmt)
+    dead = set(candidates)
+    grew = True
+    while grew:  # a definition read by a live one is live
+        grew = False
+        for key in [k for k in dead if set(candidates[k]) & live_reads]:
+            dead.discard(key)
+            live_reads |= reads[key]
+            grew = True
+    out: dict[Path, set[int]] = {}
+    for path, i in dead:
+        out.setdefault(path, set()).add(i)
+    return {path: frozenset(ix) for path, ix in out.items()}
 
 
 def reference_digests(root: Path, packages: dict[str, str], code_only: bool = False,
-                      registry: bool = True) -> dict[str, str]:
+                      registry: bool = True, live_only: bool = False) -> dict[str, str]:
     """Per protocol, a SHA-256 digest over what its mutants are made of: ``reference_impl/`` without the other
     protocols' packages its own does not import (directly or through another; zk_migration imports
     metadata_version's catalog). ``--resume`` carries a protocol's kills over while its digest is unchanged, so
@@ -567,8 +654,10 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
     each protocol's package name under ``root/reference_impl`` -> the protocol. ``code_only``: over the modules'
     syntax trees, so that a comment or a line break changes nothing (``protocol_code_sha256``). ``registry``
     False: without each protocol's registry entry (``REGISTRY_MODULE``: named configs and broken variants, never
-    mutated), the code a mutant is made of (:func:`registry_growth`)."""
+    mutated), the code a mutant is made of (:func:`registry_growth`). ``live_only`` (with ``code_only``): without
+    the definitions nothing reaches (:func:`dead_definitions`)."""
     ref = root / "reference_impl"
+    dead = dead_definitions(root) if live_only else {}
     imports = {name: set(re.findall(r"^\s*(?:from|import)\s+reference_impl\.(\w+)", "".join(
         f.read_text(encoding="utf-8") for f in sorted((ref / name).rglob("*.py"))), re.M)) & set(packages)
         for name in packages}
@@ -587,7 +676,8 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
                 continue
             if not registry and rel.parts[1:] == (REGISTRY_MODULE,) and rel.parts[0] in packages:
                 continue
-            digest.update(str(rel).encode() + b"\0" + (_code_of(path) if code_only else path.read_bytes()) + b"\0")
+            code = _code_of(path, dead.get(path, frozenset())) if code_only else path.read_bytes()
+            digest.update(str(rel).encode() + b"\0" + code + b"\0")
         out[protocol] = digest.hexdigest()
     return out
 
@@ -653,10 +743,13 @@ def registry_grew(before: dict[str, Any], after: dict[str, Any]) -> bool:
 def registry_growth(snapshot_root: Path, packages: dict[str, str]) -> Callable[[dict[str, Any], str], bool]:
     """For ``--resume``: whether an earlier row's kill stands at this snapshot although its protocol's reference
     digest changed, because only the registry entry grew (a story config added, as for a survivor only a new
-    config reaches). The row's commit is read from git (cached per commit): its protocol's code digest must be
-    the row's own (the row ran on that commit's code, not a dirty tree), its code without the registry entry this
-    snapshot's, and its registry entry one this snapshot's extends (:func:`registry_grew`)."""
-    now_body = reference_digests(snapshot_root, packages, code_only=True, registry=False)
+    config reaches) or definitions that nothing reads were deleted (test data moved out of the reference, dead
+    code: :func:`dead_definitions`). The row's commit is read from git (cached per commit): its protocol's code
+    digest must be the row's own (the row ran on that commit's code, not a dirty tree), its live code without
+    the registry entry this snapshot's, and its registry entry one this snapshot's extends
+    (:func:`registry_grew`). A mutant inside a deleted definition is gone; one whose line moved has a new id
+    and runs again."""
+    now_body = reference_digests(snapshot_root, packages, code_only=True, registry=False, live_only=True)
     now: dict[str, dict[str, Any]] = {}
     seen: dict[tuple[str, str], tuple[str, str, dict[str, Any]] | None] = {}
 
@@ -669,7 +762,7 @@ def registry_growth(snapshot_root: Path, packages: dict[str, str]) -> Callable[[
                 return None  # a commit this clone does not have
             subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True, timeout=300)
             full = reference_digests(tree, packages, code_only=True)[protocol]
-            body = reference_digests(tree, packages, code_only=True, registry=False)[protocol]
+            body = reference_digests(tree, packages, code_only=True, registry=False, live_only=True)[protocol]
             return full, body, registry_signature(tree, protocol)
         except (RuntimeError, subprocess.SubprocessError, KeyError, OSError):
             return None

@@ -429,3 +429,40 @@ def test_conformance_cells_follow_the_registry() -> None:
     assert conform_argv("streams_probing", "kip", Path("o"), "operator-from-1.1")[:4] == [
         "conform", "streams_probing", "--config", "operator-from-1.1"]
     assert [c.config for c in conform_cells_of("features")] == ["small"] * len(get_protocol("features").profiles)
+
+
+def test_dead_definitions_leave_the_live_digest(tmp_path: Path) -> None:
+    """--resume keeps a kill where the reference changed only by deleting definitions nothing under the
+    campaign's packages reads (KIP-268's test matrix, read only by tests): the live digest ignores them, a chain
+    of them, and nothing else; a name read anywhere (an attribute, a getattr by string, another package) is
+    live, and so is every definition of a module that calls globals()."""
+    from benchmarks.mutation import dead_definitions, reference_digests
+
+    ref = tmp_path / "reference_impl"
+    files = {
+        "__init__.py": "",
+        "a/api.py": ("def f():\n    return T[0]\n\nT = (1, 2)\n\ndef cells():\n    return [x for x in MATRIX]\n\n"
+                     "MATRIX = (1, 2)\n\ndef by_attr():\n    return 1\n\ndef by_string():\n    return 2\n"),
+        "a/use.py": "from reference_impl.a import api\n\nX = api.f()\nY = getattr(api, 'by_string')\n",
+        "a/dyn.py": "def unread():\n    return 3\n\nG = globals()\n",
+    }
+    for name, text in files.items():
+        (ref / name).parent.mkdir(parents=True, exist_ok=True)
+        (ref / name).write_text(text)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "m.py").write_text("from reference_impl.a import api\n\nZ = api.by_attr\n")
+    dead = dead_definitions(tmp_path)
+    assert dead == {ref / "a/api.py": frozenset({2, 3})}  # cells and the MATRIX only it reads
+    packages = {"a": "A"}
+    before = reference_digests(tmp_path, packages, code_only=True, live_only=True)
+    full = reference_digests(tmp_path, packages, code_only=True)
+    assert full != before
+    text = files["a/api.py"]
+    (ref / "a/api.py").write_text(text.replace("def cells():\n    return [x for x in MATRIX]\n\nMATRIX = (1, 2)\n\n",
+                                               ""))
+    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) == before
+    assert reference_digests(tmp_path, packages, code_only=True) != full
+    (ref / "a/api.py").write_text(text.replace("def by_string():\n    return 2\n", ""))
+    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before
+    (ref / "a/api.py").write_text(text.replace("T = (1, 2)", "T = (2, 1)"))
+    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before

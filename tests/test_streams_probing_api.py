@@ -34,11 +34,11 @@ from reference_impl.streams_probing.releases import (
     UNKNOWN,
     ConfigException,
     configured_metadata_version,
-    matrix_cells,
     release,
     upgrade_from_values,
 )
 from rollcheck.errors import UserError
+from tests.streams_matrix import matrix_cells
 
 PID = uuid.UUID("00000000-0000-0001-0000-000000000002")
 

@@ -12,12 +12,13 @@ import pytest
 
 from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
-from reference_impl.streams_probing.releases import matrix_cells, release
+from reference_impl.streams_probing.releases import release
 from reference_impl.streams_probing.system import Delivered, StreamsGroupState, StreamsProbingSystem
 from rollcheck.explorer import explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.transition import Action
+from tests.streams_matrix import matrix_cells
 
 ENTRY = get_protocol("streams_probing")
 PROFILES = ENTRY.profiles

@@ -65,10 +65,6 @@ RELEASES: tuple[StreamsRelease, ...] = (
 _BY_NAME = {r.name: r for r in RELEASES}
 _ALIASES = {"2.1": "post-2.0", "0.10.0.x": "0.10.0", "2.0.x": "2.0"}
 
-# The KIP's test matrix: rows (from) and columns (to); every cell with to > from.
-MATRIX_FROM: tuple[str, ...] = ("0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0")
-MATRIX_TO: tuple[str, ...] = ("0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "post-2.0")
-
 
 def release(name: str) -> StreamsRelease:
     """The release named ``name`` (``"1.1"``, ``"2.0"``, ``"post-2.0"``...), or a clear error."""
@@ -78,11 +74,6 @@ def release(name: str) -> StreamsRelease:
     except KeyError:
         known = ", ".join(r.name for r in RELEASES)
         raise UserError(f"unknown Kafka Streams release '{name}'; known releases: {known}") from None
-
-
-def matrix_cells() -> list[tuple[str, str]]:
-    """Every (from, to) cell of KIP-268's test matrix, in the KIP's row order."""
-    return [(f, t) for f in MATRIX_FROM for t in MATRIX_TO if release(t) > release(f)]
 
 
 # upgrade.from values (StreamsConfig.UPGRADE_FROM_*) and the subscription version each one forces.
