@@ -463,7 +463,7 @@ def test_version_range_formula_agrees_and_sees_a_constructor_that_lets_max_below
     """No config builds a bad range; only the decision differential reaches the constructors' check."""
     res = differential("version_range", version_range_cases())
     assert res.ok, str(res.disagreement)
-    assert res.inputs == 6**4
+    assert res.inputs == 6**4 + 6**4 * 2  # the ranges, and BrokerFeatures with a known or an unknown feature
 
     def planted(min_value: int, max_value: int) -> None:  # Kafka's check without "maxValue >= minValue"
         if min_value < 1 or max_value < 1:
@@ -487,6 +487,35 @@ def test_version_range_rule_sees_each_planted_from_map_bug(planted: str, monkeyp
     else:
         monkeypatch.setattr(features_api, "_value_or_throw", lambda key, values: values.get(key, 1))
     assert differential("version_range", version_range_cases()).disagreement is not None
+
+
+@pytest.mark.parametrize("planted", ["default at max only", "incompatible when only max outside",
+                                     "unknown feature compatible", "default supports one", "from_map finalized"])
+def test_version_range_rule_sees_each_planted_broker_features_bug(planted: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka 2.8's BrokerFeatures (defaultFinalizedFeatures, incompatibleFeatures, createDefault) and
+    Features.fromMap of maps are read by the Kafka transcriptions and no system action: the rule sees each
+    edit."""
+    broker = features_api.BrokerFeatures
+    if planted == "default at max only":
+        monkeypatch.setattr(broker, "default_finalized_features", lambda self: tuple(
+            (n, features_api.FinalizedVersionRange(r.max_version, r.max_version)) for n, r in self.supported_features))
+    elif planted == "incompatible when only max outside":
+        monkeypatch.setattr(broker, "incompatible_features", lambda self, finalized: tuple(
+            (n, r) for n, r in finalized if n in set(features_api.incompatible_features(
+                self.supported_features, finalized, "kip"))))
+    elif planted == "unknown feature compatible":
+        real = broker.incompatible_features
+        monkeypatch.setattr(broker, "incompatible_features", lambda self, finalized: tuple(
+            (n, r) for n, r in real(self, finalized) if features_api.lookup(self.supported_features, n)))
+    elif planted == "default supports one":
+        monkeypatch.setattr(broker, "create_default", staticmethod(
+            lambda: broker((("x", features_api.SupportedVersionRange(1, 1)),))))
+    else:
+        monkeypatch.setattr(features_api, "supported_features_from_map",
+                            lambda values: features_api.finalized_features_from_map(values))
+    bad = differential("version_range", version_range_cases())
+    assert bad.disagreement is not None and bad.disagreement.case == "BrokerFeatures", planted
 
 
 @pytest.mark.parametrize("planted", ["equal_epoch_refused", "older_epoch_accepted", "negative_wait_accepted"])

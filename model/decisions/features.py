@@ -380,6 +380,49 @@ def version_range_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     names = ["smin", "smax", "fmin", "fmax"]
     domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, repeat=4)]
     yield "SupportedVersionRange x FinalizedVersionRange", Formula(names, build), domain, reference
+    yield from _broker_features_cases()
+
+
+def _broker_features_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """Kafka 2.8's BrokerFeatures: ``createDefault`` supports nothing; ``defaultFinalizedFeatures`` finalizes
+    each supported feature at its whole range (min level = supported min, max level = supported max);
+    ``incompatibleFeatures`` is the finalized features the broker does not know or whose range does not lie
+    inside the supported one; and Features.fromMap of a map of feature name to {min_version, max_version} is the
+    features of its pairs. Read by the Kafka transcriptions (tests/kafka) and no system action: only this
+    comparison sees an edit to them."""
+    from reference_impl.features.api import BrokerFeatures, supported_features_from_map
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        ok_s, ok_f = (z3.And(lo >= 1, lo <= hi) for lo, hi in ((x["smin"], x["smax"]), (x["fmin"], x["fmax"])))
+        outside = z3.Or(x["known"] == 0, x["fmin"] < x["smin"], x["fmax"] > x["smax"])
+        return {"default_is_whole_range": 1, "create_default_empty": 1, "from_map_same": 1,
+                "incompatible": z3.If(z3.And(ok_s, ok_f), z3.If(outside, 1, 0), DONT_CARE)}
+
+    def reference(x: Inputs) -> Outputs:
+        try:
+            sup = SupportedVersionRange(x["smin"], x["smax"])
+            fin = FinalizedVersionRange(x["fmin"], x["fmax"])
+        except ValueError:
+            return {"default_is_whole_range": 1, "create_default_empty": 1, "from_map_same": 1,
+                    "incompatible": DONT_CARE}
+        broker = BrokerFeatures.create_default().set_supported_features((("f", sup),))
+        finalized = (("f" if x["known"] else "g", fin),)
+        bad = broker.incompatible_features(finalized)
+        try:
+            as_map: Any = supported_features_from_map({"f": {SupportedVersionRange.MIN_KEY: x["smin"],
+                                                             SupportedVersionRange.MAX_KEY: x["smax"]}})
+        except ValueError:
+            as_map = None
+        return {"default_is_whole_range": int(broker.default_finalized_features()
+                                              == (("f", FinalizedVersionRange(x["smin"], x["smax"])),)),
+                "create_default_empty": int(BrokerFeatures.create_default().supported_features == ()),
+                "from_map_same": int(as_map == (("f", sup),)),
+                "incompatible": 0 if not bad else 1 if bad == finalized else 2}  # 2: some other subset
+
+    names = ["smin", "smax", "fmin", "fmax", "known"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(RANGE_SPAN, RANGE_SPAN, RANGE_SPAN,
+                                                                          RANGE_SPAN, (0, 1))]
+    yield "BrokerFeatures", Formula(names, build), domain, reference
 
 
 # --------------------------------------------------------------------------- features: the Admin client
