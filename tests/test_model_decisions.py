@@ -753,7 +753,7 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 5  # MetadataVersion under releases 3.9 and 4.0, its predicates, both catalogs' labels
+    assert res.cases == 6  # MetadataVersion under 3.9 and 4.0, its predicates, checkIfMetadataChanged, two labels
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
 
@@ -1476,3 +1476,26 @@ def test_streams_releases_rule_sees_each_planted_upgrade_from_bug(planted: str,
                             lambda rel, profile: ("0.10.0",) if rel.latest_supported == 1 else real(rel, profile))
     bad = differential("streams_releases", streams_releases_cases())
     assert bad.disagreement is not None and "upgrade.from" in str(bad.disagreement), planted
+
+
+@pytest.mark.parametrize("planted", ["3.5-IV0 changed the format", "lower bound included", "lossless not negated"])
+def test_mv_catalog_rule_sees_each_planted_check_if_metadata_changed_bug(planted: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """MetadataVersion.checkIfMetadataChanged / isLosslessDowngrade are read by tests/kafka and no system action:
+    the restated flags and bounds see each edit."""
+    from model.decisions.metadata_version import mv_catalog_cases
+    from reference_impl.metadata_version import catalog
+
+    case = "MetadataVersion.checkIfMetadataChanged"
+    assert differential("mv_catalog", [c for c in mv_catalog_cases() if c[0] == case]).ok
+    if planted == "3.5-IV0 changed the format":
+        real = catalog.MetadataVersion.did_metadata_change
+        monkeypatch.setattr(catalog.MetadataVersion, "did_metadata_change", property(
+            lambda self: self.version() == "3.5-IV0" or real.fget(self)))  # type: ignore[attr-defined]
+    elif planted == "lower bound included":
+        monkeypatch.setattr(catalog, "check_if_metadata_changed", lambda a, b: any(
+            mv.did_metadata_change for mv in catalog.VERSIONS[min(a.ordinal, b.ordinal):max(a.ordinal, b.ordinal) + 1]))
+    else:
+        monkeypatch.setattr(catalog, "is_lossless_downgrade", catalog.check_if_metadata_changed)
+    bad = differential("mv_catalog", [c for c in mv_catalog_cases() if c[0] == case])
+    assert bad.disagreement is not None, planted

@@ -104,10 +104,41 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         return run
 
     yield from _mv_predicate_cases()
+    yield from _mv_metadata_changed_cases()
     for name, cat in CATALOGS.items():
         yield (f"catalog {name}, labels", Formula(["level", "kind"], lambda x: {
             "parsed": z3.If(x["kind"] == 0, x["level"], CATALOG_ERROR)}),
                [{"level": level, "kind": kind} for level in cat.levels for kind in range(3)], label_reference(cat))
+
+
+# The KRaft members whose didMetadataChange is false (every ZooKeeper-era member is constructed with the flag true):
+# MetadataVersion.java read first-hand up to 3.7-IV4 (apache/kafka 3ed11f5d7dea898dbd4d7868b8094b53540b9643), and
+# for the later members Kafka 4.0's (4ae681446f18f9a6d7a59f317013ef82379a4ba4), whose numbering the catalog keeps.
+MV_METADATA_UNCHANGED = ("3.1-IV0", "3.3-IV0", "3.5-IV0", "3.5-IV1", "3.6-IV0", "3.7-IV1", "3.7-IV3", "3.7-IV4",
+                         "3.8-IV0", "3.9-IV0", "4.0-IV0", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1")
+
+
+def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """MetadataVersion.checkIfMetadataChanged (and isLosslessDowngrade, its negation) over every pair of members:
+    did any member in (lower, higher] by ordinal change the format. The system reads the catalog's levels, not
+    these functions (tests/kafka do): only this comparison sees an edit to them or to a member's flag."""
+    unchanged = {mv_catalog.from_version_string(v).ordinal for v in MV_METADATA_UNCHANGED}
+    changed = [mv.ordinal for mv in mv_catalog.VERSIONS if mv.ordinal not in unchanged]
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        a, b = x["source"], x["target"]
+        lo, hi = z3.If(a < b, a, b), z3.If(a < b, b, a)
+        moved = z3.Or([z3.And(lo < o, o <= hi) for o in changed])
+        return {"changed": moved, "lossless": z3.Not(moved)}
+
+    def reference(x: Inputs) -> Outputs:
+        a, b = mv_catalog.VERSIONS[x["source"]], mv_catalog.VERSIONS[x["target"]]
+        return {"changed": int(mv_catalog.check_if_metadata_changed(a, b)),
+                "lossless": int(mv_catalog.is_lossless_downgrade(a, b))}
+
+    ordinals = [mv.ordinal for mv in mv_catalog.VERSIONS]
+    yield ("MetadataVersion.checkIfMetadataChanged", Formula(["source", "target"], formula),
+           [{"source": a, "target": b} for a in ordinals for b in ordinals], reference)
 
 
 # MetadataVersion's feature predicates: the first version each holds from (Kafka 4.0's MetadataVersion.java;
