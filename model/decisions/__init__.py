@@ -37,14 +37,17 @@ Kafka Streams (:mod:`model.decisions.streams`):
   (its active tasks' partitions, in task order; none without the grouper's map, a refusal when it lacks a dealt
   task), with a future member in the group (kip deals it nothing, kafka pools it), and kafka-2.0's version
   probing (previous tasks back).
-* ``streams_releases``: each release's age and latest metadata version, restated from KIP-268 and Kafka (the
-  reference's table is read by the spec and the Z3 model too, so only this second copy sees an edit to it).
+* ``streams_releases``: each release's age and latest metadata version, and the ``upgrade.from`` table (each
+  value refused or the version it forces, per release and profile), restated from KIP-268 and Kafka (the
+  reference's tables are read by the spec and the Z3 model too, so only this second copy sees an edit to them).
 
 metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 
 * ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
 * ``mv_catalog``: the catalogs' own rules (reference_impl/metadata_version/catalog.py): Kafka's level numbering,
-  KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release.
+  KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release;
+  ``checkIfMetadataChanged`` / ``isLosslessDowngrade`` over every pair of members, with Kafka's didMetadataChange
+  flags restated.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
@@ -71,7 +74,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 
 * ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
   SupportedVersionRange and FinalizedVersionRange constructors accept, a level's membership, and a finalized
-  range's incompatibility with a supported one.
+  range's incompatibility with a supported one; ``fromMap``, and Kafka 2.8's BrokerFeatures (``createDefault``,
+  ``defaultFinalizedFeatures``, ``incompatibleFeatures``).
 * ``finalized_cache``: a broker's FinalizedFeatureCache (reference_impl/features/api.py): an update's
   acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition.
 * ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
