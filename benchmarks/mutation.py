@@ -655,9 +655,12 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
     syntax trees, so that a comment or a line break changes nothing (``protocol_code_sha256``). ``registry``
     False: without each protocol's registry entry (``REGISTRY_MODULE``: named configs and broken variants, never
     mutated), the code a mutant is made of (:func:`registry_growth`). ``live_only`` (with ``code_only``): without
-    the definitions nothing reaches (:func:`dead_definitions`)."""
+    the definitions nothing reaches (:func:`dead_definitions`), and of another protocol's package only the
+    modules the protocol's own import, directly or through others (:func:`_module_imports`: zk_migration reads
+    metadata_version's catalog, not its controller)."""
     ref = root / "reference_impl"
     dead = dead_definitions(root) if live_only else {}
+    reached = _module_imports(ref) if live_only else {}
     imports = {name: set(re.findall(r"^\s*(?:from|import)\s+reference_impl\.(\w+)", "".join(
         f.read_text(encoding="utf-8") for f in sorted((ref / name).rglob("*.py"))), re.M)) & set(packages)
         for name in packages}
@@ -668,11 +671,20 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
             for d in imports[todo.pop()] - deps:
                 deps.add(d)
                 todo.append(d)
+        own = {p for p in (ref / name).rglob("*.py") if "__pycache__" not in p.parts}
+        closure, stack = set(own), list(own)
+        while stack:
+            for q in reached.get(stack.pop(), ()):
+                if q not in closure:
+                    closure.add(q)
+                    stack.append(q)
         digest = hashlib.sha256()
         for path in sorted(ref.rglob("*.py")):
             rel = path.relative_to(ref)
             if "__pycache__" in rel.parts or (len(rel.parts) > 1 and rel.parts[0] in packages
                                               and rel.parts[0] not in deps):
+                continue
+            if live_only and len(rel.parts) > 1 and rel.parts[0] in packages and path not in closure:
                 continue
             if not registry and rel.parts[1:] == (REGISTRY_MODULE,) and rel.parts[0] in packages:
                 continue
@@ -680,6 +692,45 @@ def reference_digests(root: Path, packages: dict[str, str], code_only: bool = Fa
             digest.update(str(rel).encode() + b"\0" + code + b"\0")
         out[protocol] = digest.hexdigest()
     return out
+
+
+def _module_imports(ref: Path) -> dict[Path, set[Path]]:
+    """Per module of ``ref`` (``reference_impl/``), the modules of ``ref`` its imports load: the named module
+    and every package ``__init__`` on the way (``from reference_impl.x import y`` loads ``x/y.py`` when ``y``
+    is a module, else ``x/__init__.py``)."""
+    def module(parts: Sequence[str]) -> list[Path]:
+        out = [ref / "__init__.py"]
+        for i in range(1, len(parts) + 1):
+            base = ref.joinpath(*parts[:i])
+            out.append(base / "__init__.py" if base.is_dir() else base.with_suffix(".py"))
+        return [p for p in out if p.is_file()]
+
+    graph: dict[Path, set[Path]] = {}
+    for path in sorted(ref.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        loads: set[Path] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".") for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [[*node.module.split("."), a.name] for a in node.names]
+            else:
+                continue
+            for parts in names:
+                if parts[0] == "reference_impl":
+                    rest = parts[1:]
+                    # the last part of a from-import is a module only when the file exists
+                    while rest and not (ref.joinpath(*rest).is_dir()
+                                        or ref.joinpath(*rest).with_suffix(".py").is_file()):
+                        rest = rest[:-1]
+                    loads.update(module(rest))
+        graph[path] = loads
+    return graph
 
 
 # Each protocol's registry entry (reference_impl/<package>/protocol.py): its named configs and broken variants.

@@ -466,3 +466,28 @@ def test_dead_definitions_leave_the_live_digest(tmp_path: Path) -> None:
     assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before
     (ref / "a/api.py").write_text(text.replace("T = (1, 2)", "T = (2, 1)"))
     assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before
+
+
+def test_live_digest_reads_only_the_modules_another_protocol_imports(tmp_path: Path) -> None:
+    """zk_migration imports metadata_version's catalog, not its controller: a fix to the controller keeps the
+    zk kills (the live digest), one to the catalog does not, and the package-wide digest moves with either."""
+    from benchmarks.mutation import reference_digests
+
+    ref = tmp_path / "reference_impl"
+    files = {"__init__.py": "", "a/__init__.py": "", "b/__init__.py": "", "b/cat.py": "LEVEL = 1\n",
+             "a/api.py": "from reference_impl.b.cat import LEVEL\n\nX = LEVEL\n",
+             "b/api.py": "from reference_impl.b import cat\n\nY = cat\n"}
+    for name, text in files.items():
+        (ref / name).parent.mkdir(parents=True, exist_ok=True)
+        (ref / name).write_text(text)
+    packages = {"a": "A", "b": "B"}
+
+    def digests() -> tuple[str, str]:
+        return (reference_digests(tmp_path, packages, code_only=True, live_only=True)["A"],
+                reference_digests(tmp_path, packages, code_only=True)["A"])
+
+    live, full = digests()
+    (ref / "b/api.py").write_text("from reference_impl.b import cat\n\nY = cat.LEVEL + 1\n")
+    assert digests()[0] == live and digests()[1] != full
+    (ref / "b/cat.py").write_text("LEVEL = 2\n")
+    assert digests()[0] != live
