@@ -1448,7 +1448,8 @@ def test_streams_releases_rule_sees_each_planted_table_bug(planted: str, monkeyp
 
 
 @pytest.mark.parametrize("planted", ["0.10.1 forces 3", "0.10.1 forces 1", "pre-2.0 accepts 0.10.1",
-                                     "neutral values under kip", "0.10.0 accepts 0.10.0"])
+                                     "neutral values under kip", "0.10.0 accepts 0.10.0",
+                                     "0.10.0 refused as an invalid value"])
 def test_streams_releases_rule_sees_each_planted_upgrade_from_bug(planted: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The upgrade.from table is read by the reference and the spec alike, and no gate config sets every value
@@ -1470,10 +1471,14 @@ def test_streams_releases_rule_sees_each_planted_upgrade_from_bug(planted: str,
         real = releases.upgrade_from_values
         monkeypatch.setattr(releases, "upgrade_from_values",
                             lambda rel, profile: real(rel, "kafka"))
-    else:
+    elif planted == "0.10.0 accepts 0.10.0":
         real = releases.upgrade_from_values
         monkeypatch.setattr(releases, "upgrade_from_values",
                             lambda rel, profile: ("0.10.0",) if rel.latest_supported == 1 else real(rel, profile))
+    else:  # the campaign's releases.py:119 if_false: still refused, with the validator's message
+        real = releases.upgrade_from_values
+        monkeypatch.setattr(releases, "upgrade_from_values",
+                            lambda rel, profile: ("2.0",) if rel.latest_supported == 1 else real(rel, profile))
     bad = differential("streams_releases", streams_releases_cases())
     assert bad.disagreement is not None and "upgrade.from" in str(bad.disagreement), planted
 

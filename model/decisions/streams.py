@@ -845,10 +845,28 @@ _NEUTRAL_UPGRADE_FROM = tuple(f"2.{m}" for m in range(9)) + tuple(f"3.{m}" for m
 _PROFILES = ("kip", "kafka", "kafka-2.0")
 
 
+# The refusals' messages: 0.10.0 has no upgrade.from at all (the model's own, Kafka would log an unknown config),
+# and StreamsConfig's validator lists the values it accepts (ConfigDef.ValidString: "String must be one of: null,
+# ...", in StreamsConfig's declaration order); OTHER_MESSAGE: neither, word for word.
+NO_MESSAGE, NO_SUCH_CONFIG, NOT_ONE_OF, OTHER_MESSAGE = 0, 1, 2, 3
+
+
+def _upgrade_from_message(rel: Any, value: str | None, profile: str, text: str) -> int:
+    if text == f"Kafka Streams {rel.name} has no configuration upgrade.from (set to {value})":
+        return NO_SUCH_CONFIG
+    valid = (("0.10.0",) if rel.latest_supported < PROBEABLE
+             else (*(v for v, _ in _KIP_UPGRADE_FROM),
+                   *(_NEUTRAL_UPGRADE_FROM if rel.name == "3.9" and profile == "kafka" else ())))
+    if text == (f"Invalid value {value} for configuration upgrade.from: String must be one of: "
+                f"{', '.join(('null', *valid))}"):
+        return NOT_ONE_OF
+    return OTHER_MESSAGE
+
+
 def _upgrade_from_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """Every release x profile x upgrade.from value (unset, the KIP's six, Kafka's neutral eighteen, one nobody
-    defines) against the reference's ``configured_metadata_version``: refused (a ``ConfigException``) or the
-    version the instance starts with."""
+    defines) against the reference's ``configured_metadata_version``: refused (a ``ConfigException``, and which
+    message) or the version the instance starts with."""
     from reference_impl.streams_probing.releases import ConfigException, configured_metadata_version, release
 
     values: tuple[str | None, ...] = (None, *(v for v, _ in _KIP_UPGRADE_FROM), *_NEUTRAL_UPGRADE_FROM, "0.9.0")
@@ -870,15 +888,17 @@ def _upgrade_from_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
         accepted = z3.Or(u == 0, z3.And(pre20, u == 1), z3.And(probing, kip_value),
                          z3.And(three_nine, p == _PROFILES.index("kafka"), neutral))
         return {"accepted": z3.If(accepted, 1, 0),
-                "version": z3.If(accepted, z3.If(forced < latest, forced, latest), 0)}
+                "version": z3.If(accepted, z3.If(forced < latest, forced, latest), 0),
+                "message": z3.If(accepted, NO_MESSAGE, z3.If(latest == 1, NO_SUCH_CONFIG, NOT_ONE_OF))}
 
     def reference(x: Inputs) -> Outputs:
-        rel, value = release(_KIP_RELEASES[x["i"]][0]), values[x["u"]]
+        rel, value, profile = release(_KIP_RELEASES[x["i"]][0]), values[x["u"]], _PROFILES[x["p"]]
         try:
-            version = configured_metadata_version(rel, value, _PROFILES[x["p"]])
-        except ConfigException:
-            return {"accepted": 0, "version": DONT_CARE}
-        return {"accepted": 1, "version": version}
+            version = configured_metadata_version(rel, value, profile)
+        except ConfigException as exc:
+            return {"accepted": 0, "version": DONT_CARE, "message": _upgrade_from_message(rel, value, profile,
+                                                                                          str(exc))}
+        return {"accepted": 1, "version": version, "message": NO_MESSAGE}
 
     domain = [{"i": i, "p": p, "u": u} for i in range(len(_KIP_RELEASES)) for p in range(len(_PROFILES))
               for u in range(len(values))]
