@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from benchmarks.mutation import Cell, cells_of, z3_argv, z3_cells_of
 from rollcheck.gate import default_gate_config, plan_cells
@@ -491,3 +494,25 @@ def test_live_digest_reads_only_the_modules_another_protocol_imports(tmp_path: P
     assert digests()[0] == live and digests()[1] != full
     (ref / "b/cat.py").write_text("LEVEL = 2\n")
     assert digests()[0] != live
+
+
+def test_mutation_summary_reports_each_protocol_and_refuses_other_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' campaign table: kills by step, listed equivalents out of the rate, survivors with their edit; a
+    file that is no campaign result is one line, exit 2."""
+    from benchmarks.mutation_summary import main
+
+    rows = [{"id": f"p:api.py:{i}:1:cmp_swap", "protocol": "p", "status": status, "before": "a < b", "after": "a <= b"}
+            for i, status in enumerate(["killed", "killed (z3)", "killed (crash)", "equivalent", "survived",
+                                        "timeout"])]
+    good = tmp_path / "campaign.json"
+    good.write_text(json.dumps({"commit": "abc", "partial": True, "mutants": rows}))
+    assert main([str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "| p | `campaign.json` | abc | partial | 6 | 1 | 0 | 1 | 0 | 1 | 1 | 1 | 1 | 60.0% |" in out
+    assert "- survivor `p:api.py:4:1:cmp_swap`: `a < b` -> `a <= b`" in out
+    bad = tmp_path / "other.json"
+    bad.write_text("[1, 2]")
+    assert main([str(good), str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a campaign result" in err[0]

@@ -1,0 +1,82 @@
+"""The mutation campaign's report: one row per protocol from its latest campaign file, as the docs print it.
+
+    python benchmarks/mutation_summary.py benchmarks/results/mutation-campaign-20261129-piece25.json \\
+        benchmarks/results/mutation-campaign-20261129-streams13.json ...
+    python benchmarks/mutation_summary.py --json FILE ...    # the same rows as JSON
+
+Each file is a ``benchmarks/mutation.py`` result (``--resume`` pieces carry every earlier row, so the latest
+piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every kill (a property,
+a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents;
+a timeout counts as not killed. Survivors are listed with their edit. A file that is not a campaign result is
+refused in one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+KILLS = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)")
+
+
+def protocol_rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """One row per protocol of a campaign document."""
+    rows = []
+    for protocol in sorted({str(m["protocol"]) for m in doc["mutants"]}):
+        mutants = [m for m in doc["mutants"] if m["protocol"] == protocol]
+        by = {status: sum(1 for m in mutants if m["status"] == status) for status in KILLS}
+        equivalent = sum(1 for m in mutants if m["status"] == "equivalent")
+        timeout = sum(1 for m in mutants if m["status"] == "timeout")
+        survivors = [m for m in mutants if str(m["status"]).startswith("survived")]
+        killed = sum(by.values())
+        judged = len(mutants) - equivalent
+        rows.append({
+            "protocol": protocol, "file": name, "commit": str(doc.get("commit", ""))[:12],
+            "complete": not doc.get("partial", False), "mutants": len(mutants), "killed": killed,
+            "by_property": by["killed"], "by_variant": by["killed (variant)"], "by_z3": by["killed (z3)"],
+            "by_conform": by["killed (conform)"], "by_crash": by["killed (crash)"], "equivalent": equivalent,
+            "survived": len(survivors), "timeout": timeout,
+            "kill_rate": round(killed / judged, 4) if judged else None,
+            "survivors": [{"id": m["id"], "before": m.get("before"), "after": m.get("after")} for m in survivors],
+        })
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = ("| protocol | file | commit | complete | mutants | by a property | by a variant | by z3 | by conform "
+            "| by crash | equivalent | survived | timeout | kill rate |")
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        judged = r["mutants"] - r["equivalent"]
+        rate = f"{100 * r['killed'] / judged:.1f}%" if judged else "-"
+        lines.append(f"| {r['protocol']} | `{r['file']}` | {r['commit']} | {'yes' if r['complete'] else 'partial'} "
+                     f"| {r['mutants']} | {r['by_property']} | {r['by_variant']} | {r['by_z3']} | {r['by_conform']} "
+                     f"| {r['by_crash']} | {r['equivalent']} | {r['survived']} | {r['timeout']} | {rate} |")
+    survivors = [f"- survivor `{s['id']}`: `{s['before']}` -> `{s['after']}`" for r in rows for s in r["survivors"]]
+    return "\n".join(lines + (["", *survivors] if survivors else []))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="campaign result JSON")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    for path in args.files:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
+                raise ValueError("no 'mutants' list")
+            rows += protocol_rows(doc, path.name)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"mutation_summary: {path}: not a campaign result ({exc})", file=sys.stderr)
+            return 2
+    print(json.dumps(rows, indent=2) if args.json else markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
