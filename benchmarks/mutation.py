@@ -733,6 +733,9 @@ def _module_imports(ref: Path) -> dict[Path, set[Path]]:
     return graph
 
 
+# A protocol's config module (its named configs' class and validation): its mutants meet the config domain first.
+CONFIG_MODULE = "config.py"
+
 # Each protocol's registry entry (reference_impl/<package>/protocol.py): its named configs and broken variants.
 REGISTRY_MODULE = "protocol.py"
 
@@ -1070,17 +1073,20 @@ class Runner:
                 return verdict, str(first.get("message", "")).splitlines()[0][:300]
         return ("caught", "") if code == 0 else ("error", f"variants: exit {code}: {stderr.strip()[-300:]}")
 
-    def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+    def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float, domain_only: bool = False
+                    ) -> tuple[str, str]:
         """``rollcheck conform`` on ``cell`` (small or a conformance config) from the mutated copy (the gate's
-        TLC conformance: the reference's reachable views against TLC's, both trace directions): ("disagrees" |
-        "agrees" | "error" | "timeout", a one-line detail). A disagreement kills a mutant the properties missed:
-        the spec is the second copy of the rules, which the mutation did not touch."""
-        cmd = [sys.executable, "-m", "rollcheck", *conform_argv(protocol, cell.profile, work / "conform", cell.config)]
+        TLC conformance: the reference's reachable views against TLC's, both trace directions, and the config
+        domain; ``domain_only``: the domain alone): ("disagrees" | "agrees" | "error" | "timeout", a one-line
+        detail). A disagreement kills a mutant the properties missed: the spec is the second copy of the rules,
+        which the mutation did not touch."""
+        cmd = [sys.executable, "-m", "rollcheck",
+               *conform_argv(protocol, cell.profile, work / "conform", cell.config, domain_only)]
 
         def why(doc: dict[str, Any]) -> str:
             reports: list[dict[str, Any]] = doc.get("reports", [])
             bad: dict[str, Any] = next((r for r in reports if not r.get("ok", True)), {})
-            parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation")
+            parts = [f"{k}: {bad[k]['divergences'][0]}" for k in ("reachable", "replay", "validation", "domain")
                      if isinstance(bad.get(k), dict) and bad[k].get("divergences")]
             return parts[0] if parts else str(bad.get("error") or "")
 
@@ -1164,9 +1170,12 @@ def z3_argv(protocol: str, profile: str, out: Path, config: str = "small") -> li
             "0", "--json", "--quiet", "--out", str(out)]
 
 
-def conform_argv(protocol: str, profile: str, out: Path, config: str = "small") -> list[str]:
-    """The gate's TLC conformance on ``config`` (small, a conformance config)."""
-    return ["conform", protocol, "--config", config, "--profile", profile, "--json", "--quiet", "--out", str(out)]
+def conform_argv(protocol: str, profile: str, out: Path, config: str = "small", domain_only: bool = False
+                 ) -> list[str]:
+    """The gate's TLC conformance on ``config`` (small, a conformance config); ``domain_only``: its config
+    domain check alone (seconds)."""
+    return ["conform", protocol, "--config", config, "--profile", profile, "--json", "--quiet", "--out", str(out),
+            *(["--domain-only"] if domain_only else [])]
 
 
 def variants_argv(protocol: str, out: Path, z3: bool = True) -> list[str]:
@@ -1284,7 +1293,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     def alive() -> bool:
         """Nothing has killed the mutant yet (and nothing stopped short: a timeout or a crash ends it)."""
         return (not killed_by and all(c.outcome in ("holds", "violated") for c in cells)
-                and all(d["verdict"] == "agrees" for d in differential) and broken.get("verdict", "caught") == "caught")
+                and all(d["verdict"] == "agrees" for d in [*differential, *conformance])
+                and broken.get("verdict", "caught") == "caught")
 
     def explore(todo: list[Cell]) -> bool:
         """The explorer on ``todo`` in turn; False once a run times out, or kills the mutant (unless
@@ -1329,7 +1339,15 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
                                            for d in differential)]
 
     try:
-        if first is not None:
+        if conform and Path(mutant.file).name == CONFIG_MODULE and runner.snapshot_has_spec(protocol):
+            # A config module's edit is mostly to its validation, which conform's config domain compares with the
+            # spec's own statement of it in one TLC run (seconds): first, ahead of minutes of explorer and Z3
+            # runs that cannot see a config the named ones never are. The gate's conform cells check it too.
+            cell = next(c for c in cells_of(protocol) if c.config == "small")
+            verdict, detail = runner.run_conform(work, protocol, cell, timeout, domain_only=True)
+            conformance.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
+                                "detail": detail, "domain_only": "yes"})
+        if first is not None and alive():
             step, cell = first
             if step == "explore" and cell in todo:
                 hinted = f"explore {cell.config}/{cell.profile}"
@@ -1343,7 +1361,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         if with_z3 and alive():
             differ(unasked([c for c in z3_cells_of(protocol) if c.config == "small"]))
         elif with_z3 and not killed_by and {c.outcome for c in cells} <= {"holds", "violated", "timeout"} and all(
-                d["verdict"] == "agrees" for d in differential) and broken.get("verdict", "caught") == "caught":
+                d["verdict"] == "agrees" for d in [*differential, *conformance]) \
+                and broken.get("verdict", "caught") == "caught":
             # small's state space blew up (an alias of two enum members, a bound gone): the differential walks
             # the same states, but stops at the first one where Z3 steps otherwise, or a decision rule may
             # refuse the reference at once; given as long as one small run may take, so a timeout stays cheap.
@@ -1360,6 +1379,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
         if conform and alive() and runner.snapshot_has_spec(protocol):
+            conformance.clear()  # the domain-only step agreed: the whole check runs (its domain again)
             for cell in conform_cells_of(protocol):
                 verdict, detail = runner.run_conform(work, protocol, cell, timeout - (time.perf_counter() - t0))
                 conformance.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.errors import UserError
 from rollcheck.explorer import reachable_states
 from rollcheck.tla.binding import SpecBinding, write_model
 from rollcheck.tla.domain import compare_domain
@@ -309,15 +310,23 @@ def compare_reachable(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: 
 def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: TransitionSystem[Any], directory: Path,
             *, config_name: str = "", traces: int = 50, depth: int = 30, seed: int = 0, timeout: float = 600.0,
             progress: Progress | None = None, build: Callable[[Any], TransitionSystem[Any]] | None = None,
-            domain_bases: Sequence[Any] = ()) -> ConformanceReport:
+            domain_bases: Sequence[Any] = (), domain_only: bool = False) -> ConformanceReport:
     """Run (a), (b) and (c) for one config and profile, and (d) when ``build`` is given (probing around the
-    config and around each of ``domain_bases``, the protocol's named configs)."""
+    config and around each of ``domain_bases``, the protocol's named configs); ``domain_only``: (d) alone (one
+    TLC run: seconds, where (c) takes minutes; what a change to a config's validation meets first)."""
     import time
 
     t0 = time.perf_counter()
     say = progress or (lambda _m: None)
     report = ConformanceReport(binding.protocol, config_name, getattr(spec_ts.config, "profile", ""))
     directory.mkdir(parents=True, exist_ok=True)
+    if domain_only:
+        if build is None or binding.domain is None:
+            raise UserError(f"{binding.protocol}: its spec states no config domain, so --domain-only has "
+                            "nothing to check")
+        _check_domain(report, binding, spec_ts, build, directory, timeout, domain_bases, say)
+        report.elapsed = time.perf_counter() - t0
+        return report
 
     say("(c) reachable states: TLC dump vs the reference explorer")
     divs, res, nviews, nstates = compare_reachable(binding, spec_ts, ts, directory / "reachable", timeout)
@@ -358,16 +367,24 @@ def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: Transition
     report.divergences += vdivs
 
     if build is not None and binding.domain is not None:
-        say("(d) config domain: the configs the reference accepts vs the spec's " + binding.domain)
-        dom = compare_domain(binding, spec_ts, build, directory / "domain", timeout, domain_bases)
-        if dom.error:
-            report.error = (report.error + "; " if report.error else "") + f"TLC (config domain): {dom.error}"
-        report.domain_probes = dom.probes
-        for probe, accepted, in_domain, why in dom.mismatches:
-            said = "accepts" if accepted else f"refuses ({why})"
-            report.divergences.append(Divergence(
-                "domain", "", -1, None, f"{probe.field} = {probe.value!r}: the reference {said}, the spec's "
-                f"{binding.domain} is {'TRUE' if in_domain else 'FALSE'}",
-                {probe.field: (in_domain, accepted)}))
+        _check_domain(report, binding, spec_ts, build, directory, timeout, domain_bases, say)
     report.elapsed = time.perf_counter() - t0
     return report
+
+
+def _check_domain(report: ConformanceReport, binding: SpecBinding, spec_ts: TransitionSystem[Any],
+                  build: Callable[[Any], TransitionSystem[Any]], directory: Path, timeout: float,
+                  domain_bases: Sequence[Any], say: Callable[[str], None]) -> None:
+    """(d) into ``report``: the probes asked, each mismatch a divergence, a TLC failure the report's error."""
+    assert binding.domain is not None
+    say("(d) config domain: the configs the reference accepts vs the spec's " + binding.domain)
+    dom = compare_domain(binding, spec_ts, build, directory / "domain", timeout, domain_bases)
+    if dom.error:
+        report.error = (report.error + "; " if report.error else "") + f"TLC (config domain): {dom.error}"
+    report.domain_probes = dom.probes
+    for probe, accepted, in_domain, why in dom.mismatches:
+        said = "accepts" if accepted else f"refuses ({why})"
+        report.divergences.append(Divergence(
+            "domain", "", -1, None, f"{probe.field} = {probe.value!r}: the reference {said}, the spec's "
+            f"{binding.domain} is {'TRUE' if in_domain else 'FALSE'}",
+            {probe.field: (in_domain, accepted)}))

@@ -84,6 +84,39 @@ def test_conform_reports_the_domain(tmp_path: Path) -> None:
     assert rep.to_json()["domain"]["divergences"][0]["message"].startswith("zk_brokers = 4: the reference accepts")
 
 
+
+def test_conform_domain_only_runs_d_alone_and_finds_the_same_divergence(tmp_path: Path) -> None:
+    """``--domain-only`` (the mutation campaign's first step for a config module's edit): one TLC run, no
+    reachable set, no traces; the same divergence as the whole check; refused with the Spark engine, and for a
+    spec with no domain, in one line."""
+    import json
+    import subprocess
+    import sys
+
+    from rollcheck.conformance import conform
+    from rollcheck.errors import UserError
+
+    ts = ENTRY.build(ENTRY.configs["small"])
+
+    def runs_on_four(config: Any) -> TransitionSystem[Any]:
+        return ENTRY.build(replace(config, zk_brokers=min(config.zk_brokers, 3)))
+
+    rep = conform(BINDING, ts, ts, tmp_path, config_name="small", build=runs_on_four, domain_only=True)
+    assert rep.tlc_states is None and rep.replayed_traces == rep.validated_traces == 0
+    assert not rep.ok and rep.by_check("domain")[0].message.startswith("zk_brokers = 4: the reference accepts")
+    with pytest.raises(UserError, match="nothing to check"):
+        conform(BINDING, ts, ts, tmp_path, domain_only=True)
+    ok = subprocess.run([sys.executable, "-m", "rollcheck", "conform", "zk_migration", "--profile", "kip",
+                         "--domain-only", "--json", "--quiet", "--out", str(tmp_path / "cli")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    report = json.loads(ok.stdout)["reports"][0]
+    assert report["domain"]["probes"] > 0 and report["reachable"]["tlc_states"] is None
+    spark = subprocess.run([sys.executable, "-m", "rollcheck", "conform", "zk_migration", "--domain-only",
+                            "--engine", "spark"], capture_output=True, text=True)
+    assert spark.returncode == 2 and spark.stderr.strip().count("\n") == 0 and "--domain-only" in spark.stderr
+
+
 STREAMS = get_protocol("streams_probing")
 
 

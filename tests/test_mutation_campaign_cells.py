@@ -516,3 +516,14 @@ def test_mutation_summary_reports_each_protocol_and_refuses_other_files(
     assert main([str(good), str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a campaign result" in err[0]
+
+
+def test_a_config_module_edit_meets_the_config_domain_first() -> None:
+    """A config module's mutants meet conform's config domain alone first (one TLC run, seconds, where their
+    explorer and Z3 runs took minutes each before conform killed them): the same check the gate's conform
+    cells run."""
+    from benchmarks.mutation import CONFIG_MODULE, conform_argv
+
+    assert CONFIG_MODULE == "config.py"
+    assert conform_argv("p", "kip", Path("o"), domain_only=True)[-1] == "--domain-only"
+    assert "--domain-only" not in conform_argv("p", "kip", Path("o"))
