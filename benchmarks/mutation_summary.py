@@ -74,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"mutation_summary: {path}: not a campaign result ({exc})", file=sys.stderr)
             return 2
-    print(json.dumps(rows, indent=2) if args.json else markdown(rows))
+    try:
+        print(json.dumps(rows, indent=2) if args.json else markdown(rows))
+    except BrokenPipeError:  # a reader that stopped early (| head): nothing more to say
+        sys.stdout = None  # type: ignore[assignment]  # no flush of the closed pipe at exit
     return 0
 
 
