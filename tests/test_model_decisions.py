@@ -753,7 +753,7 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 6  # MetadataVersion under 3.9 and 4.0, its predicates, checkIfMetadataChanged, two labels
+    assert res.cases == 9  # MetadataVersion x2, predicates, pairs, VersionRange, default ranges, responses, labels x2
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
 
@@ -1504,3 +1504,43 @@ def test_mv_catalog_rule_sees_each_planted_check_if_metadata_changed_bug(planted
         monkeypatch.setattr(catalog, "is_lossless_downgrade", catalog.check_if_metadata_changed)
     bad = differential("mv_catalog", [c for c in mv_catalog_cases() if c[0] == case])
     assert bad.disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["no short cast", "touching ranges apart", "unstable ignored",
+                                     "feature error first", "other feature unchecked", "less or equal",
+                                     "last version left out"])
+def test_mv_rules_see_each_planted_bug_in_code_only_tests_ran(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The metadata_version code the coverage map found no checker running (VersionRange.of and intersects,
+    QuorumFeatures' default range with unstable versions, UpdateFeaturesResponse's readers, a kip update of
+    another feature, isLessThan, FeatureCommand's version list): the rules' new cases see each edit."""
+    from model.decisions.metadata_version import mv_catalog_cases, mv_update_form_cases
+    from reference_impl.metadata_version import api as mv_api
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    rule, cases = (("mv_update_forms", mv_update_form_cases) if planted == "other feature unchecked"
+                   else ("mv_catalog", mv_catalog_cases))
+    assert differential(rule, cases()).ok
+    if planted == "no short cast":
+        monkeypatch.setattr(mv_api, "_to_short", lambda value: value)
+    elif planted == "touching ranges apart":
+        monkeypatch.setattr(mv_api.VersionRange, "intersects",
+                            lambda self, other: other.min < self.max and other.max > self.min)
+    elif planted == "unstable ignored":
+        real = mv_api.default_local_supported
+        monkeypatch.setattr(mv_api, "default_local_supported",
+                            lambda catalog, kafka_release="3.9", enable_unstable=False: real(catalog, kafka_release))
+    elif planted == "feature error first":
+        monkeypatch.setattr(mv_api.UpdateFeaturesResponse, "first_error", lambda self: next(
+            ((r.error, r.message) for r in self.results if r.error is not mv_api.Errors.NONE),
+            (self.error, self.message)))
+    elif planted == "other feature unchecked":
+        monkeypatch.setattr(mv_api.QuorumController, "local_range",
+                            lambda self, feature: mv_api.VersionRange(0, 32767) if feature != "metadata.version"
+                            else dict(self.local_supported).get(feature, mv_api.DISABLED))
+    elif planted == "less or equal":
+        monkeypatch.setattr(mv_catalog.MetadataVersion, "is_less_than",
+                            lambda self, other: self.ordinal <= other.ordinal)
+    else:
+        monkeypatch.setattr(mv_catalog, "metadata_versions_to_string", lambda first, last: ", ".join(
+            str(mv) for mv in mv_catalog.VERSIONS[first.ordinal:last.ordinal]))
+    assert differential(rule, cases()).disagreement is not None, planted

@@ -47,12 +47,15 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 * ``mv_catalog``: the catalogs' own rules (reference_impl/metadata_version/catalog.py): Kafka's level numbering,
   KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release;
   ``checkIfMetadataChanged`` / ``isLosslessDowngrade`` over every pair of members, with Kafka's didMetadataChange
-  flags restated.
+  flags restated, their order and FeatureCommand's list between them; ``VersionRange.of`` (the short cast),
+  ``intersects``; QuorumFeatures' default metadata.version range per release, stable or not; and
+  ``UpdateFeaturesResponse``'s readers.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
   known or not; the v0 AllowDowngrade flag; a negative level; an empty name) and during a ZK migration: the
-  checks before the version rules, which error and message, and the level written.
+  checks before the version rules, which error and message, and the level written; and (kip) an update of
+  another feature, checked against the controller's own range.
 * ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
   kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not

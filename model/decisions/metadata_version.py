@@ -105,6 +105,7 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
 
     yield from _mv_predicate_cases()
     yield from _mv_metadata_changed_cases()
+    yield from _mv_api_value_cases()
     for name, cat in CATALOGS.items():
         yield (f"catalog {name}, labels", Formula(["level", "kind"], lambda x: {
             "parsed": z3.If(x["kind"] == 0, x["level"], CATALOG_ERROR)}),
@@ -120,7 +121,8 @@ MV_METADATA_UNCHANGED = ("3.1-IV0", "3.3-IV0", "3.5-IV0", "3.5-IV1", "3.6-IV0", 
 
 def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """MetadataVersion.checkIfMetadataChanged (and isLosslessDowngrade, its negation) over every pair of members:
-    did any member in (lower, higher] by ordinal change the format. The system reads the catalog's levels, not
+    did any member in (lower, higher] by ordinal change the format; and the pair's order (isLessThan, isAtLeast)
+    and FeatureCommand's list of the members between them. The system reads the catalog's levels, not
     these functions (tests/kafka do): only this comparison sees an edit to them or to a member's flag."""
     unchanged = {mv_catalog.from_version_string(v).ordinal for v in MV_METADATA_UNCHANGED}
     changed = [mv.ordinal for mv in mv_catalog.VERSIONS if mv.ordinal not in unchanged]
@@ -129,16 +131,106 @@ def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
         a, b = x["source"], x["target"]
         lo, hi = z3.If(a < b, a, b), z3.If(a < b, b, a)
         moved = z3.Or([z3.And(lo < o, o <= hi) for o in changed])
-        return {"changed": moved, "lossless": z3.Not(moved)}
+        # isLessThan / isAtLeast compare ordinals; FeatureCommand.metadataVersionsToString lists first .. last
+        # (nothing when last is older), each member printed as itself
+        return {"changed": moved, "lossless": z3.Not(moved), "less": a < b, "at_least": a >= b,
+                "listed": z3.If(a <= b, b - a + 1, 0), "listed_ends": 1}
 
     def reference(x: Inputs) -> Outputs:
         a, b = mv_catalog.VERSIONS[x["source"]], mv_catalog.VERSIONS[x["target"]]
+        text = mv_catalog.metadata_versions_to_string(a, b)
+        items = text.split(", ") if text else []
         return {"changed": int(mv_catalog.check_if_metadata_changed(a, b)),
-                "lossless": int(mv_catalog.is_lossless_downgrade(a, b))}
+                "lossless": int(mv_catalog.is_lossless_downgrade(a, b)),
+                "less": int(a.is_less_than(b)), "at_least": int(a.is_at_least(b)), "listed": len(items),
+                "listed_ends": int(not items or (items[0], items[-1]) == (str(a), str(b)))}
 
     ordinals = [mv.ordinal for mv in mv_catalog.VERSIONS]
     yield ("MetadataVersion.checkIfMetadataChanged", Formula(["source", "target"], formula),
            [{"source": a, "target": b} for a in ordinals for b in ordinals], reference)
+
+
+# QuorumFeatures.defaultFeatureMap's metadata.version range per Kafka release, restated by version name: 3.9 from
+# MINIMUM_KRAFT_VERSION (3.0-IV1) to its LATEST_PRODUCTION (3.9-IV0), with unstable versions enabled to the last
+# member the catalog carries (4.1-IV1); 4.0 from MINIMUM_VERSION (3.3-IV3) to 4.0-IV3, unstable to latestTesting()
+# 4.1-IV0 (Kafka 4.0's MetadataVersion.java).
+MV_DEFAULT_RANGES = {("3.9", False): ("3.0-IV1", "3.9-IV0"), ("3.9", True): ("3.0-IV1", "4.1-IV1"),
+                     ("4.0", False): ("3.3-IV3", "4.0-IV3"), ("4.0", True): ("3.3-IV3", "4.1-IV0")}
+SHORT_PROBES = (-32769, -32768, -1, 0, 1, 7, 32767, 32768, 65535, 65536, 70000)
+
+
+def _mv_api_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The Kafka values tests/kafka read and no system action does: ``VersionRange.of`` (each bound cast to a Java
+    short, no check), ``intersects`` and ``contains``; QuorumFeatures' default metadata.version range per release,
+    stable or not; and ``UpdateFeaturesResponse``'s readers (a feature's result, the first error: the top-level
+    one before any feature's, ``ok``)."""
+    def short(v: Any) -> Any:  # (short) v: two's complement, 16 bits; one wrap is enough for |v| < 98304
+        return z3.If(v > 32767, v - 65536, z3.If(v < -32768, v + 65536, v))
+
+    def range_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        lo, hi = short(x["lo"]), short(x["hi"])
+        return {"min": lo, "max": hi, "intersects": z3.And(lo <= x["b"], hi >= x["a"]),
+                "contains": z3.And(lo <= x["a"], x["a"] <= hi)}
+
+    def range_reference(x: Inputs) -> Outputs:
+        r = VersionRange.of(x["lo"], x["hi"])
+        return {"min": r.min, "max": r.max, "intersects": int(r.intersects(VersionRange.of(x["a"], x["b"]))),
+                "contains": int(r.contains(x["a"]))}
+
+    domain = [{"lo": lo, "hi": hi, "a": a, "b": b} for lo in SHORT_PROBES for hi in SHORT_PROBES
+              for a in (-1, 0, 1, 7, 8) for b in (-1, 0, 1, 7, 8) if a <= b]
+    yield "VersionRange.of", Formula(["lo", "hi", "a", "b"], range_formula), domain, range_reference
+
+    cat = CATALOGS["kafka"]
+    keys = sorted(MV_DEFAULT_RANGES)
+
+    def default_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        lo: Any = z3.IntVal(0)
+        hi: Any = z3.IntVal(0)
+        for k, (release, unstable) in enumerate(keys):
+            first, last = MV_DEFAULT_RANGES[release, unstable]
+            lo, hi = z3.If(x["k"] == k, cat.parse(first), lo), z3.If(x["k"] == k, cat.parse(last), hi)
+        return {"min": lo, "max": hi}
+
+    def default_reference(x: Inputs) -> Outputs:
+        release, unstable = keys[x["k"]]
+        r = mv_api.default_local_supported(cat, release, unstable)
+        return {"min": r.min, "max": r.max}
+
+    yield ("QuorumFeatures default metadata.version range", Formula(["k"], default_formula),
+           [{"k": k} for k in range(len(keys))], default_reference)
+
+    # A response: a top-level error (none or INVALID_REQUEST) and two features' results (none or
+    # FEATURE_UPDATE_FAILED, each with its own message), asked for the first feature, the second, or one it has not.
+    invalid, failed = int(mv_api.Errors.INVALID_REQUEST), int(mv_api.Errors.FEATURE_UPDATE_FAILED)
+
+    def response_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        top, e0, e1 = x["top"], x["e0"], x["e1"]
+        return {"ok": z3.And(top == 0, e0 == 0, e1 == 0),
+                "first_error": z3.If(top != 0, top, z3.If(e0 != 0, e0, e1)),
+                # whose message comes with it: 0 the response's, 1 and 2 a feature's, -1 none
+                "first_message": z3.If(top != 0, 0, z3.If(e0 != 0, 1, z3.If(e1 != 0, 2, -1))),
+                "asked": z3.If(x["ask"] == 0, e0, z3.If(x["ask"] == 1, e1, -1))}
+
+    def response_reference(x: Inputs) -> Outputs:
+        def error(code: int) -> Any:
+            return mv_api.Errors(code)
+
+        res = mv_api.UpdateFeaturesResponse(
+            error(x["top"]), "top" if x["top"] else None,
+            (mv_api.UpdatableFeatureResult("f0", error(x["e0"]), "m0" if x["e0"] else None),
+             mv_api.UpdatableFeatureResult("f1", error(x["e1"]), "m1" if x["e1"] else None)))
+        first, message = res.first_error()
+        try:
+            asked = int(res.result(("f0", "f1", "f2")[x["ask"]]).error)
+        except KeyError:
+            asked = -1
+        return {"ok": int(res.ok), "first_error": int(first),
+                "first_message": {"top": 0, "m0": 1, "m1": 2, None: -1}.get(message, -2), "asked": asked}
+
+    yield ("UpdateFeaturesResponse readers", Formula(["top", "e0", "e1", "ask"], response_formula),
+           [{"top": t, "e0": a, "e1": b, "ask": k} for t in (0, invalid) for a in (0, failed) for b in (0, failed)
+            for k in range(3)], response_reference)
 
 
 # MetadataVersion's feature predicates: the first version each holds from (Kafka 4.0's MetadataVersion.java;
@@ -460,6 +552,43 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
                   if (v[0] == 0 or v[1] in (0, 2)) and (profile == "kip" or v[4] == 0)]
         yield (f"metadata.version update forms, {profile} {release}", Formula(names, build(profile, release, cur)),
                domain, reference(profile, release, cur))
+    yield from _other_feature_cases()
+
+
+OTHER_FEATURE = "group.version"
+
+
+def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """kip: an update of a feature other than metadata.version (finalized at 1, the controller supporting 1-2, no
+    broker registered): the same level, a downgrade without SAFE or UNSAFE and a raise with one are refused
+    (INVALID_REQUEST); a level below 1 deletes it (KIP-584: no range check); any other level must lie in the
+    controller's own range (FEATURE_UPDATE_FAILED otherwise). The system updates metadata.version alone."""
+    cat = CATALOGS["kafka"]
+    rng = VersionRange(cat.minimum_for("3.9"), cat.latest_production_for("3.9"))
+    cur = cat.latest_production_for("3.9")
+
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        y, safe = x["y"], x["code"] == 2
+        invalid = z3.Or(y == 1, z3.And(y < 1, z3.Not(safe)), z3.And(y > 1, safe))
+        outside = y > 2  # above the controller's own 1-2 (a level below 1 is a deletion)
+        error = z3.If(invalid, INVALID_REQUEST, z3.If(outside, FEATURE_UPDATE_FAILED, 0))
+        return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1)}
+
+    def reference(x: Inputs) -> Outputs:
+        ctl = QuorumController(catalog=cat, node_id=0,
+                               local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, 2))),
+                               voters=((0, rng),), finalized=((FEATURE_NAME, cur), (OTHER_FEATURE, 1)),
+                               profile="kip", kafka_release="3.9")
+        update = mv_api.FeatureUpdate.with_upgrade_type(OTHER_FEATURE, x["y"], x["code"])
+        res = ctl.update_features(mv_api.UpdateFeaturesRequest((update,)))
+        r = res.response
+        error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+            int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+        levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
+        return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
+
+    domain = [{"y": y, "code": code} for y in range(-1, 4) for code in (1, 2)]
+    yield f"{OTHER_FEATURE} update, kip 3.9", Formula(["y", "code"], build), domain, reference
 
 
 REPLAY_FEATURES = (FEATURE_NAME, mv_api.KRAFT_VERSION_FEATURE_NAME, "group.version")
