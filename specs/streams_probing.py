@@ -11,9 +11,13 @@ from reference_impl.streams_probing.releases import (
     RELEASES,
     UPGRADE_FROM_NEUTRAL,
     UPGRADE_FROM_VERSION,
+    ConfigException,
     configured_metadata_version,
 )
 from rollcheck.tla.binding import SpecBinding
+
+# The first metadata version that implements version probing (2.0's, KIP-268): a release speaking less is pre-2.0.
+EARLIEST_PROBEABLE = 3
 
 # The operator's bound on each instance's bounces (procedure "operator"), the spec's own copy of the reference's
 # config.OPERATOR_MAX_BOUNCES (the KIP's two bounces plus one repeated): an edit to the reference's bound is a
@@ -21,17 +25,47 @@ from rollcheck.tla.binding import SpecBinding
 OPERATOR_BOUNCES = 3
 
 
+def two_bounces(config: StreamsProbingConfig) -> bool:
+    """The spec's own reading of the procedure (KIP-268 "Upgrading to 2.0"): "auto" takes two bounces where a
+    pre-2.0 group's metadata version changes, "two-bounces" always, the others never. Not the reference config's
+    property: an edit to that is then a disagreement (the config domain's procedure probes), not a change that
+    every copy reads alike."""
+    if config.procedure == "auto":
+        return config.old.latest_supported < EARLIEST_PROBEABLE and \
+            config.new.latest_supported > config.old.latest_supported
+    return config.procedure == "two-bounces"
+
+
+def first_upgrade_from(config: StreamsProbingConfig) -> str | None:
+    """The spec's own reading of the ``upgrade.from`` a bounce sets: the release upgraded from (KIP-268), in the
+    first of two bounces; under "operator" the operator's mistaken value, or the old release's where the group is
+    pre-2.0 and the new release accepts it (its ``StreamsConfig`` lists it), else none."""
+    if config.procedure != "operator":
+        return config.old.name if two_bounces(config) else None
+    if config.misconfigured_upgrade_from is not None:
+        return config.misconfigured_upgrade_from
+    if config.old.latest_supported >= EARLIEST_PROBEABLE:
+        return None
+    try:
+        configured_metadata_version(config.new, config.old.name, config.profile)
+    except ConfigException:
+        return None
+    return config.old.name
+
+
 def constants(config: StreamsProbingConfig) -> dict[str, Any]:
-    first = config.upgrade_from
+    operator, two = config.procedure == "operator", two_bounces(config)
+    first = first_upgrade_from(config)
+    rounds = 2 if two else 1
     return {
         "Profile": config.profile,
         "N": config.instances,
         "OldRelease": config.old.name,
         "NewRelease": config.new.name,
         "Latest": {r.name: r.latest_supported for r in RELEASES},
-        "Rounds": 0 if config.operator else config.rounds,  # procedure "operator" has no rounds
-        "Operator": config.operator,
-        "MaxBounces": OPERATOR_BOUNCES if config.operator else config.rounds,
+        "Rounds": 0 if operator else rounds,  # procedure "operator" has no rounds
+        "Operator": operator,
+        "MaxBounces": OPERATOR_BOUNCES if operator else rounds,
         "FirstUpgradeFrom": first or "",
         # KAFKA-6054's variant: a pre-2.0 release without the back-port has no upgrade.from at all.
         "FirstUsedVersion": (config.new.latest_supported
