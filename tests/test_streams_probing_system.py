@@ -88,6 +88,8 @@ WITNESSES = {"small": _PROBING, "default": _PROBING, "kafka-latest": _PROBING, "
              "from-0.10.0": _TWO_BOUNCES, "large": _TWO_BOUNCES, "no-upgrade-from": ("STR-W5",),
              # the operator sets upgrade.from or not, one bounce each (no probing: versions 2 -> 4 at once)
              "operator-from-1.1": _TWO_BOUNCES,
+             # a 2.0 group bounced onto 3.9 by the operator: version probing, upgrade.from never set
+             "operator-from-2.0": _PROBING,
              # post-2.0 probes (W1-W3), the operator may set upgrade.from (W4), and sets it wrong (W6)
              "misconfigured-upgrade-from": (*_PROBING[:3], "STR-W4", "STR-W5", "STR-W6")}
 

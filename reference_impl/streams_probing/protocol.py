@@ -39,6 +39,13 @@ MISCONFIGURED = StreamsProbingConfig(profile="kafka", from_release="post-2.0", t
 OPERATOR_FROM_11 = StreamsProbingConfig(instances=2, from_release="1.1", to_release="post-2.0",
                                         procedure="operator")
 
+# An operator bouncing a 2.0 group onto 3.9 (kafka profile: release 3.9), two instances, 295 states: a probing group
+# never sets upgrade.from (the operator's bounces only remove it), though 3.9's StreamsConfig lists "2.0". A
+# conformance config: the one operator upgrade from a probing release, where the spec's own reading of which
+# upgrade.from a bounce may set is compared with the reference's (operator-from-1.1 is pre-2.0).
+OPERATOR_FROM_20 = StreamsProbingConfig(profile="kafka", instances=2, from_release="2.0", to_release="3.9",
+                                        procedure="operator")
+
 LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
 
 
@@ -82,13 +89,14 @@ PROTOCOL = ProtocolEntry(
     config_type=StreamsProbingConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
              "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST,
-             "misconfigured-upgrade-from": MISCONFIGURED, "operator-from-1.1": OPERATOR_FROM_11},
+             "misconfigured-upgrade-from": MISCONFIGURED, "operator-from-1.1": OPERATOR_FROM_11,
+             "operator-from-2.0": OPERATOR_FROM_20},
     # The default config is one bounce from 2.0 (version probing): the gate also checks KIP-268's two
     # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before, and an
     # operator's wrong upgrade.from (kafka only), the one story that reaches the members' error shutdown.
     story_configs=("pre20", "from-0.10.0", "misconfigured-upgrade-from", "kafka-latest"),
     # Conformance beside small: the view's upgrade.from and failure kind, compared nowhere else.
-    conform_configs=("operator-from-1.1",),
+    conform_configs=("operator-from-1.1", "operator-from-2.0"),
     build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
