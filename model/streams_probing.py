@@ -40,6 +40,7 @@ from reference_impl.streams_probing.system import (
 )
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
+from specs.streams_probing import OPERATOR_BOUNCES, first_upgrade_from, two_bounces
 
 PROBEABLE = 3  # EARLIEST_PROBEABLE_VERSION: subscriptions from version 3 on carry the supported version
 UNKNOWN = -1
@@ -137,11 +138,13 @@ class StreamsProbingZ3(SymbolicSystem):
         if unknown:
             raise ValueError(f"mutations not encoded: {sorted(unknown)}")
         # Procedure "operator": the operator chooses each bounce (any instance below max_bounces, upgrade.from
-        # removed or set to the config's value); otherwise the rounds of the procedure, in order.
-        self.operator: bool = cfg.operator
-        self.rounds: int = 0 if cfg.operator else cfg.rounds
-        self.max_bounces: int = cfg.max_bounces
-        self.upgrade_from: str | None = cfg.upgrade_from
+        # removed or set to the config's value); otherwise the rounds of the procedure, in order. Read as the
+        # spec reads the procedure (specs/streams_probing.py), not from the reference config's properties: an
+        # edit to those (a third round, a bound) is then a disagreement on every state of the story configs.
+        self.operator: bool = cfg.procedure == "operator"
+        self.rounds: int = 0 if self.operator else (2 if two_bounces(cfg) else 1)
+        self.max_bounces: int = OPERATOR_BOUNCES if self.operator else self.rounds
+        self.upgrade_from: str | None = first_upgrade_from(cfg)
         self.max_crashes: int = cfg.max_crashes
         self.releases = [(False, self.old)] + ([(True, self.new)] if self.new.name != self.old.name else [])
         self.actions = {
