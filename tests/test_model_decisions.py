@@ -1191,7 +1191,7 @@ def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted:
     (the mutation campaign's survivor features api.py:240, a 32-bit floor of -1, is the first planted bug)."""
     res = differential("feature_znode", feature_znode_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 2 and res.inputs == 2 * (9 ** 4 + 9 * 4 * 3 * 2 * 2)
+    assert res.cases == 3 and res.inputs == 2 * (9 ** 4 + 9 * 4 * 3 * 2 * 2) + 4  # and the node's defaults
     json_int, decode = features_api._json_int, features_api.FeatureZNode.decode
 
     def planted_int(value: object) -> int:
@@ -1544,3 +1544,27 @@ def test_mv_rules_see_each_planted_bug_in_code_only_tests_ran(planted: str, monk
         monkeypatch.setattr(mv_catalog, "metadata_versions_to_string", lambda first, last: ", ".join(
             str(mv) for mv in mv_catalog.VERSIONS[first.ordinal:last.ordinal]))
     assert differential(rule, cases()).disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["built at version 1", "decoded at version 1", "write keeps the version"])
+def test_feature_znode_rule_sees_each_planted_default(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node built or decoded without a ZooKeeper version is at version 0 (the campaign's features api.py:277
+    and 302 defaults, read by the Kafka transcriptions and no system action), and a write is the next one."""
+    node_cls = features_api.FeatureZNode
+    assert differential("feature_znode", feature_znode_cases()).ok
+    if planted == "built at version 1":
+        monkeypatch.setattr(node_cls, "__init__", _init_with_epoch_default(node_cls.__init__, 1))
+    elif planted == "decoded at version 1":
+        real = node_cls.decode
+        monkeypatch.setattr(node_cls, "decode", staticmethod(
+            lambda data, epoch=1, profile="kafka": real(data, epoch, profile)))
+    else:
+        monkeypatch.setattr(node_cls, "write", lambda self, status, features: node_cls(status, features, self.epoch))
+    bad = differential("feature_znode", feature_znode_cases())
+    assert bad.disagreement is not None and bad.disagreement.case == "FeatureZNode defaults", planted
+
+
+def _init_with_epoch_default(init: Any, default: int) -> Any:
+    def patched(self: Any, status: Any, features: Any, epoch: int = default) -> None:
+        init(self, status, features, epoch)
+    return patched
