@@ -606,14 +606,14 @@ def feature_znode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 
 def _feature_znode_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """A node as Kafka's tests build one: without a ZooKeeper version it is ZooKeeper's first, 0 (built, or
-    decoded from bytes; its JSON as text decodes alike); ``get`` answers a feature's finalized range, or nothing
-    for one the node lacks; a write is the next version. The system always passes the version it read, so only
-    this comparison reads the defaults."""
+    decoded from bytes; its JSON as text decodes alike, and a refusal quotes the bytes as text); ``get`` answers
+    a feature's finalized range, or nothing for one the node lacks; a write is the next version. The system
+    always passes the version it read, so only this comparison reads the defaults."""
     from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus
 
     def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
         return {"built_epoch": 0, "decoded_epoch": 0, "got_min": z3.If(x["named"] == 1, x["lo"], DONT_CARE - 1),
-                "written_epoch": 1, "text_decodes_alike": 1}
+                "written_epoch": 1, "text_decodes_alike": 1, "message_quotes_the_text": 1}
 
     def reference(x: Inputs) -> Outputs:
         feats = (("f", FinalizedVersionRange(x["lo"], x["lo"] + 1)),)
@@ -624,7 +624,14 @@ def _feature_znode_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
             alike = FeatureZNode.decode(node.encode().decode("utf-8")) == decoded
         except (ValueError, AttributeError):
             alike = False
-        return {"built_epoch": node.epoch, "decoded_epoch": decoded.epoch,
+        # Kafka's refusal quotes the node as text (new String(jsonBytes, UTF_8)), never as bytes
+        old = '{"version":0,"status":1,"features":{}}'
+        try:
+            FeatureZNode.decode(old.encode("utf-8"))
+            quotes = False
+        except ValueError as exc:
+            quotes = str(exc) == f"Unsupported version: 0 of feature information: {old}"
+        return {"built_epoch": node.epoch, "decoded_epoch": decoded.epoch, "message_quotes_the_text": int(quotes),
                 "got_min": got.min_version_level if got is not None else DONT_CARE - 1,
                 "written_epoch": node.write(FeatureZNodeStatus.ENABLED, feats).epoch, "text_decodes_alike": int(alike)}
 
