@@ -428,7 +428,9 @@ def test_conformance_cells_follow_the_registry() -> None:
     small = len(entry.profiles)
     assert entry.conform_configs and [c.config for c in cells[:small]] == ["small"] * small
     assert {(c.config, c.profile) for c in cells[small:]} == {
-        (c, p) for c in entry.conform_configs for p in entry.profiles}
+        (c, p) for c in entry.conform_configs for p in entry.config_profiles(entry.configs[c])}
+    assert ("operator-from-2.0", "kafka") in {(c.config, c.profile) for c in cells} and \
+        ("operator-from-2.0", "kip") not in {(c.config, c.profile) for c in cells}  # release 3.9: kafka only
     assert conform_argv("streams_probing", "kip", Path("o"), "operator-from-1.1")[:4] == [
         "conform", "streams_probing", "--config", "operator-from-1.1"]
     assert [c.config for c in conform_cells_of("features")] == ["small"] * len(get_protocol("features").profiles)
