@@ -28,6 +28,7 @@ from reference_impl.features.api import (
     UpdateFeaturesRequest,
     admin_update_features_request,
     finalized_features,
+    is_compatible,
     supported_features,
 )
 
@@ -477,7 +478,9 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     whole range inside the supported one; ``kip``: the max level; an unknown feature always), when the update
     is refused and the cache kept; ``waitUntilEpochOrThrow`` is satisfied by a cached epoch at or above the
     expected one and refuses a negative one. The system keeps a broker's cache in its state and never reads
-    the API's cache class, so only this comparison reaches its epoch rule."""
+    the API's cache class, so only this comparison reaches its epoch rule. ``compatible`` is ``is_compatible``
+    on the same node (an absent or disabled one, even with features, constrains nothing); the epoch refusal
+    quotes the cached features and epoch, as Kafka's message does."""
     smin, smax = CACHE_SUPPORTED
 
     def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
@@ -489,7 +492,9 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
             ok = z3.And(z3.Or(cached < 0, cached <= epoch), unknown == 0, fits)
             after = z3.If(kind != ENABLED_NODE, -1, z3.If(ok, epoch, cached))
             return {"accepted": z3.If(z3.Or(kind != ENABLED_NODE, ok), 1, 0), "epoch_after": after,
-                    "reached": z3.If(want < 0, CACHE_REFUSED, z3.If(z3.And(after >= 0, after >= want), 1, 0))}
+                    "reached": z3.If(want < 0, CACHE_REFUSED, z3.If(z3.And(after >= 0, after >= want), 1, 0)),
+                    "compatible": z3.If(z3.Or(kind != ENABLED_NODE, z3.And(unknown == 0, fits)), 1, 0),
+                    "refusal_quotes_cache": 1}
         return outputs
 
     def reference(profile: str) -> Callable[[Inputs], Outputs]:
@@ -498,19 +503,25 @@ def finalized_cache_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
             held = FinalizedFeaturesAndEpoch((), x["cached"]) if x["cached"] >= 0 else None  # an earlier update
             cache = FinalizedFeatureCache(supported, held, profile)  # type: ignore[arg-type]
             features = (("g" if x["unknown"] else "f", FinalizedVersionRange(x["fmin"], x["fmax"])),)
+            # A disabled node may carry features (FeatureZNode.decode keeps them): Kafka ignores them.
             node = (None if x["kind"] == ABSENT_NODE else
-                    FeatureZNode(FeatureZNodeStatus.DISABLED, (), x["epoch"]) if x["kind"] == DISABLED_NODE else
-                    FeatureZNode(FeatureZNodeStatus.ENABLED, features, x["epoch"]))
+                    FeatureZNode(FeatureZNodeStatus.DISABLED, features, x["epoch"]) if x["kind"] == DISABLED_NODE
+                    else FeatureZNode(FeatureZNodeStatus.ENABLED, features, x["epoch"]))
+            quotes = 1
             try:
                 after, accepted = cache.update_latest_or_throw(node), 1
-            except FeatureCacheUpdateException:
+            except FeatureCacheUpdateException as exc:
                 after, accepted = cache, 0
+                if held is not None and held.epoch > x["epoch"]:  # the epoch refusal quotes what is cached
+                    quotes = int(str(exc).endswith(f"The existing cache contents are {held}."))
             got = after.get()
             try:
                 reached = int(after.reached_epoch(x["want"]))
             except ValueError:
                 reached = CACHE_REFUSED
-            return {"accepted": accepted, "epoch_after": -1 if got is None else got.epoch, "reached": reached}
+            return {"accepted": accepted, "epoch_after": -1 if got is None else got.epoch, "reached": reached,
+                    "compatible": int(is_compatible(supported, node, profile)),  # type: ignore[arg-type]
+                    "refusal_quotes_cache": quotes}
         return run
 
     names = ["cached", "kind", "epoch", "unknown", "fmin", "fmax", "want"]

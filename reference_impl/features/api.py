@@ -447,10 +447,12 @@ class FinalizedFeatureCache:
 
     def update_or_throw(self, latest_features: FinalizedFeatures, latest_epoch: int) -> FinalizedFeatureCache:
         latest = FinalizedFeaturesAndEpoch(latest_features, latest_epoch)
-        existing = str(self.features_and_epoch) if self.features_and_epoch is not None else "<empty>"
         if self.features_and_epoch is not None and self.features_and_epoch.epoch > latest_epoch:
+            # Kafka's ``existing`` is "<empty>" for an empty cache, but only its success log line (not kept
+            # here) can print that: this refusal needs a cached epoch, so it always quotes the cache.
             raise FeatureCacheUpdateException(f"FinalizedFeatureCache update failed due to invalid epoch in new "
-                                              f"{latest}. The existing cache contents are {existing}.")
+                                              f"{latest}. The existing cache contents are "
+                                              f"{self.features_and_epoch}.")
         if incompatible_features(self.supported, latest_features, self.profile):
             raise FeatureCacheUpdateException("FinalizedFeatureCache update failed since feature compatibility "
                                               f"checks failed! Supported {features_str(self.supported)} has "

@@ -143,9 +143,9 @@ class FeaturesSystem(DataclassSystem):
         # _outcomes), and the bytes of each node the controller writes (FeatureZNode.encode, once per node).
         self._decoded: dict[ZNode, Decoded] = {}
         self._encoded: dict[FeatureZNode, ZNode] = {}
-        # (release, finalized features) -> is_compatible against an ENABLED node: the same few pairs recur
+        # (release, the node's status and finalized features) -> is_compatible: the same few pairs recur
         # in most states (a memo, like _outcomes).
-        self._compat: dict[tuple[str, FinalizedFeatures], bool] = {}
+        self._compat: dict[tuple[str, tuple[FeatureZNodeStatus, FinalizedFeatures] | None], bool] = {}
         # Labels, restarted brokers and mutation flags are fixed per config: built once, not per successor.
         n = config.brokers
         self._elect_labels = tuple(Action.of("ElectController", broker=i) for i in range(n))
@@ -301,10 +301,9 @@ class FeaturesSystem(DataclassSystem):
         """Whether broker ``b`` may run against the decoded node ``node``."""
         if not s.ibp_enabled:  # "each broker will validate that its IBP ... before applying validations"
             return True
-        if node is None or node.status is FeatureZNodeStatus.DISABLED:
-            return True  # is_compatible: an absent or disabled node constrains nothing
-        # is_compatible reads only the release's supported ranges and the node's features (not its epoch).
-        key = (b.release, node.features)
+        # is_compatible reads only the node's presence and status and the release's supported ranges against
+        # the node's features (not its epoch); it owns the rule that an absent or disabled node constrains nothing.
+        key = (b.release, None if node is None else (node.status, node.features))
         hit = self._compat.get(key)
         if hit is None:
             hit = self._compat[key] = is_compatible(self.releases[b.release], node, self.config.profile)
