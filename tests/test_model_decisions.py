@@ -1051,7 +1051,7 @@ def test_features_request_rule_agrees_and_sees_each_planted_top_level_bug(plante
     the top-level answers, a feature named twice and an empty name are reached by this rule only."""
     res = differential("features_request", features_request_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 2 and res.inputs == 2 * 64
+    assert res.cases == 2 + 1 and res.inputs == 2 * 64 + 5  # the two profiles, and the error codes
     planted(monkeypatch)
     assert differential("features_request", features_request_cases()).disagreement is not None
 
@@ -1227,7 +1227,8 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
 
     res = differential("mv_request", mv_request_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 2 and res.inputs == 32 + 16
+    # the two profiles, and the code tables: Errors (Kafka's seven and the KIP's one), DowngradeType, UpgradeType
+    assert res.cases == 2 + 3 and res.inputs == 32 + 16 + 8 + 3 + 4
     real = mv_api.QuorumController.update_features
 
     def update_features(self: Any, request: Any, principal_can_alter: bool = True,
@@ -1568,3 +1569,19 @@ def _init_with_epoch_default(init: Any, default: int) -> Any:
     def patched(self: Any, status: Any, features: Any, epoch: int = default) -> None:
         init(self, status, features, epoch)
     return patched
+
+
+def test_code_table_case_sees_a_code_that_drifted_from_kafka_and_a_missing_name() -> None:
+    """The error and upgrade-type codes travel on the wire: the rules keep Kafka's numbers, so a reference enum
+    whose code moved (or that lost a name) disagrees, even where every other rule reads the enum alike."""
+    import enum
+
+    from model.decisions.core import KAFKA_ERRORS, code_table_case
+
+    def agrees(enum_type: Any) -> bool:
+        label, formula, domain, reference = code_table_case("codes", KAFKA_ERRORS, enum_type)
+        return differential("codes", [(label, formula, domain, reference)]).ok
+
+    assert agrees(enum.IntEnum("Errors", KAFKA_ERRORS))
+    assert not agrees(enum.IntEnum("Errors", {**KAFKA_ERRORS, "NOT_CONTROLLER": 40}))
+    assert not agrees(enum.IntEnum("Errors", {n: c for n, c in KAFKA_ERRORS.items() if n != "UNSUPPORTED_VERSION"}))

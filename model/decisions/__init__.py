@@ -48,18 +48,19 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
   KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release;
   ``checkIfMetadataChanged`` / ``isLosslessDowngrade`` over every pair of members, with Kafka's didMetadataChange
   flags restated, their order and FeatureCommand's list between them; ``VersionRange.of`` (the short cast),
-  ``intersects``; QuorumFeatures' default metadata.version range per release, stable or not; and
-  ``UpdateFeaturesResponse``'s readers.
+  ``intersects``, ``toString``, the constructor's ``0 <= min <= max``; QuorumFeatures' default metadata.version
+  range per release, stable or not; and ``UpdateFeaturesResponse``'s readers.
 * ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
   profile and Kafka release (3.9 / 4.0), catalog, dry run.
 * ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
   known or not; the v0 AllowDowngrade flag; a negative level; an empty name) and during a ZK migration: the
   checks before the version rules, which error and message, and the level written; and (kip) an update of
-  another feature, checked against the controller's own range.
+  another feature, checked against the controller's own range and a broker's that lacks the feature (0-0).
 * ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
   kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
-  the active controller, a feature named twice) and what their messages name.
+  the active controller, a feature named twice) and what their messages name; the codes on the wire (Errors,
+  DowngradeType, UpgradeType) against Kafka's numbers, restated.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
 * ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
@@ -80,7 +81,9 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   range's incompatibility with a supported one; ``fromMap``, and Kafka 2.8's BrokerFeatures (``createDefault``,
   ``defaultFinalizedFeatures``, ``incompatibleFeatures``).
 * ``finalized_cache``: a broker's FinalizedFeatureCache (reference_impl/features/api.py): an update's
-  acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition.
+  acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition;
+  ``is_compatible`` on the same node (absent, disabled even with features, enabled) and the epoch refusal's
+  quote of the cache.
 * ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
   needs allowDowngrade, no empty map, no empty feature name) and the request it sends.
 * ``feature_znode``: Kafka 2.8's ``FeatureZNode.decode`` on well-formed and malformed /feature JSON (32-bit
@@ -97,7 +100,7 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   controller's election, an UpdateFeatures request and a registration, by the decoder's exception class.
 * ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
   (authorization, not the active controller, versioning off, a feature named twice under kip), with their
-  messages, and an empty feature name failing alone.
+  messages, and an empty feature name failing alone; the error codes against Kafka's numbers, restated.
 """
 
 from __future__ import annotations

@@ -123,5 +123,31 @@ def differential(rule: str, cases: Iterable[tuple[str, Formula, Iterable[Inputs]
 
 DONT_CARE = -99
 CODEC_ERROR = -5  # the reference raised, or gave back a value that is none of the inputs'
-# Kafka's error codes, shared by the UpdateFeatures (features) and metadata.version rules.
-INVALID_REQUEST, FEATURE_UPDATE_FAILED = 42, 96
+# Kafka's error codes (clients/src/main/java/org/apache/kafka/common/protocol/Errors.java), shared by the
+# UpdateFeatures (features) and metadata.version rules: the rules' own copy, so a reference whose code table
+# drifts from Kafka's disagrees (code_table_case compares the reference's enum with it).
+KAFKA_ERRORS = {"NONE": 0, "CLUSTER_AUTHORIZATION_FAILED": 31, "UNSUPPORTED_VERSION": 35, "NOT_CONTROLLER": 41,
+                "INVALID_REQUEST": 42, "INVALID_UPDATE_VERSION": 95, "FEATURE_UPDATE_FAILED": 96}
+INVALID_REQUEST, FEATURE_UPDATE_FAILED = KAFKA_ERRORS["INVALID_REQUEST"], KAFKA_ERRORS["FEATURE_UPDATE_FAILED"]
+CLUSTER_AUTHORIZATION_FAILED = KAFKA_ERRORS["CLUSTER_AUTHORIZATION_FAILED"]
+NOT_CONTROLLER = KAFKA_ERRORS["NOT_CONTROLLER"]
+
+
+def code_table_case(label: str, codes: Mapping[str, int], enum_type: Any
+                    ) -> tuple[str, Formula, list[Inputs], Callable[[Inputs], Outputs]]:
+    """One decision-rule case: each name of ``codes`` has its code in the reference's ``enum_type`` (an
+    ``IntEnum`` such as a protocol's ``Errors``); a name the enum lacks answers CODEC_ERROR. The codes travel on
+    the wire, so they are Kafka's numbers, not labels: no other rule sees a code that moved in both copies."""
+    names = sorted(codes)
+
+    def formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        code: Any = z3.IntVal(CODEC_ERROR)
+        for k, name in enumerate(names):
+            code = z3.If(x["k"] == k, codes[name], code)
+        return {"code": code}
+
+    def reference(x: Inputs) -> Outputs:
+        member = enum_type.__members__.get(names[x["k"]])
+        return {"code": CODEC_ERROR if member is None else int(member)}
+
+    return label, Formula(["k"], formula), [{"k": k} for k in range(len(names))], reference

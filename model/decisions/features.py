@@ -32,7 +32,19 @@ from reference_impl.features.api import (
     supported_features,
 )
 
-from .core import CODEC_ERROR, DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
+from .core import (
+    CLUSTER_AUTHORIZATION_FAILED,
+    CODEC_ERROR,
+    DONT_CARE,
+    FEATURE_UPDATE_FAILED,
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    NOT_CONTROLLER,
+    Formula,
+    Inputs,
+    Outputs,
+    code_table_case,
+)
 
 # --------------------------------------------------------------------------- features UpdateFeatures
 
@@ -126,6 +138,11 @@ FEAT_EMPTY_NAME = "Feature name can not be empty."
 FEAT_CLUSTERS = 4
 
 
+# The error codes the features API answers UpdateFeatures with (KIP-584's list, Kafka 2.8's numbers).
+FEAT_ERROR_NAMES = ("NONE", "CLUSTER_AUTHORIZATION_FAILED", "NOT_CONTROLLER", "INVALID_REQUEST",
+                    "FEATURE_UPDATE_FAILED")
+
+
 def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """The answers Kafka 2.8's KafkaApis.handleUpdateFeatures / KafkaController give before any update is
     validated, in Kafka's order (the KIP lists the top-level errors without one; both profiles take Kafka's):
@@ -134,23 +151,21 @@ def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
     absent node) INVALID_REQUEST; under ``kip`` a request naming a feature twice is INVALID_REQUEST (the schema
     keys FeatureUpdates by name). Past them each feature gets one result (Kafka keys its results by name), and
     an update with an empty feature name fails alone with INVALID_REQUEST. The system's operator sends
-    authorized, named requests to the active controller, so only this comparison reaches these answers."""
-    errors = Errors  # the features API's error codes
-
+    authorized, named requests to the active controller, so only this comparison reaches these answers. The
+    error codes are compared with Kafka's numbers too (the rules' own copy)."""
     def build(profile: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             auth, active, cluster, dup, empty = (x[n] for n in ("auth", "active", "cluster", "dup", "empty"))
             duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
-            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
-                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
-                              z3.If(cluster != 1, int(errors.INVALID_REQUEST),
-                                    z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE)))))
+            top = z3.If(auth == 0, CLUSTER_AUTHORIZATION_FAILED,
+                        z3.If(active == 0, NOT_CONTROLLER,
+                              z3.If(cluster != 1, INVALID_REQUEST, z3.If(duplicate, INVALID_REQUEST, 0))))
             names = z3.If(auth == 0, 1, z3.If(active == 0, 2, z3.If(cluster != 1, 3, z3.If(duplicate, 4, 0))))
-            ok = top == int(errors.NONE)
+            ok = top == 0
             return {"top": top, "names": names, "results": z3.If(ok, 1 + empty, 0),
                     "ok": z3.If(z3.And(ok, empty == 0), 1, 0),  # UpdateFeaturesResponse.ok
-                    "f": z3.If(ok, int(errors.NONE), DONT_CARE),
-                    "empty": z3.If(z3.And(ok, empty == 1), int(errors.INVALID_REQUEST), DONT_CARE)}
+                    "f": z3.If(ok, 0, DONT_CARE),
+                    "empty": z3.If(z3.And(ok, empty == 1), INVALID_REQUEST, DONT_CARE)}
         return outputs
 
     def reference(profile: str) -> Callable[[Inputs], Outputs]:
@@ -183,6 +198,7 @@ def features_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
         domain = [dict(zip(names, v, strict=True))
                   for v in itertools.product((0, 1), (0, 1), range(FEAT_CLUSTERS), (0, 1), (0, 1))]
         yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+    yield code_table_case("Errors codes (Errors.java)", {n: KAFKA_ERRORS[n] for n in FEAT_ERROR_NAMES}, Errors)
 
 
 def features_update_cases(brokers: int = 1, top: int = 3

@@ -25,12 +25,25 @@ from reference_impl.metadata_version.api import (
 )
 from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
 
-from .core import CODEC_ERROR, DONT_CARE, FEATURE_UPDATE_FAILED, INVALID_REQUEST, Formula, Inputs, Outputs
+from .core import (
+    CLUSTER_AUTHORIZATION_FAILED,
+    CODEC_ERROR,
+    DONT_CARE,
+    FEATURE_UPDATE_FAILED,
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    NOT_CONTROLLER,
+    Formula,
+    Inputs,
+    Outputs,
+    code_table_case,
+)
 
 # --------------------------------------------------------------------------- metadata.version (KIP-778)
 
 INVALID_UPDATE_VERSION, UNSAFE_FEATURE_DOWNGRADE = 95, 10_000
 NONE_DT, SAFE_DT, UNSAFE_DT = 0, 1, 2
+UPGRADE_TYPE_CODES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}  # FeatureUpdate.java
 
 
 def mv_lossless(catalog: Any, source: Any, target: Any) -> Any:
@@ -156,26 +169,41 @@ def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
 # 4.1-IV0 (Kafka 4.0's MetadataVersion.java).
 MV_DEFAULT_RANGES = {("3.9", False): ("3.0-IV1", "3.9-IV0"), ("3.9", True): ("3.0-IV1", "4.1-IV1"),
                      ("4.0", False): ("3.3-IV3", "4.0-IV3"), ("4.0", True): ("3.3-IV3", "4.1-IV0")}
+RANGE_TEXT_ONE, RANGE_TEXT_PLUS, RANGE_TEXT_SPAN = 0, 1, 2  # VersionRange.toString's three forms
 SHORT_PROBES = (-32769, -32768, -1, 0, 1, 7, 32767, 32768, 65535, 65536, 70000)
+
+
+def _constructs(lo: int, hi: int) -> bool:
+    try:
+        VersionRange(lo, hi)
+    except ValueError:
+        return False
+    return True
 
 
 def _mv_api_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """The Kafka values tests/kafka read and no system action does: ``VersionRange.of`` (each bound cast to a Java
-    short, no check), ``intersects`` and ``contains``; QuorumFeatures' default metadata.version range per release,
-    stable or not; and ``UpdateFeaturesResponse``'s readers (a feature's result, the first error: the top-level
-    one before any feature's, ``ok``)."""
+    short, no check), ``intersects``, ``contains`` and ``toString``; QuorumFeatures' default metadata.version range
+    per release, stable or not; and ``UpdateFeaturesResponse``'s readers (a feature's result, the first error:
+    the top-level one before any feature's, ``ok``). ``valid``: the constructor (not Kafka's: ours, for the
+    ranges of a configuration) takes exactly ``0 <= min <= max``."""
     def short(v: Any) -> Any:  # (short) v: two's complement, 16 bits; one wrap is enough for |v| < 98304
         return z3.If(v > 32767, v - 65536, z3.If(v < -32768, v + 65536, v))
 
     def range_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         lo, hi = short(x["lo"]), short(x["hi"])
+        # toString: "7" when min == max, "1+" when max is Short.MAX_VALUE, "1-7" otherwise
+        text = z3.If(lo == hi, RANGE_TEXT_ONE, z3.If(hi == 32767, RANGE_TEXT_PLUS, RANGE_TEXT_SPAN))
         return {"min": lo, "max": hi, "intersects": z3.And(lo <= x["b"], hi >= x["a"]),
-                "contains": z3.And(lo <= x["a"], x["a"] <= hi)}
+                "contains": z3.And(lo <= x["a"], x["a"] <= hi), "text": text,
+                "valid": z3.And(0 <= x["lo"], x["lo"] <= x["hi"])}
 
     def range_reference(x: Inputs) -> Outputs:
         r = VersionRange.of(x["lo"], x["hi"])
+        text = {f"{r.min}": RANGE_TEXT_ONE, f"{r.min}+": RANGE_TEXT_PLUS,
+                f"{r.min}-{r.max}": RANGE_TEXT_SPAN}.get(str(r), CODEC_ERROR)
         return {"min": r.min, "max": r.max, "intersects": int(r.intersects(VersionRange.of(x["a"], x["b"]))),
-                "contains": int(r.contains(x["a"]))}
+                "contains": int(r.contains(x["a"])), "text": text, "valid": int(_constructs(x["lo"], x["hi"]))}
 
     domain = [{"lo": lo, "hi": hi, "a": a, "b": b} for lo in SHORT_PROBES for hi in SHORT_PROBES
               for a in (-1, 0, 1, 7, 8) for b in (-1, 0, 1, 7, 8) if a <= b]
@@ -202,7 +230,7 @@ def _mv_api_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 
     # A response: a top-level error (none or INVALID_REQUEST) and two features' results (none or
     # FEATURE_UPDATE_FAILED, each with its own message), asked for the first feature, the second, or one it has not.
-    invalid, failed = int(mv_api.Errors.INVALID_REQUEST), int(mv_api.Errors.FEATURE_UPDATE_FAILED)
+    invalid, failed = INVALID_REQUEST, FEATURE_UPDATE_FAILED
 
     def response_formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
         top, e0, e1 = x["top"], x["e0"], x["e1"]
@@ -437,13 +465,11 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             auth, desc, active, known, dup = (x[n] for n in ("auth", "desc", "active", "known", "dup"))
             duplicate = dup == 1 if profile == "kip" else z3.BoolVal(False)
-            errors = mv_api.Errors
-            top = z3.If(auth == 0, int(errors.CLUSTER_AUTHORIZATION_FAILED),
-                        z3.If(active == 0, int(errors.NOT_CONTROLLER),
-                              z3.If(duplicate, int(errors.INVALID_REQUEST), int(errors.NONE))))
+            top = z3.If(auth == 0, CLUSTER_AUTHORIZATION_FAILED,
+                        z3.If(active == 0, NOT_CONTROLLER, z3.If(duplicate, INVALID_REQUEST, 0)))
             names = z3.If(auth == 0, z3.If(desc == 1, MV_NAMES_DESCRIPTION, MV_NAMES_REQUEST),
                           z3.If(z3.And(active == 0, known == 1), MV_NAMES_LEADER, 0))
-            return {"top": top, "names": names, "results": z3.If(top == int(errors.NONE), 1 + dup, 0)}
+            return {"top": top, "names": names, "results": z3.If(top == 0, 1 + dup, 0)}
         return outputs
 
     def reference(profile: str) -> Callable[[Inputs], Outputs]:
@@ -474,6 +500,13 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         dups = (0, 1) if profile == "kip" else (0,)
         domain = [dict(zip(names, (*v, d), strict=True)) for v in itertools.product((0, 1), repeat=4) for d in dups]
         yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
+    # The codes on the wire: Kafka's Errors.java plus the KIP's UNSAFE_FEATURE_DOWNGRADE (a number of ours), the
+    # KIP's DowngradeType and Kafka's FeatureUpdate.UpgradeType.
+    yield code_table_case("Errors codes (Errors.java)", {**KAFKA_ERRORS, "UNSAFE_FEATURE_DOWNGRADE":
+                                                         UNSAFE_FEATURE_DOWNGRADE}, mv_api.Errors)
+    yield code_table_case("DowngradeType codes (KIP-778)", {"NONE": NONE_DT, "SAFE": SAFE_DT, "UNSAFE": UNSAFE_DT},
+                          DowngradeType)
+    yield code_table_case("FeatureUpdate.UpgradeType codes", UPGRADE_TYPE_CODES, mv_api.UpgradeType)
 
 
 # What a metadata.version update's answer says (``kind``), by a phrase of its message.
@@ -507,7 +540,7 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
                 kind = z3.If(up == 0, 1, z3.If(y < 0, 2, z3.If(z3.And(y < cur, up == 1), 4,
                              z3.If(z3.And(y > cur, up != 1), 5,
                                    z3.If(z3.And(migration == 1, release == "3.9"), 7, 0)))))
-                error = z3.If(kind == 0, 0, int(mv_api.Errors.INVALID_UPDATE_VERSION))
+                error = z3.If(kind == 0, 0, INVALID_UPDATE_VERSION)
                 written = z3.If(kind == 0, y, -1)
             else:
                 # DowngradeType: the v0 flag is SAFE when set; a v1 byte 2 SAFE, 3 UNSAFE, else NONE.
@@ -559,26 +592,31 @@ OTHER_FEATURE = "group.version"
 
 
 def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
-    """kip: an update of a feature other than metadata.version (finalized at 1, the controller supporting 1-2, no
-    broker registered): the same level, a downgrade without SAFE or UNSAFE and a raise with one are refused
-    (INVALID_REQUEST); a level below 1 deletes it (KIP-584: no range check); any other level must lie in the
-    controller's own range (FEATURE_UPDATE_FAILED otherwise). The system updates metadata.version alone."""
+    """kip: an update of a feature other than metadata.version (finalized at ``cur``, 1 or 2, the controller
+    supporting 1-2; with ``lacking`` one registered broker that lists metadata.version alone, so it supports
+    the other feature at QuorumFeatures.DISABLED, 0-0): the same level, a downgrade without SAFE or UNSAFE and a
+    raise with one are refused (INVALID_REQUEST); a level below 1 deletes it (KIP-584: no range check); any
+    other level must lie in every registered broker's range and the controller's own (FEATURE_UPDATE_FAILED
+    otherwise). The system updates metadata.version alone."""
     cat = CATALOGS["kafka"]
     rng = VersionRange(cat.minimum_for("3.9"), cat.latest_production_for("3.9"))
-    cur = cat.latest_production_for("3.9")
+    mv = cat.latest_production_for("3.9")
 
     def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        y, safe = x["y"], x["code"] == 2
-        invalid = z3.Or(y == 1, z3.And(y < 1, z3.Not(safe)), z3.And(y > 1, safe))
-        outside = y > 2  # above the controller's own 1-2 (a level below 1 is a deletion)
+        y, safe, cur = x["y"], x["code"] == 2, x["cur"]
+        invalid = z3.Or(y == cur, z3.And(y < cur, z3.Not(safe)), z3.And(y > cur, safe))
+        # above the controller's own 1-2, or any level at all for a broker that does not know the feature
+        # (a level below 1 is a deletion)
+        outside = z3.Or(y > 2, z3.And(x["lacking"] == 1, y >= 1))
         error = z3.If(invalid, INVALID_REQUEST, z3.If(outside, FEATURE_UPDATE_FAILED, 0))
         return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1)}
 
     def reference(x: Inputs) -> Outputs:
+        brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
         ctl = QuorumController(catalog=cat, node_id=0,
                                local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, 2))),
-                               voters=((0, rng),), finalized=((FEATURE_NAME, cur), (OTHER_FEATURE, 1)),
-                               profile="kip", kafka_release="3.9")
+                               voters=((0, rng),), finalized=((FEATURE_NAME, mv), (OTHER_FEATURE, x["cur"])),
+                               brokers=brokers, profile="kip", kafka_release="3.9")
         update = mv_api.FeatureUpdate.with_upgrade_type(OTHER_FEATURE, x["y"], x["code"])
         res = ctl.update_features(mv_api.UpdateFeaturesRequest((update,)))
         r = res.response
@@ -587,8 +625,9 @@ def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
         return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
 
-    domain = [{"y": y, "code": code} for y in range(-1, 4) for code in (1, 2)]
-    yield f"{OTHER_FEATURE} update, kip 3.9", Formula(["y", "code"], build), domain, reference
+    names = ["y", "code", "cur", "lacking"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(range(-1, 4), (1, 2), (1, 2), (0, 1))]
+    yield f"{OTHER_FEATURE} update, kip 3.9", Formula(names, build), domain, reference
 
 
 REPLAY_FEATURES = (FEATURE_NAME, mv_api.KRAFT_VERSION_FEATURE_NAME, "group.version")

@@ -134,7 +134,6 @@ class VersionRange:
 
 
 DISABLED = VersionRange(0, 0)  # QuorumFeatures.DISABLED: what a node that does not know a feature supports
-ALL = VersionRange(0, SHORT_MAX)  # VersionRange.ALL
 
 
 @dataclass(frozen=True)
