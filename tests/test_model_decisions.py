@@ -93,14 +93,20 @@ def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, mo
                 and differential("features_request", features_request_cases()).ok)
 
 
-@pytest.mark.parametrize("planted", ["default message always", "path swapped"])
+@pytest.mark.parametrize("planted", ["default message always", "path swapped", "same level always 'upgrade'"])
 def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the kafka-features tool prints of an error, and the node's path by profile."""
     from model.decisions import features_texts_cases
 
     res = differential("features_texts", features_texts_cases())
-    assert res.ok and res.inputs == 5 * 2, str(res.disagreement)
-    if planted == "default message always":
+    assert res.ok and res.inputs == 5 * 2 + 2 * 3 * 2, str(res.disagreement)  # and the same-level refusals
+    if planted == "same level always 'upgrade'":
+        real = features_api.FeatureController._fail
+
+        def fail(self: Any, update: Any, error: Any, message: str) -> Any:
+            return real(self, update, error, message.replace("Can not downgrade a", "Can not upgrade a"))
+        monkeypatch.setattr(features_api.FeatureController, "_fail", fail)
+    elif planted == "default message always":
         monkeypatch.setattr(features_api.Errors, "exception_string",
                             lambda self, message: f"{self.exception_class}: {self.default_message}")
     else:

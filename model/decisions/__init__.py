@@ -85,7 +85,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   ``is_compatible`` on the same node (absent, disabled even with features, enabled) and the epoch refusal's
   quote of the cache.
 * ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
-  needs allowDowngrade, no empty map, no empty feature name) and the request it sends.
+  needs allowDowngrade, no empty map, no feature name that Java's ``String.trim`` empties) and the request it
+  sends.
 * ``feature_znode``: Kafka 2.8's ``FeatureZNode.decode`` on well-formed and malformed /feature JSON (32-bit
   edges of every int, a missing or mistyped key): the exception class it throws, or the node it decodes.
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
@@ -94,7 +95,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 * ``features_atomic``: a request with two updates under KIP-584 as written (each on its own) and its revision
   (all or nothing): each result's error code and note, and the ranges after it.
 * ``features_texts``: what the ``kafka-features`` tool prints of an error (class and message, the default
-  message when there is none) and the node's path by profile.
+  message when there is none), the node's path by profile, and the same-level refusal's words (Kafka's, naming
+  the direction the flag asked for).
 * ``features_unreadable``: what the cluster does with a /feature node no reader can decode (an operator's
   bytes): a broker's startup and watch notification (it runs on with its cache cleared, or exits), the
   controller's election, an UpdateFeatures request and a registration, by the decoder's exception class.

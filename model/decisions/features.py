@@ -256,6 +256,27 @@ def features_texts_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 
     domain = [{"error": e, "message": m} for e in range(len(codes)) for m in (0, 1)]
     yield "exception texts and paths", Formula(names, lambda x: {"shown": 1, "path": 1}), domain, run
+    yield from _same_level_message_cases()
+
+
+def _same_level_message_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """An update to the level already finalized is refused in the words of Kafka 2.8's
+    ``KafkaController.validateFeatureUpdate``, which name the direction the flag asked for (both profiles)."""
+    def run(profile: str) -> Callable[[Inputs], Outputs]:
+        def refusal(x: Inputs) -> Outputs:
+            node = FeatureZNode(FeatureZNodeStatus.ENABLED, (("f", FinalizedVersionRange(1, x["x"])),), 1)
+            sup = (("f", SupportedVersionRange(1, 3)),)
+            ctl = FeatureController(node, ((0, sup),), sup, profile=profile)
+            resp, _after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", x["x"], bool(x["allow"])),)))
+            said = resp.results[0].message if len(resp.results) == 1 else None
+            word = "downgrade" if x["allow"] else "upgrade"
+            return {"said": int(said == f"Can not {word} a finalized feature from existing maxVersionLevel:{x['x']} "
+                                        "to the same value.")}
+        return refusal
+
+    domain = [{"x": x, "allow": a} for x in (1, 2, 3) for a in (0, 1)]
+    for profile in ("kip", "kafka"):
+        yield f"same-level refusal, {profile}", Formula(["x", "allow"], lambda x: {"said": 1}), domain, run(profile)
 
 
 # What an update the revision's all-or-nothing rule leaves unapplied is told (FeatureController.update_features).
@@ -444,7 +465,9 @@ def _broker_features_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
 
 # --------------------------------------------------------------------------- features: the Admin client
 
-ADMIN_NAMES = ("f", "", " ", "\t f ")  # a name, empty, and ones Java's String.trim empties or keeps
+# A name, empty, and ones Java's String.trim empties (every char up to U+0020) or keeps ('!' is U+0021, DEL U+007F).
+ADMIN_NAMES = ("f", "", " ", "\t f ", "\x00\x1f ", "!", "\x7f")
+ADMIN_NAME_KEPT = (0, 3, 5, 6)  # the names trim leaves non-empty
 
 
 def admin_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -455,7 +478,7 @@ def admin_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Calla
     client's."""
     def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
         level, allow, count, name = x["level"], x["allow"], x["count"], x["name"]
-        ok = z3.And(z3.Or(level >= 1, allow == 1), count >= 1, z3.Or(count == 0, z3.Or(name == 0, name == 3)))
+        ok = z3.And(z3.Or(level >= 1, allow == 1), count >= 1, z3.Or(*(name == i for i in ADMIN_NAME_KEPT)))
         return {"accepted": z3.If(ok, 1, 0), "sent_level": z3.If(z3.And(ok, count >= 1), level, DONT_CARE_SENT)}
 
     def reference(x: Inputs) -> Outputs:
