@@ -93,14 +93,21 @@ def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, mo
                 and differential("features_request", features_request_cases()).ok)
 
 
-@pytest.mark.parametrize("planted", ["default message always", "path swapped", "same level always 'upgrade'"])
+@pytest.mark.parametrize("planted", ["default message always", "path swapped", "same level always 'upgrade'",
+                                     "kip's broker words under kafka"])
 def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the kafka-features tool prints of an error, and the node's path by profile."""
     from model.decisions import features_texts_cases
 
     res = differential("features_texts", features_texts_cases())
-    assert res.ok and res.inputs == 5 * 2 + 2 * 3 * 2, str(res.disagreement)  # and the same-level refusals
-    if planted == "same level always 'upgrade'":
+    assert res.ok and res.inputs == 5 * 2 + 2 * 2 * 3 * 2, str(res.disagreement)  # and the refusals' words
+    if planted == "kip's broker words under kafka":
+        real_fail = features_api.FeatureController._fail
+
+        def named(self: Any, update: Any, error: Any, message: str) -> Any:
+            return real_fail(self, update, error, message.replace("brokers were found to have", "broker 0 has"))
+        monkeypatch.setattr(features_api.FeatureController, "_fail", named)
+    elif planted == "same level always 'upgrade'":
         real = features_api.FeatureController._fail
 
         def fail(self: Any, update: Any, error: Any, message: str) -> Any:

@@ -95,8 +95,8 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
 * ``features_atomic``: a request with two updates under KIP-584 as written (each on its own) and its revision
   (all or nothing): each result's error code and note, and the ranges after it.
 * ``features_texts``: what the ``kafka-features`` tool prints of an error (class and message, the default
-  message when there is none), the node's path by profile, and the same-level refusal's words (Kafka's, naming
-  the direction the flag asked for).
+  message when there is none), the node's path by profile, and the words of two refusals (the same level: Kafka's,
+  naming the direction the flag asked for; a level a broker cannot run with, per profile).
 * ``features_unreadable``: what the cluster does with a /feature node no reader can decode (an operator's
   bytes): a broker's startup and watch notification (it runs on with its cache cleared, or exits), the
   controller's election, an UpdateFeatures request and a registration, by the decoder's exception class.

@@ -256,27 +256,40 @@ def features_texts_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 
     domain = [{"error": e, "message": m} for e in range(len(codes)) for m in (0, 1)]
     yield "exception texts and paths", Formula(names, lambda x: {"shown": 1, "path": 1}), domain, run
-    yield from _same_level_message_cases()
+    yield from _refusal_words_cases()
 
 
-def _same_level_message_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
-    """An update to the level already finalized is refused in the words of Kafka 2.8's
-    ``KafkaController.validateFeatureUpdate``, which name the direction the flag asked for (both profiles)."""
+def _refusal_words_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What a refused update is told, restated: an update to the level already finalized in the words of Kafka
+    2.8's ``KafkaController.validateFeatureUpdate``, which name the direction the flag asked for (both
+    profiles); a level a live broker cannot run with, in Kafka's words under ``kafka`` (no broker named), and
+    naming the first such broker under ``kip`` (the KIP gives no text). Inputs: ``kind`` (0 the same level,
+    1 a level broker 0 lacks), the finalized level ``x`` and the flag ``allow``."""
     def run(profile: str) -> Callable[[Inputs], Outputs]:
         def refusal(x: Inputs) -> Outputs:
             node = FeatureZNode(FeatureZNodeStatus.ENABLED, (("f", FinalizedVersionRange(1, x["x"])),), 1)
-            sup = (("f", SupportedVersionRange(1, 3)),)
-            ctl = FeatureController(node, ((0, sup),), sup, profile=profile)
-            resp, _after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", x["x"], bool(x["allow"])),)))
+            sup = (("f", SupportedVersionRange(1, 4)),)
+            broker = (("f", SupportedVersionRange(1, x["x"])),) if x["kind"] else sup
+            ctl = FeatureController(node, ((0, broker),), sup, profile=profile)
+            y = x["x"] + x["kind"]  # kind 1: one above what broker 0 supports
+            allow = bool(x["allow"]) and not x["kind"]
+            resp, _after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", y, allow),)))
             said = resp.results[0].message if len(resp.results) == 1 else None
-            word = "downgrade" if x["allow"] else "upgrade"
-            return {"said": int(said == f"Can not {word} a finalized feature from existing maxVersionLevel:{x['x']} "
-                                        "to the same value.")}
+            if x["kind"]:
+                expected = ("Could not apply finalized feature update because brokers were found to have "
+                            "incompatible versions for the feature." if profile == "kafka" else
+                            "Could not apply finalized feature update because broker 0 has incompatible versions "
+                            "for the feature.")
+            else:
+                word = "downgrade" if allow else "upgrade"
+                expected = f"Can not {word} a finalized feature from existing maxVersionLevel:{y} to the same value."
+            return {"said": int(said == expected)}
         return refusal
 
-    domain = [{"x": x, "allow": a} for x in (1, 2, 3) for a in (0, 1)]
+    names = ["kind", "x", "allow"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product((0, 1), (1, 2, 3), (0, 1))]
     for profile in ("kip", "kafka"):
-        yield f"same-level refusal, {profile}", Formula(["x", "allow"], lambda x: {"said": 1}), domain, run(profile)
+        yield f"refusal words, {profile}", Formula(names, lambda x: {"said": 1}), domain, run(profile)
 
 
 # What an update the revision's all-or-nothing rule leaves unapplied is told (FeatureController.update_features).
