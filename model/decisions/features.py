@@ -264,14 +264,14 @@ def _refusal_words_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     2.8's ``KafkaController.validateFeatureUpdate``, which name the direction the flag asked for (both
     profiles); a level a live broker cannot run with, in Kafka's words under ``kafka`` (no broker named), and
     naming the first such broker under ``kip`` (the KIP gives no text). Inputs: ``kind`` (0 the same level,
-    1 a level broker 0 lacks), the finalized level ``x`` and the flag ``allow``."""
+    1 a level brokers 0 and 1 lack), the finalized level ``x`` and the flag ``allow``."""
     def run(profile: str) -> Callable[[Inputs], Outputs]:
         def refusal(x: Inputs) -> Outputs:
             node = FeatureZNode(FeatureZNodeStatus.ENABLED, (("f", FinalizedVersionRange(1, x["x"])),), 1)
             sup = (("f", SupportedVersionRange(1, 4)),)
             broker = (("f", SupportedVersionRange(1, x["x"])),) if x["kind"] else sup
-            ctl = FeatureController(node, ((0, broker),), sup, profile=profile)
-            y = x["x"] + x["kind"]  # kind 1: one above what broker 0 supports
+            ctl = FeatureController(node, ((0, broker), (1, broker)), sup, profile=profile)
+            y = x["x"] + x["kind"]  # kind 1: one above what the brokers support
             allow = bool(x["allow"]) and not x["kind"]
             resp, _after = ctl.update_features(UpdateFeaturesRequest((FeatureUpdate("f", y, allow),)))
             said = resp.results[0].message if len(resp.results) == 1 else None
