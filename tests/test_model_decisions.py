@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 import pytest
@@ -1204,7 +1205,8 @@ def test_feature_znode_formula_agrees_and_sees_each_planted_decoder_bug(planted:
     (the mutation campaign's survivor features api.py:240, a 32-bit floor of -1, is the first planted bug)."""
     res = differential("feature_znode", feature_znode_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 3 and res.inputs == 2 * (9 ** 4 + 9 * 4 * 3 * 2 * 2) + 4  # and the node's defaults
+    # and the node's defaults, and the node an elected controller sets up (2 IBPs x 5 nodes x 2 versions)
+    assert res.cases == 4 and res.inputs == 2 * (9 ** 4 + 9 * 4 * 3 * 2 * 2) + 4 + 2 * 5 * 2
     json_int, decode = features_api._json_int, features_api.FeatureZNode.decode
 
     def planted_int(value: object) -> int:
@@ -1598,3 +1600,25 @@ def test_code_table_case_sees_a_code_that_drifted_from_kafka_and_a_missing_name(
     assert agrees(enum.IntEnum("Errors", KAFKA_ERRORS))
     assert not agrees(enum.IntEnum("Errors", {**KAFKA_ERRORS, "NOT_CONTROLLER": 40}))
     assert not agrees(enum.IntEnum("Errors", {n: c for n, c in KAFKA_ERRORS.items() if n != "UNSUPPORTED_VERSION"}))
+
+
+@pytest.mark.parametrize("planted", ["old IBP rewrites a disabled empty node",
+                                     "new IBP keeps a disabled node's features"])
+def test_feature_znode_rule_sees_a_planted_setup_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an elected controller writes to the node: no config elects one under an old IBP over a node already
+    disabled and empty, so the rule's comparison is what sees an extra rewrite (the campaign's api.py:736)."""
+    from model.decisions import feature_znode_cases
+
+    real = features_api.setup_feature_versioning
+    status = features_api.FeatureZNodeStatus
+
+    def setup(node: Any, enabled: bool, own: Any) -> Any:
+        if planted.startswith("old") and not enabled and node is not None:
+            return node.write(status.DISABLED, ())
+        if planted.startswith("new") and enabled and node is not None and node.status is status.DISABLED:
+            return node.write(status.ENABLED, node.features)
+        return real(node, enabled, own)
+    monkeypatch.setattr(features_api, "setup_feature_versioning", setup)
+    monkeypatch.setattr(sys.modules["model.decisions.features"], "setup_feature_versioning", setup)
+    bad = differential("feature_znode", feature_znode_cases())
+    assert bad.disagreement is not None and bad.disagreement.case == "controller election's node setup", planted

@@ -88,7 +88,9 @@ Feature versioning, KIP-584 (:mod:`model.decisions.features`):
   needs allowDowngrade, no empty map, no feature name that Java's ``String.trim`` empties) and the request it
   sends.
 * ``feature_znode``: Kafka 2.8's ``FeatureZNode.decode`` on well-formed and malformed /feature JSON (32-bit
-  edges of every int, a missing or mistyped key): the exception class it throws, or the node it decodes.
+  edges of every int, a missing or mistyped key): the exception class it throws, or the node it decodes; the
+  node's defaults; and what an elected controller writes to every node it can find, per IBP
+  (``enableFeatureVersioning`` / ``disableFeatureVersioning``).
 * ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
   error code and the finalized range written (or the deletion), for the existing range, the level, the
   allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.

@@ -29,6 +29,7 @@ from reference_impl.features.api import (
     admin_update_features_request,
     finalized_features,
     is_compatible,
+    setup_feature_versioning,
     supported_features,
 )
 
@@ -665,6 +666,47 @@ def feature_znode_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     for profile in ("kip", "kafka"):
         yield f"FeatureZNode.decode, {profile}", Formula(names, build(profile)), domain, reference(profile)
     yield from _feature_znode_value_cases()
+    yield from _feature_setup_cases()
+
+
+# The node a controller finds at election: none, disabled (empty or with features), enabled (empty or not).
+SETUP_NODES = ("absent", "disabled", "disabled+features", "enabled", "enabled+features")
+
+
+def _feature_setup_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """What a newly elected controller writes to the node (Kafka 2.8's ``enableFeatureVersioning`` /
+    ``disableFeatureVersioning``, the KIP's "Feature ZK node status"), on every node it can find: with the
+    IBP at migration_ibp_version or above, a missing node is created ENABLED with the controller's supported
+    ranges finalized, a disabled one (even with features) rewritten ENABLED and empty, an enabled one left as it
+    is; below it, a missing node is created DISABLED and empty, and any node that is not already DISABLED and
+    empty is rewritten so. Creation is version 0, a rewrite the next version. No config elects a controller
+    under an old IBP over a node already disabled and empty (the campaign's api.py:736 survived every config), so
+    this comparison is what reaches every branch."""
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        ibp, kind, epoch = x["ibp"] == 1, x["kind"], x["epoch"]
+        absent, disabled = kind == 0, z3.Or(kind == 1, kind == 2)
+        create = absent
+        rewrite = z3.If(ibp, disabled, z3.And(z3.Not(absent), kind != 1))
+        written = z3.Or(create, rewrite)
+        return {"written": z3.If(written, 1, 0), "enabled": z3.If(written, z3.If(ibp, 1, 0), DONT_CARE),
+                "epoch": z3.If(create, 0, z3.If(rewrite, epoch + 1, DONT_CARE)),
+                "features": z3.If(z3.And(written, ibp, absent), 1, z3.If(written, 0, DONT_CARE))}
+
+    def reference(x: Inputs) -> Outputs:
+        kind = SETUP_NODES[x["kind"]]
+        feats = (("f", FinalizedVersionRange(1, 1)),) if kind.endswith("+features") else ()
+        status = FeatureZNodeStatus.ENABLED if kind.startswith("enabled") else FeatureZNodeStatus.DISABLED
+        node = None if kind == "absent" else FeatureZNode(status, feats, x["epoch"])
+        new = setup_feature_versioning(node, bool(x["ibp"]), (("g", SupportedVersionRange(1, 2)),))
+        if new is None:
+            return {"written": 0, "enabled": DONT_CARE, "epoch": DONT_CARE, "features": DONT_CARE}
+        return {"written": 1, "enabled": int(new.status is FeatureZNodeStatus.ENABLED), "epoch": new.epoch,
+                "features": len(new.features) if new.features in ((), (("g", FinalizedVersionRange(1, 2)),))
+                else CODEC_ERROR}
+
+    names = ["ibp", "kind", "epoch"]
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product((0, 1), range(len(SETUP_NODES)), (0, 2))]
+    yield "controller election's node setup", Formula(names, build), domain, reference
 
 
 def _feature_znode_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
