@@ -221,17 +221,18 @@ def features_update_cases(brokers: int = 1, top: int = 3
 
 # Kafka's Errors (clients/.../protocol/Errors.java) as the kafka-features tool shows them: the exception's class
 # and the default message ``new ApiError(error)`` carries (Kafka 2.8). Restated here, apart from the reference's.
-_KAFKA_ERRORS = {
-    0: (None, None),
-    31: ("org.apache.kafka.common.errors.ClusterAuthorizationException", "Cluster authorization failed."),
-    41: ("org.apache.kafka.common.errors.NotControllerException",
-         "This is not the correct controller for this cluster."),
-    42: ("org.apache.kafka.common.errors.InvalidRequestException",
-         "This most likely occurs because of a request being malformed by the client library or the message was "
-         "sent to an incompatible broker. See the broker logs for more details."),
-    96: ("org.apache.kafka.common.errors.FeatureUpdateFailedException",
-         "Unable to update finalized features due to an unexpected server error."),
-}
+_KAFKA_ERRORS = {KAFKA_ERRORS[name]: shown for name, shown in (
+    ("NONE", (None, None)),
+    ("CLUSTER_AUTHORIZATION_FAILED", ("org.apache.kafka.common.errors.ClusterAuthorizationException",
+                                      "Cluster authorization failed.")),
+    ("NOT_CONTROLLER", ("org.apache.kafka.common.errors.NotControllerException",
+                        "This is not the correct controller for this cluster.")),
+    ("INVALID_REQUEST", ("org.apache.kafka.common.errors.InvalidRequestException",
+                         "This most likely occurs because of a request being malformed by the client library or the "
+                         "message was sent to an incompatible broker. See the broker logs for more details.")),
+    ("FEATURE_UPDATE_FAILED", ("org.apache.kafka.common.errors.FeatureUpdateFailedException",
+                               "Unable to update finalized features due to an unexpected server error.")),
+)}
 
 
 def features_texts_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -714,8 +715,6 @@ def _feature_znode_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
     decoded from bytes; its JSON as text decodes alike, and a refusal quotes the bytes as text); ``get`` answers
     a feature's finalized range, or nothing for one the node lacks; a write is the next version. The system
     always passes the version it read, so only this comparison reads the defaults."""
-    from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus
-
     def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
         return {"built_epoch": 0, "decoded_epoch": 0, "got_min": z3.If(x["named"] == 1, x["lo"], DONT_CARE - 1),
                 "written_epoch": 1, "text_decodes_alike": 1, "message_quotes_the_text": 1}
