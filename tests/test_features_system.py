@@ -212,6 +212,23 @@ def test_deprecation_story(profile: str) -> None:
     assert (r.extra["action_counts"].get("DeprecateMinLevel", 0) > 0) == (profile == "kip")
 
 
+def test_no_deprecation_conformance_config_reaches_the_switch() -> None:
+    """The conformance config `no-deprecation` (conform_configs) switches the controller's deprecation off; the
+    same config with it on reaches DeprecateMinLevel under kip, so a reference that ignored the switch steps
+    where the spec (WithDeprecation = FALSE) does not: conform's reachable-set equality tells them apart."""
+    assert ENTRY.conform_configs == ("no-deprecation",) and "no-deprecation" not in ENTRY.story_configs
+    off = ENTRY.configs["no-deprecation"]
+    assert off.deprecation is False
+    counts = {}
+    for on in (False, True):
+        r = explore(ENTRY.build(replace(off, deprecation=on)), stop_at_first=False)
+        assert r.complete and r.ok, r.violated_ids
+        counts[on] = (r.distinct_states, r.extra["action_counts"].get("DeprecateMinLevel", 0))
+    assert counts == {False: (184, 0), True: (214, counts[True][1])} and counts[True][1] > 0
+    kafka = explore(ENTRY.build(replace(off, profile="kafka")), stop_at_first=False)
+    assert kafka.ok and kafka.distinct_states == 164
+
+
 def test_a_queue_dropped_on_restart_is_caught_on_the_deprecation_story() -> None:
     """The gate's story config has the three brokers and two restarts the `ctl < 1` survivor needs."""
     r = explore(_QueueDroppedOnRestart(ENTRY.configs["deprecation"]))

@@ -433,7 +433,11 @@ def test_conformance_cells_follow_the_registry() -> None:
         ("operator-from-2.0", "kip") not in {(c.config, c.profile) for c in cells}  # release 3.9: kafka only
     assert conform_argv("streams_probing", "kip", Path("o"), "operator-from-1.1")[:4] == [
         "conform", "streams_probing", "--config", "operator-from-1.1"]
-    assert [c.config for c in conform_cells_of("features")] == ["small"] * len(get_protocol("features").profiles)
+    # features: the deprecation switched off (kip's copy of the switch) under both profiles; zk_migration: none
+    assert [(c.config, c.profile) for c in conform_cells_of("features")] == [
+        ("small", "kip"), ("small", "kafka"), ("no-deprecation", "kip"), ("no-deprecation", "kafka")]
+    zk = get_protocol("zk_migration")
+    assert [c.config for c in conform_cells_of("zk_migration")] == ["small"] * len(zk.profiles)
 
 
 def test_dead_definitions_leave_the_live_digest(tmp_path: Path) -> None:
