@@ -21,7 +21,7 @@ and ``replay`` returns the next controller, as Kafka's controller replays its ow
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from reference_impl.metadata_version.catalog import (
@@ -789,6 +789,3 @@ def activation_metadata_version(meta: MetaProperties, catalog: Catalog, log_leve
         return record.feature_level
     return levels[-1] if levels else catalog.minimum
 
-
-def supported_map(pairs: Mapping[str, tuple[int, int]]) -> tuple[tuple[str, VersionRange], ...]:
-    return tuple(sorted((n, VersionRange(lo, hi)) for n, (lo, hi) in pairs.items()))

@@ -224,7 +224,6 @@ class MetadataVersion(enum.Enum):
 VERSIONS: tuple[MetadataVersion, ...] = tuple(MetadataVersion)  # MetadataVersion.VERSIONS, in ordinal order
 _ORDINAL: dict[MetadataVersion, int] = {mv: i for i, mv in enumerate(VERSIONS)}
 KRAFT_VERSIONS: tuple[MetadataVersion, ...] = tuple(mv for mv in VERSIONS if mv.is_kraft_supported())
-_BY_LEVEL: dict[int, MetadataVersion] = {mv.feature_level: mv for mv in KRAFT_VERSIONS}
 
 MINIMUM_KRAFT_VERSION = MetadataVersion.IBP_3_0_IV1
 # MetadataVersion.MINIMUM_BOOTSTRAP_VERSION (3.9): the first version that stores metadata.version in the log.
@@ -236,7 +235,6 @@ MINIMUM_VERSION_4_X = MetadataVersion.IBP_3_3_IV3
 LATEST_PRODUCTION_3_9 = MetadataVersion.IBP_3_9_IV0  # MetadataVersion.LATEST_PRODUCTION on branch 3.9
 # Kafka 4.0.0 ships 4.0-IV3 as LATEST_PRODUCTION ("4.0-IV3 is the latest production version in the 4.0 line").
 LATEST_PRODUCTION_4_0 = MetadataVersion.IBP_4_0_IV3
-LATEST_PRODUCTION_4_1 = MetadataVersion.IBP_4_1_IV1  # MetadataVersion.LATEST_PRODUCTION in 4.1.0
 LATEST_PRODUCTION = LATEST_PRODUCTION_3_9
 LATEST = KRAFT_VERSIONS[-1]
 # Kafka 4.0's MetadataVersion enum runs from IBP_3_3_IV3 to IBP_4_1_IV0 (its latestTesting()): the 4.0 branch at
