@@ -767,7 +767,8 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 9  # MetadataVersion x2, predicates, pairs, VersionRange, default ranges, responses, labels x2
+    assert res.cases == 10  # MetadataVersion x2, predicates, pairs, VersionRange, controller settings, default
+    # ranges, responses, labels x2
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
 
@@ -1622,3 +1623,62 @@ def test_feature_znode_rule_sees_a_planted_setup_bug(planted: str, monkeypatch: 
     monkeypatch.setattr(sys.modules["model.decisions.features"], "setup_feature_versioning", setup)
     bad = differential("feature_znode", feature_znode_cases())
     assert bad.disagreement is not None and bad.disagreement.case == "controller election's node setup", planted
+
+
+@pytest.mark.parametrize("planted", ["any profile", "bootstrap floor under 4.0", "floor ignores the setting",
+                                     "unfinalized at 1", "kafka current from metadata.version",
+                                     "kafka level 0 refused", "replay keeps level 0", "4.0 success as 3.9's"])
+def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation campaign's screen of QuorumController (session 52): its settings' checks and floor, the level
+    of a feature that is not finalized, a kafka update of a feature other than metadata.version (3.9 and 4.0),
+    replay's removal at level 0 and 4.0's success results: the rules' cases see each edit."""
+    from model.decisions.metadata_version import mv_catalog_cases, mv_replay_cases, mv_update_form_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    rule, cases = {"any profile": ("mv_catalog", mv_catalog_cases),
+                   "bootstrap floor under 4.0": ("mv_catalog", mv_catalog_cases),
+                   "floor ignores the setting": ("mv_catalog", mv_catalog_cases),
+                   "replay keeps level 0": ("mv_replay", mv_replay_cases)}.get(
+        planted, ("mv_update_forms", mv_update_form_cases))
+    assert differential(rule, cases()).ok
+    ctl = mv_api.QuorumController
+    if planted == "any profile":
+        monkeypatch.setattr(mv_api, "PROFILES", (*mv_api.PROFILES, "zk"))
+    elif planted == "bootstrap floor under 4.0":
+        real_init = ctl.__post_init__
+
+        def lenient(self: Any) -> None:
+            if self.kafka_release == "4.0" and self.minimum_bootstrap_version is not None:
+                return
+            real_init(self)
+        monkeypatch.setattr(ctl, "__post_init__", lenient)
+    elif planted == "floor ignores the setting":
+        monkeypatch.setattr(ctl, "floor", property(
+            lambda self: self.catalog.bootstrap_floor if self.profile == "kafka" and self.kafka_release == "3.9"
+            else (self.catalog.minimum if self.profile != "kafka" else self.catalog.minimum_for("4.0"))))
+    elif planted == "unfinalized at 1":
+        monkeypatch.setattr(ctl, "finalized_level", lambda self, feature: dict(self.finalized).get(feature, 1))
+    elif planted == "kafka current from metadata.version":
+        monkeypatch.setattr(ctl, "finalized_level", lambda self, feature: self.metadata_version)
+    elif planted == "kafka level 0 refused":
+        real_feature = ctl._kafka_update_feature
+        monkeypatch.setattr(ctl, "_kafka_update_feature", lambda self, feature, new, upgrade, records: (
+            "A feature version cannot be less than 0." if new == 0 else real_feature(self, feature, new, upgrade,
+                                                                                      records)))
+    elif planted == "replay keeps level 0":
+        real_replay = ctl.replay
+        monkeypatch.setattr(ctl, "replay", lambda self, record: (
+            dataclasses.replace(self, finalized=tuple(sorted({**dict(self.finalized), record.name: 0}.items())))
+            if record.feature_level == 0 and self.profile != "kafka" else real_replay(self, record)))
+    else:
+        real_update = ctl._update_kafka
+
+        def as_39(self: Any, request: Any) -> Any:
+            res = real_update(self, request)
+            r = res.response
+            if self.kafka_release == "4.0" and r.results:
+                r = dataclasses.replace(r, results=tuple(dataclasses.replace(x, message=None) for x in r.results))
+            return dataclasses.replace(res, response=r)
+        monkeypatch.setattr(ctl, "_update_kafka", as_39)
+    bad = differential(rule, cases())
+    assert bad.disagreement is not None, planted

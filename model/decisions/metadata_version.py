@@ -208,6 +208,7 @@ def _mv_api_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     domain = [{"lo": lo, "hi": hi, "a": a, "b": b} for lo in SHORT_PROBES for hi in SHORT_PROBES
               for a in (-1, 0, 1, 7, 8) for b in (-1, 0, 1, 7, 8) if a <= b]
     yield "VersionRange.of", Formula(["lo", "hi", "a", "b"], range_formula), domain, range_reference
+    yield from _controller_setting_cases()
 
     cat = CATALOGS["kafka"]
     keys = sorted(MV_DEFAULT_RANGES)
@@ -259,6 +260,38 @@ def _mv_api_value_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     yield ("UpdateFeaturesResponse readers", Formula(["top", "e0", "e1", "ask"], response_formula),
            [{"top": t, "e0": a, "e1": b, "ask": k} for t in (0, invalid) for a in (0, failed) for b in (0, failed)
             for k in range(3)], response_reference)
+
+
+SETTING_PROFILES, SETTING_RELEASES = ("kip", "kafka", "zk"), ("3.9", "4.0", "3.8")
+SETTING_BOOTSTRAP = (None, -1, 5)  # minimum_bootstrap_version: Kafka's default, 3.0-IV0 (its tests'), 3.3-IV1
+
+
+def _controller_setting_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """QuorumController's settings: a profile of the two, a release of the two, and a minimum_bootstrap_version
+    only under kafka 3.9 (FeatureControlManager.Builder.setMinimumBootstrapVersion; 4.0 has no such setting and
+    kip's floor is its catalog's minimum), every other combination refused. ``floor``, the lowest level an update
+    may set: kip the catalog's minimum; kafka 4.0 its MINIMUM_VERSION (3.3-IV3); kafka 3.9 the setting, else
+    MINIMUM_BOOTSTRAP_VERSION (3.3-IV0)."""
+    cat = CATALOGS["kafka"]
+
+    def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
+        p, r, m = x["p"], x["r"], x["m"]
+        valid = z3.And(p < 2, r < 2, z3.Or(m == 0, z3.And(p == 1, r == 0)))
+        floor = z3.If(p == 0, cat.minimum, z3.If(r == 1, cat.parse("3.3-IV3"),
+                      z3.If(m == 1, -1, z3.If(m == 2, 5, cat.parse("3.3-IV0")))))
+        return {"valid": valid, "floor": z3.If(valid, floor, -99)}
+
+    def reference(x: Inputs) -> Outputs:
+        try:
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=(), voters=((0, None),),
+                                   profile=SETTING_PROFILES[x["p"]], kafka_release=SETTING_RELEASES[x["r"]],
+                                   minimum_bootstrap_version=SETTING_BOOTSTRAP[x["m"]])
+        except ValueError:
+            return {"valid": 0, "floor": -99}
+        return {"valid": 1, "floor": ctl.floor}
+
+    yield ("QuorumController settings", Formula(["p", "r", "m"], formula),
+           [{"p": p, "r": r, "m": m} for p in range(3) for r in range(3) for m in range(3)], reference)
 
 
 # MetadataVersion's feature predicates: the first version each holds from (Kafka 4.0's MetadataVersion.java;
@@ -626,12 +659,76 @@ def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
 
     names = ["y", "code", "cur", "lacking"]
-    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(range(-1, 4), (1, 2), (1, 2), (0, 1))]
+    # cur 0: the feature is not finalized at all (FeatureControlManager's finalizedVersions.getOrDefault(0))
+    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(range(-1, 4), (1, 2), (0, 1, 2), (0, 1))]
     yield f"{OTHER_FEATURE} update, kip 3.9", Formula(names, build), domain, reference
+    yield from _kafka_other_feature_cases()
+
+
+# A second voter of the kafka case, as the active controller knows it (QuorumController.voters): none; on the same
+# software (a bare metadata.version range: every other feature as the controller's own); registered with the
+# feature at 1-1; registered without it (QuorumFeatures.DISABLED, 0-0); not registered.
+PEER_NONE, PEER_SAME, PEER_ONE, PEER_LACKS, PEER_UNREGISTERED = range(5)
+
+
+def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """kafka, 3.9 and 4.0: FeatureControlManager.updateFeature of a feature other than metadata.version (finalized
+    at ``cur``, 0 = not at all; the controller supporting ``llo``-2, where 0 is how Kafka's own features start,
+    group.version 0-1; ``lacking``: a registered broker without it;
+    ``peer``: a second voter, PEER_*). Kafka's rules: an unknown upgrade type, a level below 0, a level outside
+    the controller's own range, a registered broker's or (at metadata.version 3.7-IV0 and above, which the case's
+    latest production level is) a registered controller's, a voter that has not registered, a downgrade asked as
+    UPGRADE and an upgrade asked as a downgrade are each INVALID_UPDATE_VERSION (3.9: the feature's result; 4.0:
+    the top-level error); the same level is no error (a record at it); otherwise one FeatureLevelRecord at ``y``,
+    and the feature's result carries no message (3.9: ApiError.NONE's) or "NONE" (4.0: Errors.NONE.message()).
+    Level 0 is no deletion of its own here: a FeatureLevelRecord at 0, where every range admits it."""
+    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        y, code, cur, peer = x["y"], x["code"], x["cur"], x["peer"]
+        refused = z3.Or(
+            z3.Not(z3.Or(code == 1, code == 2, code == 3)), y < 0, y < x["llo"], y > 2,
+            z3.And(x["lacking"] == 1, y != 0),
+            z3.And(peer == PEER_ONE, y != 1), z3.And(peer == PEER_LACKS, y != 0), peer == PEER_UNREGISTERED,
+            z3.And(y < cur, code == 1), z3.And(y > cur, code != 1))
+        return {"error": z3.If(refused, INVALID_UPDATE_VERSION, 0), "written": z3.If(refused, -1, y),
+                "message": z3.If(refused, -1, x["release"])}
+
+    def reference(release: str) -> Callable[[Inputs], Outputs]:
+        cat = CATALOGS["kafka"]
+        rng = VersionRange(cat.minimum_for(release), cat.latest_production_for(release))
+        mv = cat.latest_production_for(release)
+        peers: dict[int, Any] = {PEER_SAME: rng, PEER_ONE: ((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, 1))),
+                                 PEER_LACKS: ((FEATURE_NAME, rng),), PEER_UNREGISTERED: None}
+
+        def run(x: Inputs) -> Outputs:
+            brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
+            voters = ((0, rng),) + (((1, peers[x["peer"]]),) if x["peer"] != PEER_NONE else ())
+            fin = ((FEATURE_NAME, mv),) + (((OTHER_FEATURE, x["cur"]),) if x["cur"] else ())
+            ctl = QuorumController(catalog=cat, node_id=0,
+                                   local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(x["llo"], 2))),
+                                   voters=voters, finalized=fin, brokers=brokers, profile="kafka",
+                                   kafka_release=release)
+            res = ctl.update_features(
+                mv_api.UpdateFeaturesRequest((mv_api.FeatureUpdate.with_upgrade_type(OTHER_FEATURE, x["y"],
+                                                                                   x["code"]),)))
+            r = res.response
+            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+            levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
+            message = -1 if error else {None: 0, "NONE": 1}.get(r.results[0].message if r.results else "?", 2)
+            return {"error": error, "written": levels[0] if len(levels) == 1 and len(res.records) == 1 else -1,
+                    "message": message}
+        return run
+
+    names = ["y", "code", "cur", "lacking", "peer", "llo", "release"]
+    for i, release in enumerate(("3.9", "4.0")):
+        domain = [dict(zip(names, v, strict=True))
+                  for v in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1), range(5), (0, 1), (i,))]
+        yield f"{OTHER_FEATURE} update, kafka {release}", Formula(names, build), domain, reference(release)
 
 
 REPLAY_FEATURES = (FEATURE_NAME, mv_api.KRAFT_VERSION_FEATURE_NAME, "group.version")
 REPLAY_FAILED = -2  # the controller refused the record (a fatal error in Kafka)
+REPLAY_ABSENT = -3  # the feature is not in the finalized map after the record
 
 
 def mv_replay_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -657,7 +754,8 @@ def mv_replay_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable
                 lo, hi = ranges(release)[name]
                 refused = z3.Or(level < lo, level > hi) if profile == "kafka" else z3.BoolVal(False)
                 skipped = profile == "kafka" and release == "4.0" and name == mv_api.KRAFT_VERSION_FEATURE_NAME
-                after = before(release)[name] if skipped else level
+                # level 0 removes the feature from the finalized map (REPLAY_ABSENT), not a 0 kept in it
+                after = before(release)[name] if skipped else z3.If(level == 0, REPLAY_ABSENT, level)
                 out = z3.If(feature == i, z3.If(refused, REPLAY_FAILED, after), out)
             return {"level": out}
         return outputs
@@ -674,7 +772,7 @@ def mv_replay_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable
                 after = ctl.replay(mv_api.FeatureLevelRecord(name, x["level"]))
             except RuntimeError:
                 return {"level": REPLAY_FAILED}
-            return {"level": dict(after.finalized).get(name, 0)}
+            return {"level": dict(after.finalized).get(name, REPLAY_ABSENT)}
         return run
 
     for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
