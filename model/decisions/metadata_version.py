@@ -675,19 +675,26 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
     """kafka, 3.9 and 4.0: FeatureControlManager.updateFeature of a feature other than metadata.version (finalized
     at ``cur``, 0 = not at all; the controller supporting ``llo``-2, where 0 is how Kafka's own features start,
     group.version 0-1; ``lacking``: a registered broker without it;
-    ``peer``: a second voter, PEER_*). Kafka's rules: an unknown upgrade type, a level below 0, a level outside
-    the controller's own range, a registered broker's or (at metadata.version 3.7-IV0 and above, which the case's
-    latest production level is) a registered controller's, a voter that has not registered, a downgrade asked as
+    ``peer``, ``peer2``: two more voters, PEER_*; ``old``: metadata.version at 3.6-IV2, not the latest production
+    level). Kafka's rules: an unknown upgrade type, a level below 0, a level outside
+    the controller's own range, a registered broker's or (at metadata.version 3.7-IV0 and above, where controllers
+    register) a registered controller's, a voter that has not registered, a downgrade asked as
     UPGRADE and an upgrade asked as a downgrade are each INVALID_UPDATE_VERSION (3.9: the feature's result; 4.0:
     the top-level error); the same level is no error (a record at it); otherwise one FeatureLevelRecord at ``y``,
     and the feature's result carries no message (3.9: ApiError.NONE's) or "NONE" (4.0: Errors.NONE.message()).
     Level 0 is no deletion of its own here: a FeatureLevelRecord at 0, where every range admits it."""
     def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        y, code, cur, peer = x["y"], x["code"], x["cur"], x["peer"]
+        y, code, cur = x["y"], x["code"], x["cur"]
+
+        def peer_refuses(peer: Any) -> Any:
+            return z3.Or(z3.And(peer == PEER_ONE, y != 1), z3.And(peer == PEER_LACKS, y != 0),
+                         peer == PEER_UNREGISTERED)
+
         refused = z3.Or(
             z3.Not(z3.Or(code == 1, code == 2, code == 3)), y < 0, y < x["llo"], y > 2,
             z3.And(x["lacking"] == 1, y != 0),
-            z3.And(peer == PEER_ONE, y != 1), z3.And(peer == PEER_LACKS, y != 0), peer == PEER_UNREGISTERED,
+            # below 3.7-IV0 Kafka cannot see the other controllers' ranges: only its own is checked
+            z3.And(x["old"] == 0, z3.Or(peer_refuses(x["peer"]), peer_refuses(x["peer2"]))),
             z3.And(y < cur, code == 1), z3.And(y > cur, code != 1))
         return {"error": z3.If(refused, INVALID_UPDATE_VERSION, 0), "written": z3.If(refused, -1, y),
                 "message": z3.If(refused, -1, x["release"])}
@@ -695,14 +702,14 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
     def reference(release: str) -> Callable[[Inputs], Outputs]:
         cat = CATALOGS["kafka"]
         rng = VersionRange(cat.minimum_for(release), cat.latest_production_for(release))
-        mv = cat.latest_production_for(release)
+        mv_levels = (cat.latest_production_for(release), cat.parse("3.6-IV2"))
         peers: dict[int, Any] = {PEER_SAME: rng, PEER_ONE: ((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, 1))),
                                  PEER_LACKS: ((FEATURE_NAME, rng),), PEER_UNREGISTERED: None}
 
         def run(x: Inputs) -> Outputs:
             brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
-            voters = ((0, rng),) + (((1, peers[x["peer"]]),) if x["peer"] != PEER_NONE else ())
-            fin = ((FEATURE_NAME, mv),) + (((OTHER_FEATURE, x["cur"]),) if x["cur"] else ())
+            voters = ((0, rng), *((i, peers[x[k]]) for i, k in ((1, "peer"), (2, "peer2")) if x[k] != PEER_NONE))
+            fin = ((FEATURE_NAME, mv_levels[x["old"]]),) + (((OTHER_FEATURE, x["cur"]),) if x["cur"] else ())
             ctl = QuorumController(catalog=cat, node_id=0,
                                    local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(x["llo"], 2))),
                                    voters=voters, finalized=fin, brokers=brokers, profile="kafka",
@@ -719,10 +726,11 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
                     "message": message}
         return run
 
-    names = ["y", "code", "cur", "lacking", "peer", "llo", "release"]
+    names = ["y", "code", "cur", "lacking", "peer", "peer2", "old", "llo", "release"]
     for i, release in enumerate(("3.9", "4.0")):
         domain = [dict(zip(names, v, strict=True))
-                  for v in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1), range(5), (0, 1), (i,))]
+                  for v in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1), range(5), range(5), (0, 1),
+                                             (0, 1), (i,))]
         yield f"{OTHER_FEATURE} update, kafka {release}", Formula(names, build), domain, reference(release)
 
 
