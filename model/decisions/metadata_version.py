@@ -619,6 +619,74 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         yield (f"metadata.version update forms, {profile} {release}", Formula(names, build(profile, release, cur)),
                domain, reference(profile, release, cur))
     yield from _other_feature_cases()
+    yield from _kafka_mv_edge_cases()
+
+
+MV_WHY = ("Unknown metadata.version", "Can't downgrade to a newer version",
+          "without setting the upgrade type", "Refusing to perform the requested downgrade",
+          "Unsafe metadata downgrade is not supported",
+          "Unable to set a metadata.version less than")  # FeatureControlManager's words, MV_WHY[i] is reason i + 1
+
+
+def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """kafka, 3.9 and 4.0: a metadata.version update from a level ``cur`` whose step down changes the metadata
+    format, by a controller whose own range reaches one level past every version Kafka knows (a binary no
+    release has: only the catalog can refuse it): the level below (asked as UPGRADE, SAFE_DOWNGRADE,
+    UNSAFE_DOWNGRADE), the same level, the level above, the unknown level, the floor (3.9: 3.3-IV0, 4.0: 3.3-IV3)
+    and the level below it (the controller's own range starts at 1). Which of FeatureControlManager's refusals
+    answers (MV_WHY: an unknown version, which is also 4.0's answer below its first version; an upgrade asked as
+    a downgrade; a downgrade asked as UPGRADE; a lossy SAFE downgrade; a lossy UNSAFE downgrade, which 3.9 and
+    4.0 do not support; 3.9's level below MINIMUM_BOOTSTRAP_VERSION), or none."""
+    cat = CATALOGS["kafka"]
+
+    def setup(release: str) -> tuple[int, VersionRange]:
+        floor = max(cat.minimum_for(release), cat.bootstrap_floor)
+        cur = next(lv for lv in reversed(cat.levels)
+                   if floor < lv <= cat.latest_production_for(release) and not cat.is_lossless(lv, lv - 1))
+        return cur, VersionRange(1, cat.latest + 1)
+
+    def floor(release: str) -> int:
+        return max(cat.minimum_for(release), cat.bootstrap_floor)
+
+    def build(release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        cur, _ = setup(release)
+
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            step, code = x["step"], x["code"]  # -1 below, 0 the same, 1 above, 2 unknown, 3 the floor, 4 below it
+            below_floor = 1 if release == "4.0" else 6
+            # Kafka's order: the upgrade type against the direction first, then the version (updateMetadataVersion)
+            why = z3.If(step == 2, z3.If(code == 1, 1, 2), z3.If(step == 1, z3.If(code == 1, 0, 2),
+                        z3.If(step == 0, 0, z3.If(code == 1, 3, z3.If(step == 4, below_floor,
+                                                                      z3.If(code == 2, 4, 5))))))
+            return {"error": z3.If(why == 0, 0, INVALID_UPDATE_VERSION), "why": why,
+                    "written": z3.If(why == 0, cur + z3.If(step == 1, 1, 0), -1)}
+        assert floor(release) < cur - 1 and not cat.is_lossless(cur, floor(release))  # what the case's words need
+        return outputs
+
+    def reference(release: str) -> Callable[[Inputs], Outputs]:
+        cur, rng = setup(release)
+
+        def run(x: Inputs) -> Outputs:
+            y = {-1: cur - 1, 0: cur, 1: cur + 1, 2: cat.latest + 1, 3: floor(release),
+                 4: floor(release) - 1}[x["step"]]
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, rng),),
+                                   voters=((0, rng),), finalized=((FEATURE_NAME, cur),), profile="kafka",
+                                   kafka_release=release)
+            res = ctl.update_features(mv_api.UpdateFeaturesRequest(
+                (mv_api.FeatureUpdate.with_upgrade_type(FEATURE_NAME, y, x["code"]),)))
+            r = res.response
+            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+            message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
+            why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
+            written = [rec.feature_level for rec in res.records]
+            return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
+        return run
+
+    domain = [{"step": st, "code": c} for st in (-1, 0, 1, 2, 3, 4) for c in (1, 2, 3)]
+    for release in ("3.9", "4.0"):
+        yield (f"metadata.version refusals, kafka {release}", Formula(["step", "code"], build(release)), domain,
+               reference(release))
 
 
 OTHER_FEATURE = "group.version"
@@ -727,10 +795,12 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
         return run
 
     names = ["y", "code", "cur", "lacking", "peer", "peer2", "old", "llo", "release"]
+    # each kind of voter alone, and behind one that agrees (every voter is checked, not only the first)
+    pairs = [(p, PEER_NONE) for p in range(5)] + [(PEER_SAME, PEER_ONE), (PEER_SAME, PEER_UNREGISTERED)]
     for i, release in enumerate(("3.9", "4.0")):
-        domain = [dict(zip(names, v, strict=True))
-                  for v in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1), range(5), range(5), (0, 1),
-                                             (0, 1), (i,))]
+        domain = [dict(zip(names, (y, c, cur, lack, *pair, old, llo, i), strict=True))
+                  for y, c, cur, lack, pair, old, llo in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1),
+                                                                          pairs, (0, 1), (0, 1))]
         yield f"{OTHER_FEATURE} update, kafka {release}", Formula(names, build), domain, reference(release)
 
 
