@@ -620,6 +620,50 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
                domain, reference(profile, release, cur))
     yield from _other_feature_cases()
     yield from _kafka_mv_edge_cases()
+    yield from _unfinalized_mv_cases()
+
+
+def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """kafka: a metadata.version update by a controller with none finalized (only the API builds one). 3.9's
+    QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION (3.0-IV1, level 1); 4.0's holds none
+    (0). The floor is lowered to 3.0-IV0 under 3.9 (minimum_bootstrap_version -1, as Kafka's tests do) and the
+    controller's own range starts at 0, so that only the current level and the catalog decide: level 0 is no
+    version at all, 4.0 knows nothing below 3.3-IV3."""
+    cat = CATALOGS["kafka"]
+
+    def build(release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        cur, first = (cat.minimum, cat.minimum) if release == "3.9" else (0, cat.minimum_for("4.0"))
+
+        def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+            y, code = x["y"], x["code"]
+            why = z3.If(z3.And(y < cur, code == 1), 3, z3.If(z3.And(y > cur, code != 1), 2,
+                        z3.If(z3.Or(y < first, y > cat.latest), 1, 0)))
+            return {"error": z3.If(why == 0, 0, INVALID_UPDATE_VERSION), "why": why,
+                    "written": z3.If(why == 0, y, -1)}
+        return outputs
+
+    def reference(release: str) -> Callable[[Inputs], Outputs]:
+        rng = VersionRange(0, cat.latest)
+
+        def run(x: Inputs) -> Outputs:
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, rng),),
+                                   voters=((0, rng),), profile="kafka", kafka_release=release,
+                                   minimum_bootstrap_version=-1 if release == "3.9" else None)
+            res = ctl.update_features(mv_api.UpdateFeaturesRequest(
+                (mv_api.FeatureUpdate.with_upgrade_type(FEATURE_NAME, x["y"], x["code"]),)))
+            r = res.response
+            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+            message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
+            why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
+            written = [rec.feature_level for rec in res.records]
+            return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
+        return run
+
+    domain = [{"y": y, "code": c} for y in (0, 1, 2, 8) for c in (1, 2, 3)]
+    for release in ("3.9", "4.0"):
+        yield (f"metadata.version update, none finalized, kafka {release}", Formula(["y", "code"], build(release)),
+               domain, reference(release))
 
 
 MV_WHY = ("Unknown metadata.version", "Can't downgrade to a newer version",

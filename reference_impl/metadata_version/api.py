@@ -343,7 +343,16 @@ class QuorumController:
     # ------------------------------------------------------------------ reads
     @property
     def metadata_version(self) -> int:
-        return dict(self.finalized).get(FEATURE_NAME, 0)
+        level = dict(self.finalized).get(FEATURE_NAME)
+        if level is not None:
+            return level
+        # None finalized yet (only the API builds such a controller: the system's always has one; only the kafka
+        # profile reads it). Kafka 3.x's QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION
+        # (3.0-IV1, the catalog's minimum): the pre-production 3.0-3.2 logs that stored no metadata.version "are
+        # all treated as 3.0IV1". 4.0's FeatureControlManager holds no version until the log's record: 0, none.
+        if self.kafka_release == "3.9":
+            return self.catalog.minimum
+        return 0
 
     @property
     def quorum_features(self) -> QuorumFeatures:
