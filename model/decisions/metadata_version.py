@@ -623,6 +623,21 @@ def mv_update_form_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     yield from _unfinalized_mv_cases()
 
 
+def _mv_update_outcome(ctl: QuorumController, level: int, code: int) -> Outputs:
+    """A one-update metadata.version request (``code`` the raw UpgradeType): its error code (3.9: the feature's
+    result, 4.0: the top-level error), which of MV_WHY's refusals answered (0 none, -1 another), the level
+    written (-1 none)."""
+    res = ctl.update_features(mv_api.UpdateFeaturesRequest(
+        (mv_api.FeatureUpdate.with_upgrade_type(FEATURE_NAME, level, code),)))
+    r = res.response
+    error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+        int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+    message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
+    why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
+    written = [rec.feature_level for rec in res.records]
+    return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
+
+
 def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """kafka: a metadata.version update by a controller with none finalized (only the API builds one). 3.9's
     QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION (3.0-IV1, level 1); 4.0's holds none
@@ -649,15 +664,7 @@ def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
             ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, rng),),
                                    voters=((0, rng),), profile="kafka", kafka_release=release,
                                    minimum_bootstrap_version=-1 if release == "3.9" else None)
-            res = ctl.update_features(mv_api.UpdateFeaturesRequest(
-                (mv_api.FeatureUpdate.with_upgrade_type(FEATURE_NAME, x["y"], x["code"]),)))
-            r = res.response
-            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
-                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
-            message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
-            why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
-            written = [rec.feature_level for rec in res.records]
-            return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
+            return _mv_update_outcome(ctl, x["y"], x["code"])
         return run
 
     domain = [{"y": y, "code": c} for y in (0, 1, 2, 8) for c in (1, 2, 3)]
@@ -716,15 +723,7 @@ def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
             ctl = QuorumController(catalog=cat, node_id=0, local_supported=((FEATURE_NAME, rng),),
                                    voters=((0, rng),), finalized=((FEATURE_NAME, cur),), profile="kafka",
                                    kafka_release=release)
-            res = ctl.update_features(mv_api.UpdateFeaturesRequest(
-                (mv_api.FeatureUpdate.with_upgrade_type(FEATURE_NAME, y, x["code"]),)))
-            r = res.response
-            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
-                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
-            message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
-            why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
-            written = [rec.feature_level for rec in res.records]
-            return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
+            return _mv_update_outcome(ctl, y, x["code"])
         return run
 
     domain = [{"step": st, "code": c} for st in (-1, 0, 1, 2, 3, 4) for c in (1, 2, 3)]
