@@ -293,6 +293,20 @@ def test_kafka_40_minimum_version_and_no_zk_checks() -> None:
     assert ctl(profile="kafka", **kw).update_features(request(MV, 9)).response.ok  # type: ignore[arg-type]
 
 
+def test_kafka_controller_with_none_finalized_reads_its_releases_default() -> None:
+    """3.9's QuorumController sets FeatureControlManager to MINIMUM_KRAFT_VERSION (3.0-IV1); 4.0 sets none, so the
+    Builder's latestProduction() (4.0-IV3) stands; the kip controller never reads it (0, none)."""
+    def bare(profile: str, release: str) -> QuorumController:
+        return QuorumController(catalog=KAFKA_CATALOG, node_id=0, local_supported=((MV, VersionRange(1, 27)),),
+                                voters=((0, VersionRange(1, 27)),), profile=profile, kafka_release=release)
+    assert bare("kafka", "3.9").metadata_version == 1
+    assert bare("kafka", "4.0").metadata_version == 25
+    # From 4.0-IV3 a step to 4.0-IV1 is lossless (4.0-IV3 and IV2 kept the format), one to 3.9-IV0 is not.
+    assert bare("kafka", "4.0").update_features(request(MV, 23, DowngradeType.SAFE)).response.ok
+    refused = bare("kafka", "4.0").update_features(request(MV, 21, DowngradeType.SAFE)).response
+    assert refused.message is not None and "Refusing to perform the requested downgrade" in refused.message
+
+
 def test_kafka_replay_refuses_a_level_outside_the_local_range() -> None:
     c = ctl(profile="kafka")
     with pytest.raises(RuntimeError) as e:

@@ -1627,7 +1627,8 @@ def test_feature_znode_rule_sees_a_planted_setup_bug(planted: str, monkeypatch: 
 
 @pytest.mark.parametrize("planted", ["any profile", "bootstrap floor under 4.0", "floor ignores the setting",
                                      "unfinalized at 1", "kafka current from metadata.version",
-                                     "kafka level 0 refused", "replay keeps level 0", "4.0 success as 3.9's"])
+                                     "kafka level 0 refused", "replay keeps level 0", "4.0 success as 3.9's",
+                                     "4.0 unfinalized as none"])
 def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutation campaign's screen of QuorumController (session 52): its settings' checks and floor, the level
     of a feature that is not finalized, a kafka update of a feature other than metadata.version (3.9 and 4.0),
@@ -1658,6 +1659,11 @@ def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypat
             else (self.catalog.minimum if self.profile != "kafka" else self.catalog.minimum_for("4.0"))))
     elif planted == "unfinalized at 1":
         monkeypatch.setattr(ctl, "finalized_level", lambda self, feature: dict(self.finalized).get(feature, 1))
+    elif planted == "4.0 unfinalized as none":  # session 52's reading: none (0) until the log's record
+        real_mv = ctl.metadata_version.fget
+        assert real_mv is not None
+        monkeypatch.setattr(ctl, "metadata_version", property(
+            lambda self: 0 if self.kafka_release == "4.0" and not self.finalized else real_mv(self)))
     elif planted == "kafka current from metadata.version":
         monkeypatch.setattr(ctl, "finalized_level", lambda self, feature: self.metadata_version)
     elif planted == "kafka level 0 refused":

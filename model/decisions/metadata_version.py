@@ -640,19 +640,23 @@ def _mv_update_outcome(ctl: QuorumController, level: int, code: int) -> Outputs:
 
 def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """kafka: a metadata.version update by a controller with none finalized (only the API builds one). 3.9's
-    QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION (3.0-IV1, level 1); 4.0's holds none
-    (0). The floor is lowered to 3.0-IV0 under 3.9 (minimum_bootstrap_version -1, as Kafka's tests do) and the
-    controller's own range starts at 0, so that only the current level and the catalog decide: level 0 is no
-    version at all, 4.0 knows nothing below 3.3-IV3."""
+    QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION (3.0-IV1, level 1); 4.0's sets none, so
+    the Builder's default latestProduction() (4.0-IV3) stands. The floor is lowered to 3.0-IV0 under 3.9
+    (minimum_bootstrap_version -1, as Kafka's tests do) and the controller's own range starts at 0, so that only
+    the current level and the catalog decide: level 0 is no version at all, 4.0 knows nothing below 3.3-IV3, and
+    a downgrade from 4.0-IV3 is refused when it is lossy (SAFE and UNSAFE alike, each with its own words)."""
     cat = CATALOGS["kafka"]
 
     def build(release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
-        cur, first = (cat.minimum, cat.minimum) if release == "3.9" else (0, cat.minimum_for("4.0"))
+        cur, first = ((cat.minimum, cat.minimum) if release == "3.9"
+                      else (cat.latest_production_for("4.0"), cat.minimum_for("4.0")))
 
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             y, code = x["y"], x["code"]
+            lossy = z3.And(y < cur, z3.Not(mv_lossless(cat, z3.IntVal(cur), y)))
             why = z3.If(z3.And(y < cur, code == 1), 3, z3.If(z3.And(y > cur, code != 1), 2,
-                        z3.If(z3.Or(y < first, y > cat.latest), 1, 0)))
+                        z3.If(z3.Or(y < first, y > cat.latest), 1,
+                              z3.If(lossy, z3.If(code == 3, 5, 4), 0))))
             return {"error": z3.If(why == 0, 0, INVALID_UPDATE_VERSION), "why": why,
                     "written": z3.If(why == 0, y, -1)}
         return outputs
@@ -667,8 +671,11 @@ def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
             return _mv_update_outcome(ctl, x["y"], x["code"])
         return run
 
-    domain = [{"y": y, "code": c} for y in (0, 1, 2, 8) for c in (1, 2, 3)]
+    # 4.0: below its minimum, lossy and lossless steps down from 4.0-IV3 (4.0-IV3 and IV2 did not change the
+    # format, 4.0-IV1 did), the current level, and the unstable 4.1-IV0 above it.
+    levels = {"3.9": (0, 1, 2, 8), "4.0": (0, 1, 8, 21, 23, 24, 25, 26)}
     for release in ("3.9", "4.0"):
+        domain = [{"y": y, "code": c} for y in levels[release] for c in (1, 2, 3)]
         yield (f"metadata.version update, none finalized, kafka {release}", Formula(["y", "code"], build(release)),
                domain, reference(release))
 

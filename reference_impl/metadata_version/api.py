@@ -349,10 +349,12 @@ class QuorumController:
         # None finalized yet (only the API builds such a controller: the system's always has one; only the kafka
         # profile reads it). Kafka 3.x's QuorumController starts FeatureControlManager at MINIMUM_KRAFT_VERSION
         # (3.0-IV1, the catalog's minimum): the pre-production 3.0-3.2 logs that stored no metadata.version "are
-        # all treated as 3.0IV1". 4.0's FeatureControlManager holds no version until the log's record: 0, none.
+        # all treated as 3.0IV1". Kafka 4.0 removed MINIMUM_KRAFT_VERSION and its QuorumController sets no
+        # version, so FeatureControlManager.Builder's default stands: latestProduction(), 4.0-IV3 (the 4.0 branch
+        # at 4ae681446f18, docs/kafka-tests.md). Only later releases hold none until the log's record.
         if self.kafka_release == "3.9":
             return self.catalog.minimum
-        return 0
+        return self.catalog.latest_production_for(self.kafka_release)
 
     @property
     def quorum_features(self) -> QuorumFeatures:
