@@ -513,8 +513,9 @@ class FeaturesZ3(SymbolicSystem):
 
     def feat04(self, v: V, v2: V) -> z3.BoolRef:
         """The client's epoch and a broker's cached epoch (running before and after) never go down; a broker's
-        cleared cache serves none (-1), which is no epoch."""
-        return z3.And(v2["cepoch"] >= v["cepoch"],
+        cleared cache serves none (-1), which is no epoch; at the same epoch the client keeps what it knows."""
+        same = z3.And([v2[f"c.{f}.{x}"] == v[f"c.{f}.{x}"] for f in self.feats for x in ("has", "min", "max")])
+        return z3.And(v2["cepoch"] >= v["cepoch"], z3.Implies(v2["cepoch"] == v["cepoch"], same),
                       *(z3.Implies(z3.And(v[f"b{i}.status"] == RUNNING, v2[f"b{i}.status"] == RUNNING),
                                    z3.Or(v2[f"b{i}.epoch"] >= v[f"b{i}.epoch"], v2[f"b{i}.epoch"] == -1))
                         for i in range(self.n)))

@@ -450,9 +450,11 @@ FEAT_03_Step ==
 FEAT_03 == [][FEAT_03_Step]_vars
 
 (* FEAT-04: neither a running broker's cache nor the client goes back to an older epoch (a cleared      *)
-(* cache serves none, -1, which is no epoch).                                                           *)
+(* cache serves none, -1, which is no epoch), and the client changes what it knows only for a higher   *)
+(* epoch (a same epoch trumps nothing).                                                                 *)
 FEAT_04_Step ==
     /\ client'.epoch >= client.epoch
+    /\ client'.epoch = client.epoch => client' = client
     /\ \A k \in 1 .. N : (brokers[k].status = "RUNNING" /\ brokers'[k].status = "RUNNING")
                              => \/ brokers'[k].cache_epoch >= brokers[k].cache_epoch
                                 \/ brokers'[k].cache_epoch = -1

@@ -17,7 +17,7 @@ from reference_impl.features.api import (
     deprecate_min_levels,
     lookup,
 )
-from reference_impl.features.system import BrokerStatus, FeaturesState, FeaturesSystem
+from reference_impl.features.system import BrokerStatus, Client, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
 from rollcheck.explorer import explore
 from rollcheck.registry import get_protocol
@@ -268,6 +268,33 @@ def test_broken_deprecation_is_caught_by_feat15(monkeypatch: pytest.MonkeyPatch)
     assert explore(_DeprecatesForEveryBroker(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
     monkeypatch.setattr(system, "deprecate_min_levels", _deprecate_past_the_highest_minimum)
     assert explore(FeaturesSystem(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
+
+
+class _ClientTakesASameEpoch(FeaturesSystem):
+    """A client that takes a broker's answer at its own epoch too (the mutation campaign's survivor features
+    system.py:480, `b.cache_epoch > s.client.epoch` made `>=`)."""
+
+    def read_api_versions(self, s: FeaturesState, i: int) -> FeaturesState:
+        b = s.brokers[i]
+        if b.cache_epoch == s.client.epoch:
+            return replace(s, client=Client(b.cache_epoch, b.cache))
+        return super().read_api_versions(s, i)
+
+
+def test_a_client_that_takes_a_same_epoch_is_caught_by_feat04() -> None:
+    """Under kip a broker below migration_ibp_version serves the node's version with nothing cached, while one
+    that read the node under the new IBP serves the same version with its features: a client that takes the
+    second answer after the first changes what it knows at the same epoch, which trumps nothing (KIP-584: the
+    higher epoch trumps). FEAT-04 sees it on `default` (the IBP roll); the reference holds it to that depth."""
+    cfg = replace(ENTRY.configs["default"], profile="kip")
+    r = explore(_ClientTakesASameEpoch(cfg))
+    assert r.violated_ids == {"FEAT-04"}, r.violated_ids
+    (v,) = r.violations
+    before, after = v.trace.states[-2].client, v.trace.states[-1].client
+    assert v.trace.actions[-1].name == "ReadApiVersions" and before.epoch == after.epoch and before != after
+    depth = len(v.trace.actions)
+    ok = explore(ENTRY.build(cfg), stop_at_first=False, max_depth=depth)
+    assert ok.ok and {p.id: p.status for p in ok.properties}["FEAT-04"] == f"holds up to depth {depth}"
 
 
 class _ValidatesBelowTheIbp(FeaturesSystem):
