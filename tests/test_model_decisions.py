@@ -755,9 +755,58 @@ def _broker_record_v2_from_3_3_iv3(monkeypatch: pytest.MonkeyPatch) -> None:
                         lambda self: 2 if real(self) == 1 else real(self))
 
 
+def _version_string_dashed_without_sub_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The campaign's screen: catalog.py version_string `if self.value[2]` made `if True` ("0.8.0-", which still
+    # reads back, so only the restated names see it).
+    from reference_impl.metadata_version.catalog import MetadataVersion
+
+    monkeypatch.setattr(MetadataVersion, "version_string", property(lambda self: f"{self.value[1]}-{self.value[2]}"))
+
+
+def _parse_over_every_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Session 52's reading: fromVersionString under 4.0 knew the 3.9 members too.
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    every = mv_catalog._ibp_versions("3.9")
+    monkeypatch.setitem(mv_catalog._IBP_VERSIONS, "4.0", {**every, **mv_catalog._IBP_VERSIONS["4.0"]})
+
+
+def _level_above_the_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    # fromFeatureLevel bounded below only: 4.0 taking 4.1-IV1 (27), which its enum does not have.
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    real = mv_catalog.from_feature_level
+    monkeypatch.setattr(mv_catalog, "from_feature_level", lambda level, release="3.9": (
+        mv_catalog.MetadataVersion.IBP_4_1_IV1 if level == 27 else real(level, release)))
+
+
+def _label_index_wraps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Catalog._entry without its range check: level minimum - 1 reads the last entry.
+    from reference_impl.metadata_version.catalog import Catalog
+
+    monkeypatch.setattr(Catalog, "_entry", lambda self, level: self.entries[level - self.minimum])
+
+
+def _kafka_parse_ignores_the_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    monkeypatch.setattr(mv_catalog.KafkaCatalog, "parse", lambda self, text, release=None: (
+        mv_catalog.from_version_string(text).feature_level))
+
+
+def _example_floor_at_v2(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    monkeypatch.setitem(mv_catalog.CATALOGS, "example",
+                        dataclasses.replace(mv_catalog.EXAMPLE_CATALOG, bootstrap_floor=2))
+
+
 @pytest.mark.parametrize("planted", [_zk_era_level_off_by_one, _version_string_without_dash, _previous_skips_one,
                                      _example_label_parses_to_the_next_level, _a_level_as_text_accepted,
-                                     _elr_from_the_3_9_numbering, _broker_record_v2_from_3_3_iv3])
+                                     _elr_from_the_3_9_numbering, _broker_record_v2_from_3_3_iv3,
+                                     _version_string_dashed_without_sub_version, _parse_over_every_member,
+                                     _level_above_the_release, _label_index_wraps, _kafka_parse_ignores_the_release,
+                                     _example_floor_at_v2])
 def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, monkeypatch: pytest.MonkeyPatch
                                                                   ) -> None:
     """The system reads levels as ints and never prints or parses a version's name: a wrong ZooKeeper-era level,
@@ -767,8 +816,9 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
-    assert res.cases == 10  # MetadataVersion x2, predicates, pairs, VersionRange, controller settings, default
-    # ranges, responses, labels x2
+    # MetadataVersion x2, predicates, names and members x2, fromFeatureLevel x2, fromVersionString, bounds, pairs,
+    # VersionRange, controller settings, default ranges, responses, labels x2, catalog settings, entries, parse
+    assert res.cases == 19
     planted(monkeypatch)
     assert differential("mv_catalog", mv_catalog_cases()).disagreement is not None
 

@@ -295,8 +295,10 @@ def versions(release: str | None = None) -> tuple[MetadataVersion, ...]:
 def _ibp_versions(release: str) -> dict[str, MetadataVersion]:
     # MetadataVersion's static block: every version string, plus each bare release mapped to its last
     # *production* version (so a release whose versions are all unstable has no bare entry).
-    out = {mv.version_string: mv for mv in VERSIONS}
-    bare = {mv.release: mv for mv in VERSIONS if mv.is_production(release)}
+    # The release's own members only: Kafka 4.0's enum knows nothing below 3.3-IV3 nor above 4.1-IV0.
+    members = versions(release)
+    out = {mv.version_string: mv for mv in members}
+    bare = {mv.release: mv for mv in members if mv.is_production(release)}
     out.update(bare)
     return out
 
@@ -315,14 +317,14 @@ def _java_split_on_dots(text: str) -> list[str]:
 
 
 def from_feature_level(level: int, release: str = DEFAULT_RELEASE) -> MetadataVersion:
-    """MetadataVersion.fromFeatureLevel: the first member with this level (so -1 gives 0.8.0, as in Kafka);
-    ``ValueError`` with Kafka's text for a level no member has. Under release 4.0 the levels below
-    ``MINIMUM_VERSION`` (3.3-IV3) do not exist."""
+    """MetadataVersion.fromFeatureLevel: the first member with this level (so -1 gives 0.8.0, as in Kafka 3.9);
+    ``ValueError`` with Kafka's text for a level no member has. Only the release's own members count: Kafka
+    4.0's enum runs from ``MINIMUM_VERSION`` (3.3-IV3) to 4.1-IV0, so it has no level -1 and no 4.1-IV1."""
     if isinstance(level, bool) or not isinstance(level, int):
         raise ValueError(f"No MetadataVersion with feature level {level!r}")
     floor = kafka_release(release).minimum
-    for mv in VERSIONS:
-        if mv.feature_level == level and (level < 0 or mv.is_at_least(floor)):
+    for mv in versions(release):
+        if mv.feature_level == level:
             return mv
     if release == "4.0":  # Kafka 4.0 names the valid range (MetadataVersion.fromFeatureLevel, 4.0 branch 4ae6814)
         raise ValueError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
@@ -341,6 +343,9 @@ def from_version_string(text: str, release: str = DEFAULT_RELEASE) -> MetadataVe
     key = text if wanted >= len(segments) else ".".join(segments[:wanted])
     mv = _IBP_VERSIONS[kafka_release(release).name].get(key)
     if mv is None:
+        if release == "4.0":  # Kafka 4.0 names its bounds (MetadataVersion.fromVersionString, 4.0 branch 4ae6814)
+            raise ValueError(f"Version {text} is not a valid version. The minimum version is "
+                             f"{kafka_release(release).first} and the maximum version is {latest_testing(release)}")
         raise ValueError(f"Version {text} is not a valid version")
     return mv
 
@@ -384,11 +389,12 @@ class Catalog:
 
     name: str
     entries: tuple[tuple[int, str, bool], ...]  # (feature level, label, did the metadata format change)
-    # The lowest level an update may set under the kafka profile (MINIMUM_BOOTSTRAP_VERSION).
-    bootstrap_floor: int = 1
+    # The lowest level an update may set under the kafka profile (MINIMUM_BOOTSTRAP_VERSION). No default: each
+    # catalog states it (a default no catalog used was a constant nothing could check).
+    bootstrap_floor: int
     # The first level with controller registrations (IBP_3_7_IV0, KIP-919): from it on, Kafka checks
     # every voter's supported range before a change; below it, only its own.
-    controller_registration_level: int = 1
+    controller_registration_level: int
     # Per Kafka release: the lowest level that exists (4.0: MINIMUM_VERSION) and LATEST_PRODUCTION; a
     # release not listed uses the catalog's first and last level.
     release_minimums: tuple[tuple[str, int], ...] = ()
