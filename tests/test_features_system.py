@@ -216,7 +216,7 @@ def test_no_deprecation_conformance_config_reaches_the_switch() -> None:
     """The conformance config `no-deprecation` (conform_configs) switches the controller's deprecation off; the
     same config with it on reaches DeprecateMinLevel under kip, so a reference that ignored the switch steps
     where the spec (WithDeprecation = FALSE) does not: conform's reachable-set equality tells them apart."""
-    assert ENTRY.conform_configs == ("no-deprecation",) and "no-deprecation" not in ENTRY.story_configs
+    assert ENTRY.conform_configs == ("no-deprecation", "ibp-roll") and "no-deprecation" not in ENTRY.story_configs
     off = ENTRY.configs["no-deprecation"]
     assert off.deprecation is False
     counts = {}
@@ -227,6 +227,20 @@ def test_no_deprecation_conformance_config_reaches_the_switch() -> None:
     assert counts == {False: (184, 0), True: (214, counts[True][1])} and counts[True][1] > 0
     kafka = explore(ENTRY.build(replace(off, profile="kafka")), stop_at_first=False)
     assert kafka.ok and kafka.distinct_states == 164
+
+
+@pytest.mark.parametrize(("profile", "states"), [("kip", 2233), ("kafka", 1245)])
+def test_ibp_roll_conformance_config_rolls_the_ibp_under_a_client(profile: str, states: int) -> None:
+    """`ibp-roll` (conform_configs) is the one config beside `default` that rolls the IBP, small enough for TLC in
+    every tier: both IBP scenarios, a roll, a restart and a client, every property holding. Its conformance kills
+    the campaign's survivors features system.py:511 (a roll that keeps the brokers registered) and :480 (a
+    client that takes a same-epoch answer), which agreed with every Z3 and TLC cell before."""
+    assert "ibp-roll" not in ENTRY.story_configs
+    r = explore(ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile=profile)), stop_at_first=False)
+    assert r.complete and r.ok, r.violated_ids
+    assert r.distinct_states == states
+    counts = r.extra["action_counts"]
+    assert counts.get("SetIbp", 0) > 0 and counts.get("ReadApiVersions", 0) > 0 and counts.get("RestartBroker", 0) > 0
 
 
 def test_a_queue_dropped_on_restart_is_caught_on_the_deprecation_story() -> None:
