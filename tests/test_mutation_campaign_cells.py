@@ -436,7 +436,8 @@ def test_conformance_cells_follow_the_registry() -> None:
     # features: the deprecation switched off (kip's copy of the switch) under both profiles; zk_migration: none
     assert [(c.config, c.profile) for c in conform_cells_of("features")] == [
         ("small", "kip"), ("small", "kafka"), ("no-deprecation", "kip"), ("no-deprecation", "kafka"),
-        ("ibp-roll", "kip"), ("ibp-roll", "kafka")]
+        ("ibp-roll", "kip"), ("ibp-roll", "kafka"), ("partial-pairs", "kip"),
+        ("partial-pairs", "kafka")]
     zk = get_protocol("zk_migration")
     assert [c.config for c in conform_cells_of("zk_migration")] == ["small"] * len(zk.profiles)
 
