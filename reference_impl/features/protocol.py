@@ -78,6 +78,11 @@ ATOMIC = FeaturesConfig(
 # brokers and one restart are enough to reach a deprecation when it is on.
 NO_DEPRECATION = replace(DEPRECATION, brokers=2, max_restarts=1, deprecation=False)
 
+# `atomic`'s two-update requests under the KIP's first semantics (partial success allowed), which no other config
+# sends, checked by conformance alone: the spec states its own two-update requests, while the Z3 model reads them
+# from the same config as the reference, so a reference offering other pairs (config.py:96) differs only from TLC.
+PARTIAL_PAIRS = replace(ATOMIC, semantics="partial")
+
 # KIP-584 "Feature ZK node status" across an IBP roll, both ways (a cluster that starts at or above
 # migration_ibp_version and one below it), with a client and one restart, checked by conformance alone
 # (conform_configs; 2,273 states under kip, 1,271 under kafka). `default` is the only other config that rolls the
@@ -86,11 +91,6 @@ NO_DEPRECATION = replace(DEPRECATION, brokers=2, max_restarts=1, deprecation=Fal
 # campaign's survivors features system.py:511 and :480). Two features and single updates only: with two-update
 # requests the reference reaches 2,585 states, so offering them where the config does not disagrees with TLC
 # (config.py:94).
-# `atomic`'s two-update requests under the KIP's first semantics (partial success allowed), which no other config
-# sends, checked by conformance alone: the spec states its own two-update requests, while the Z3 model reads them
-# from the same config as the reference, so a reference offering other pairs (config.py:96) differs only from TLC.
-PARTIAL_PAIRS = replace(ATOMIC, semantics="partial")
-
 IBP_ROLL = FeaturesConfig(releases=ATOMIC.releases, initial_ibp=(True, False), max_ibp_changes=1, max_restarts=1,
                           max_epoch=1, levels=(1, 2), dry_run=False)
 
