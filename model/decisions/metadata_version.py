@@ -131,6 +131,14 @@ def mv_catalog_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield from _catalog_setting_cases()
 
 
+def _by_index(k: Any, values: Sequence[int]) -> Any:
+    """values[k] as a Z3 term over the index k (CATALOG_ERROR outside the table)."""
+    out: Any = z3.IntVal(CATALOG_ERROR)
+    for i, value in enumerate(values):
+        out = z3.If(k == i, value, out)
+    return out
+
+
 # Each catalog's settings, restated: (bootstrap floor, first level with controller registrations, first level,
 # last level). kafka: MINIMUM_BOOTSTRAP_VERSION 3.3-IV0 (4), IBP_3_7_IV0 (15), 3.0-IV1 (1) to 4.1-IV1 (27); the
 # KIP's example: V1 for both (it has neither history), V1 to V5.
@@ -147,13 +155,8 @@ def _catalog_setting_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
     names = sorted(CATALOG_SETTINGS)
 
     def settings_formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        out: dict[str, Any] = {}
-        for i, key in enumerate(("floor", "registration", "minimum", "latest")):
-            value: Any = z3.IntVal(CATALOG_ERROR)
-            for k, name in enumerate(names):
-                value = z3.If(x["k"] == k, CATALOG_SETTINGS[name][i], value)
-            out[key] = value
-        return out
+        return {key: _by_index(x["k"], [CATALOG_SETTINGS[name][i] for name in names])
+                for i, key in enumerate(("floor", "registration", "minimum", "latest"))}
 
     def settings_reference(x: Inputs) -> Outputs:
         cat = CATALOGS[names[x["k"]]]
@@ -193,10 +196,7 @@ def _catalog_setting_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
             return {"level": CATALOG_ERROR}
 
     def parse_formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        level: Any = z3.IntVal(CATALOG_ERROR)
-        for k, (_text, _release, want) in enumerate(probes):
-            level = z3.If(x["k"] == k, want, level)
-        return {"level": level}
+        return {"level": _by_index(x["k"], [want for _text, _release, want in probes])}
 
     yield ("catalog kafka, parse per release", Formula(["k"], parse_formula), [{"k": k} for k in range(len(probes))],
            parse_reference)
@@ -425,12 +425,6 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
     shorts = sorted({n.split("-")[0] for n in MV_NAMES})
     ordinal = {n: o for o, n in enumerate(MV_NAMES)}
 
-    def table(o: Any, values: Sequence[int]) -> Any:
-        out: Any = z3.IntVal(CATALOG_ERROR)
-        for k, value in enumerate(values):
-            out = z3.If(o == k, value, out)
-        return out
-
     def member_formula(release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         first, last, production = (ordinal[n] for n in MV_RELEASE_MEMBERS[release])
 
@@ -442,8 +436,8 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             o = x["ordinal"]
             return {"member": z3.And(first <= o, o <= last), "name": o, "production": o <= production,
-                    "short": table(o, [shorts.index(n.split("-")[0]) for n in MV_NAMES]),
-                    "bare": table(o, [bare(k) for k in range(len(MV_NAMES))])}
+                    "short": _by_index(o, [shorts.index(n.split("-")[0]) for n in MV_NAMES]),
+                    "bare": _by_index(o, [bare(k) for k in range(len(MV_NAMES))])}
         return outputs
 
     def member_reference(release: str) -> Callable[[Inputs], Outputs]:
@@ -460,7 +454,7 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
         return run
 
     def parse_formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        return {"parsed": table(x["k"], [CATALOG_ERROR if want is None else ordinal[want]
+        return {"parsed": _by_index(x["k"], [CATALOG_ERROR if want is None else ordinal[want]
                                          for _r, _t, want in MV_TEXT_PROBES]), "words": 1}
 
     def parse_reference(x: Inputs) -> Outputs:
@@ -517,7 +511,7 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
         return {"ordinal": (members[0] if kind == "first" else members[-1]).ordinal}
 
     yield ("MetadataVersion bounds (latestTesting, latestProduction, VERSIONS)", Formula(["k"], lambda x: {
-        "ordinal": table(x["k"], [bound_expected(kind, release) for kind, release in bounds])}),
+        "ordinal": _by_index(x["k"], [bound_expected(kind, release) for kind, release in bounds])}),
            [{"k": k} for k in range(len(bounds))], bound_reference)
     for release in MV_RELEASE_MEMBERS:
         yield (f"MetadataVersion names and members, release {release}", Formula(["ordinal"], member_formula(release)),
