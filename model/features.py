@@ -291,18 +291,25 @@ class FeaturesZ3(SymbolicSystem):
             opts.append(z3.And(v[f"b{i}.status"] == RUNNING, frame(v, v2, ch)))
         return z3.And(v["controller"] < 0, z3.Or(opts))
 
+    def started(self, v: V, i: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        """Broker ``i``'s startup read of /features in state ``v`` (``_started``): whether it runs, and its fields
+        when it exits (its cache kept) or runs (what it read); unregistered either way."""
+        node = self.node_of(v)
+        # skip_startup_validation (FEAT-M8): the broker runs whatever /features says
+        ok = z3.BoolVal(True) if "skip_startup_validation" in self.muts else self.compatible(v, i, node)
+        exited = {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True}
+        running = {f"b{i}.status": RUNNING, **self.cached(v, node, f"b{i}"), f"b{i}.registered": False,
+                   f"b{i}.notified": True}
+        return ok, exited, running
+
     def _start(self, v: V, v2: V) -> z3.BoolRef:
         opts = []
-        node = self.node_of(v)
         for i in range(self.n):
-            # skip_startup_validation (FEAT-M8): the broker runs whatever /features says
-            ok = z3.BoolVal(True) if "skip_startup_validation" in self.muts else self.compatible(v, i, node)
-            exited = frame(v, v2, {f"b{i}.status": EXITED, f"b{i}.registered": False, f"b{i}.notified": True})
+            ok, exited, running = self.started(v, i)
             q = {"qlen": z3.If(v["controller"] >= 0, v["qlen"] + 1, v["qlen"]),
                  **{f"q{k}": z3.If(z3.And(v["controller"] >= 0, v["qlen"] == k), i, v[f"q{k}"]) for k in range(self.n)}}
-            running = frame(v, v2, {f"b{i}.status": RUNNING, **self.cached(v, node, f"b{i}"),
-                                    f"b{i}.registered": False, f"b{i}.notified": True, **q})
-            opts.append(z3.And(v[f"b{i}.status"] == STOPPED, z3.If(ok, running, exited)))
+            opts.append(z3.And(v[f"b{i}.status"] == STOPPED,
+                               z3.If(ok, frame(v, v2, {**running, **q}), frame(v, v2, exited))))
         return z3.Or(opts)
 
     def _process(self, v: V, v2: V) -> z3.BoolRef:
@@ -446,8 +453,17 @@ class FeaturesZ3(SymbolicSystem):
                       frame(v, v2, ch))
 
     def _set_ibp(self, v: V, v2: V) -> z3.BoolRef:
-        ch = {"ibp": z3.Not(v["ibp"]), "controller": -1, **self.empty_queue(),
-              **{f"b{i}.registered": False for i in range(self.n)}, "ibp_changes": v["ibp_changes"] + 1}
+        """The roll restarts every running broker under the new IBP (``set_ibp``); the others stay down."""
+        rolled = {**v, "ibp": z3.Not(v["ibp"])}
+        ch: dict[str, Any] = {"ibp": rolled["ibp"], "controller": -1, **self.empty_queue(),
+                              "ibp_changes": v["ibp_changes"] + 1}
+        for i in range(self.n):
+            ok, exited, running = self.started(rolled, i)
+            up = v[f"b{i}.status"] == RUNNING
+            for k in running.keys() | exited.keys():
+                after = z3.If(ok, running[k], exited[k]) if k in running and k in exited else (
+                    z3.If(ok, running[k], v[k]) if k in running else z3.If(ok, v[k], exited[k]))
+                ch[k] = z3.If(up, after, v[k])
         return z3.And(v["ibp_changes"] < self.config.max_ibp_changes, frame(v, v2, ch))
 
     # ---- invariants (properties/features.py)
@@ -600,9 +616,9 @@ class FeaturesZ3(SymbolicSystem):
 
     def feat16(self, v: V, v2: V) -> z3.BoolRef:
         """Below the migration IBP a broker's read of /features (a start: STOPPED -> not STOPPED; a notification:
-        a running broker's pending watch fired, it not stopped) leaves it running with no features, serving no
-        epoch under kafka, the node's version under kip (-1 without a node). Stated over the step's change, as
-        FEAT-14 is."""
+        a running broker's pending watch fired, it not stopped; the IBP roll down: every running broker restarts)
+        leaves it running with no features, serving no epoch under kafka, the node's version under kip (-1 without
+        a node). Stated over the step's change, as FEAT-14 is; "below" is the IBP after the step."""
         out = []
         for i in range(self.n):
             b = f"b{i}"
@@ -612,7 +628,8 @@ class FeaturesZ3(SymbolicSystem):
             runs_unvalidated = z3.And(v2[f"{b}.status"] == RUNNING,
                                       v2[f"{b}.epoch"] == (z3.If(v["node"], v["epoch"], -1) if self.kip else -1),
                                       *(z3.Not(v2[f"{b}.{f}.has"]) for f in self.feats))
-            out.append(z3.Implies(z3.And(z3.Not(v["ibp"]), z3.Or(started, notified)), runs_unvalidated))
+            rolled = z3.And(v["ibp"] != v2["ibp"], v[f"{b}.status"] == RUNNING)
+            out.append(z3.Implies(z3.And(z3.Not(v2["ibp"]), z3.Or(started, notified, rolled)), runs_unvalidated))
         return z3.And(out)
 
     def feat15(self, v: V, v2: V) -> z3.BoolRef:

@@ -336,9 +336,10 @@ def deprecation_raises_to_the_highest_minimum(ctx: FeaturesContext, s: Any, a: A
     return True
 
 
-@step_property("FEAT-16", "below migration_ibp_version a broker's read of /features (at startup or on a watch "
-               "notification) applies no validation and decodes nothing: the broker runs on and caches no features, "
-               "serving no epoch (-1) under kafka, the node's version under kip (-1 without a node)",
+@step_property("FEAT-16", "below migration_ibp_version a broker's read of /features (at startup, on a watch "
+               "notification, or on the restart the IBP roll down makes) applies no validation and decodes "
+               "nothing: the broker runs on and caches no features, serving no epoch (-1) under kafka, the node's "
+               "version under kip (-1 without a node)",
                source=f"{KIP} Broker protections against race conditions (each broker will validate that its IBP "
                "version is at least migration_ibp_version before applying validations); Apache Kafka 2.8 "
                "KafkaServer (the FinalizedFeatureChangeListener is started only when "
@@ -347,11 +348,19 @@ def no_validation_below_the_migration_ibp(ctx: FeaturesContext, s: Any, a: Actio
     # Without it a broker below the migration IBP that decoded /features and applied the broker protections
     # (exiting on an incompatible node) broke no property: FEAT-13 says nothing of a cache below the IBP, and
     # an exited broker is outside FEAT-08 (the mutation campaign's survivor features system.py:347).
-    if s.ibp_enabled or a.name not in ("StartBroker", "DeliverFeaturesNotification"):
+    # The reads are the ones made under the step's resulting IBP: a start, a notification, and on the IBP roll
+    # down (SetIbp) the restart of every running broker.
+    if t.ibp_enabled:
         return True
-    b = t.brokers[a["broker"]]
+    if a.name == "SetIbp":
+        readers = [i for i, b in enumerate(s.brokers) if b.status.name == "RUNNING"]
+    elif a.name in ("StartBroker", "DeliverFeaturesNotification"):
+        readers = [a["broker"]]
+    else:
+        return True
     epoch = -1 if s.znode is None else s.znode.version
-    return bool(b.status.name == "RUNNING" and b.cache == () and b.cache_epoch == _uncached_epoch(ctx, epoch))
+    return all(t.brokers[i].status.name == "RUNNING" and t.brokers[i].cache == ()
+               and t.brokers[i].cache_epoch == _uncached_epoch(ctx, epoch) for i in readers)
 
 
 def _uncached_epoch(ctx: FeaturesContext, version: int) -> int:
@@ -391,21 +400,16 @@ def znode_is_kafkas_json(ctx: FeaturesContext, s: Any) -> bool:
             continue
         uncached = node.status == DISABLED or not s.ibp_enabled
         # FinalizedFeaturesEpoch is the node's ZooKeeper version; under kafka none (-1) with nothing cached.
-        # Below the IBP a broker may serve what it read under the new IBP (the model rolls the IBP without
-        # restarting brokers; Kafka's roll restarts them).
-        if b.cache_epoch != (_uncached_epoch(ctx, z.version) if uncached else z.version) and not (
-                not s.ibp_enabled and node.status != DISABLED and b.cache_epoch == z.version):
+        # The IBP roll restarts every running broker, so what one serves was read under the IBP it runs at.
+        if b.cache_epoch != (_uncached_epoch(ctx, z.version) if uncached else z.version):
             return False
         if uncached:
-            # Disabled: the listener clears the cache. Below the IBP no listener runs (what the broker read
-            # under the new IBP it keeps until the next write, so nothing is said of its features here).
-            if node.status == DISABLED and b.cache:
+            # Disabled: the listener clears the cache; below the IBP no listener runs and nothing is cached.
+            if b.cache:
                 return False
             continue
         cached = {n: (r.min_version_level, r.max_version_level) for n, r in b.cache}
-        # After two IBP rolls a broker that started under the old IBP may hold none: the model rolls the IBP
-        # without restarting brokers and without a write.
-        if cached != node.features and not (s.ibp_changes >= 2 and not cached):
+        if cached != node.features:
             return False
     return True
 

@@ -109,10 +109,11 @@ Incompatible(rel, f, fin) ==
 
 (* A disabled or absent node constrains nothing; below migration_ibp_version a broker applies no     *)
 (* validation at all ("each broker will validate that its IBP ... before applying validations").     *)
-Compatible(rel, n) ==
-    \/ ~ibp_enabled
+CompatibleAt(ibp, rel, n) ==
+    \/ ~ibp
     \/ n.status # "ENABLED"
     \/ \A f \in DOMAIN n.features : ~Incompatible(rel, f, n.features[f])
+Compatible(rel, n) == CompatibleAt(ibp_enabled, rel, n)
 
 (* The controller keeps a broker in its live set only when it is compatible. *)
 Admits(rel, n) == "register_incompatible" \in Mutations \/ Compatible(rel, n)
@@ -124,10 +125,21 @@ UncachedEpoch(e) == IF Profile = "kafka" THEN -1 ELSE e
 
 (* What a broker caches from /features (and serves in ApiVersions): nothing while the node is absent, *)
 (* no features while it is disabled or the IBP is old.                                               *)
-Cached(n) ==
+CachedAt(ibp, n) ==
     IF n.status = "ABSENT" THEN [cache |-> NoFeatures, epoch |-> -1]
-    ELSE IF n.status = "DISABLED" \/ ~ibp_enabled THEN [cache |-> NoFeatures, epoch |-> UncachedEpoch(n.epoch)]
+    ELSE IF n.status = "DISABLED" \/ ~ibp THEN [cache |-> NoFeatures, epoch |-> UncachedEpoch(n.epoch)]
     ELSE [cache |-> n.features, epoch |-> n.epoch]
+Cached(n) == CachedAt(ibp_enabled, n)
+
+(* Broker b after its startup read of /features under IBP ibp (Broker protections, point 1): it exits *)
+(* when incompatible (its cache kept), else runs with what it read; unregistered either way (mutation:  *)
+(* the startup validation is skipped).                                                                  *)
+StartedAt(ibp, b) ==
+    IF ~CompatibleAt(ibp, b.release, node) /\ "skip_startup_validation" \notin Mutations
+    THEN [b EXCEPT !.status = "EXITED", !.registered = FALSE, !.notified = TRUE]
+    ELSE LET c == CachedAt(ibp, node) IN
+         [release |-> b.release, status |-> "RUNNING", cache_epoch |-> c.epoch, cache |-> c.cache,
+          registered |-> FALSE, notified |-> TRUE]
 
 (* After a write to /features every running broker has a watch notification pending. *)
 Written(n) ==
@@ -204,16 +216,10 @@ ElectController(i) ==
 (* (mutation: the startup validation is skipped).                                                     *)
 StartBroker(i) ==
     /\ B(i).status = "STOPPED"
-    /\ IF ~Compatible(B(i).release, node) /\ "skip_startup_validation" \notin Mutations
-       THEN /\ brokers' = [brokers EXCEPT ![i + 1] =
-                               [@ EXCEPT !.status = "EXITED", !.registered = FALSE, !.notified = TRUE]]
-            /\ UNCHANGED registration_queue
-       ELSE LET c == Cached(node) IN
-            /\ brokers' = [brokers EXCEPT ![i + 1] =
-                               [release |-> @.release, status |-> "RUNNING", cache_epoch |-> c.epoch,
-                                cache |-> c.cache, registered |-> FALSE, notified |-> TRUE]]
-            /\ registration_queue' = IF controller >= 0 THEN Append(registration_queue, i)
-                                     ELSE registration_queue
+    /\ LET b == StartedAt(ibp_enabled, B(i)) IN
+       /\ brokers' = [brokers EXCEPT ![i + 1] = b]
+       /\ registration_queue' = IF controller >= 0 /\ b.status = "RUNNING" THEN Append(registration_queue, i)
+                                ELSE registration_queue
     /\ UNCHANGED <<node, ibp_enabled, controller, client, restarts, ibp_changes>>
 
 (* The controller takes the registration at the head of its queue: an incompatible broker is skipped, *)
@@ -398,14 +404,18 @@ DeprecateMinLevel ==
           /\ brokers' = Written(n)
     /\ UNCHANGED <<ibp_enabled, controller, registration_queue, client, restarts, ibp_changes>>
 
-(* Deployment, phase 1: the operator rolls the IBP across migration_ibp_version; the roll ends with a  *)
-(* controller election under the new IBP (where the node status rules run).                          *)
+(* Deployment, phase 1: the operator rolls the IBP across migration_ibp_version.  The IBP is a static  *)
+(* broker config, so the roll restarts every running broker, which makes its startup read under the new *)
+(* IBP (Kafka 2.8 validates /features at startup only at IBP >= KAFKA_2_7_IV0); a stopped or exited     *)
+(* broker stays down.  The roll ends with a controller election under the new IBP (where the node       *)
+(* status rules run).                                                                                  *)
 SetIbp ==
     /\ ibp_changes < MaxIbpChanges
     /\ ibp_enabled' = ~ibp_enabled
     /\ controller' = -1
     /\ registration_queue' = <<>>
-    /\ brokers' = [k \in 1 .. N |-> [brokers[k] EXCEPT !.registered = FALSE]]
+    /\ brokers' = [k \in 1 .. N |-> IF brokers[k].status = "RUNNING" THEN StartedAt(~ibp_enabled, brokers[k])
+                                    ELSE brokers[k]]
     /\ ibp_changes' = ibp_changes + 1
     /\ UNCHANGED <<node, client, restarts>>
 
@@ -567,8 +577,8 @@ FEAT_15_Step ==
               IN node'.features[f] = <<Min2(Max2(highest, lo), hi), hi>>
 FEAT_15 == [][FEAT_15_Step]_vars
 
-(* FEAT-16: below migration_ibp_version a broker's read of /features (a start, or a running broker's     *)
-(* pending watch firing) applies no validation and decodes nothing: the broker runs on, caches no        *)
+(* FEAT-16: below migration_ibp_version (after the step) a broker's read of /features (a start, a running *)
+(* broker's pending watch firing, or the restart of the IBP roll down) applies no validation and decodes nothing: the broker runs on, caches no        *)
 (* features and serves no epoch under kafka, the node's under kip (-1 without a node).  KIP-584 "Broker protections" (each broker *)
 (* validates its IBP before applying validations); Kafka 2.8 starts no FinalizedFeatureChangeListener    *)
 (* below KAFKA_2_7_IV0.  The reference reads the step's label; here the step's change says it is a read.  *)
@@ -576,8 +586,9 @@ ReadsFeatures(i) ==
     /\ brokers'[i + 1].status # "STOPPED"
     /\ \/ B(i).status = "STOPPED"
        \/ Running(i) /\ ~B(i).notified /\ brokers'[i + 1].notified
+       \/ Running(i) /\ ibp_enabled' # ibp_enabled
 FEAT_16_Step ==
-    ~ibp_enabled => \A i \in BrokerIds :
+    ~ibp_enabled' => \A i \in BrokerIds :
         ReadsFeatures(i) => /\ brokers'[i + 1].status = "RUNNING"
                             /\ brokers'[i + 1].cache = NoFeatures
                             /\ brokers'[i + 1].cache_epoch = IF node.status = "ABSENT" THEN -1
@@ -592,8 +603,7 @@ FEAT_16 == [][FEAT_16_Step]_vars
 (* wrong version or a status code swapped; here node is the view the reference decodes them to, so this says  *)
 (* what the bytes must decode to: one of the two statuses, well-formed ranges, a disabled node empty, the     *)
 (* status an active controller's IBP asks for, and a running broker that has read the latest write serves its *)
-(* epoch and caches exactly its levels (none when disabled; after two IBP rolls possibly none, as the IBP is   *)
-(* rolled without a restart).                                                                                 *)
+(* epoch and caches exactly its levels (none when disabled or below the IBP).                                   *)
 FEAT_13 ==
     /\ node.status \in {"ABSENT", "DISABLED", "ENABLED"}
     /\ \A f \in DOMAIN node.features : 1 <= node.features[f][1] /\ node.features[f][1] <= node.features[f][2]
@@ -601,14 +611,11 @@ FEAT_13 ==
     /\ controller >= 0 => node.status = IF ibp_enabled THEN "ENABLED" ELSE "DISABLED"
     /\ \A i \in BrokerIds :
           (Running(i) /\ B(i).notified) =>
-              \* Below the IBP a broker may serve what it read under the new IBP (the IBP rolls without a restart).
-              /\ \/ B(i).cache_epoch = IF node.status = "DISABLED" \/ ~ibp_enabled THEN UncachedEpoch(node.epoch)
-                                       ELSE node.epoch
-                 \/ ~ibp_enabled /\ node.status # "DISABLED" /\ B(i).cache_epoch = node.epoch
-              /\ node.status = "DISABLED" => DOMAIN B(i).cache = {}
-              /\ (node.status = "ENABLED" /\ ibp_enabled) =>
-                     \/ B(i).cache = node.features
-                     \/ ibp_changes >= 2 /\ DOMAIN B(i).cache = {}
+              \* The IBP roll restarts every running broker: what one serves it read under its current IBP.
+              /\ B(i).cache_epoch = IF node.status = "DISABLED" \/ ~ibp_enabled THEN UncachedEpoch(node.epoch)
+                                   ELSE node.epoch
+              /\ (node.status = "DISABLED" \/ ~ibp_enabled) => DOMAIN B(i).cache = {}
+              /\ Versioned => B(i).cache = node.features
 
 (* FEAT-10 is a graph property (AG EF): from every reachable state a state where every running broker *)
 (* has caught up with /features is reachable.  TLC checks LTL only, so this is the target predicate;   *)

@@ -230,12 +230,13 @@ def test_no_deprecation_conformance_config_reaches_the_switch() -> None:
     assert kafka.ok and kafka.distinct_states == 164
 
 
-@pytest.mark.parametrize(("profile", "states"), [("kip", 2273), ("kafka", 1271)])
+@pytest.mark.parametrize(("profile", "states"), [("kip", 3196), ("kafka", 2088)])
 def test_ibp_roll_conformance_config_rolls_the_ibp_under_a_client(profile: str, states: int) -> None:
     """`ibp-roll` (conform_configs) is the one config beside `default` that rolls the IBP, small enough for TLC in
-    every tier: both IBP scenarios, a roll, a restart and a client, every property holding. Its conformance kills
-    the campaign's survivors features system.py:511 (a roll that keeps the brokers registered) and :480 (a
-    client that takes a same-epoch answer), which agreed with every Z3 and TLC cell before."""
+    every tier: both IBP scenarios, two rolls (there and back), a restart and a client, every property holding.
+    Its conformance kills the campaign's survivors features system.py:511 (a roll that keeps the brokers
+    registered) and :480 (a client that takes a same-epoch answer), which agreed with every Z3 and TLC cell
+    before."""
     assert "ibp-roll" not in ENTRY.story_configs
     r = explore(ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile=profile)), stop_at_first=False)
     assert r.complete and r.ok, r.violated_ids
@@ -350,15 +351,58 @@ class _ValidatesBelowTheIbp(FeaturesSystem):
 
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 def test_validation_below_the_migration_ibp_is_caught_by_feat16(profile: str) -> None:
-    """No other property sees it (FEAT-13 says nothing of a cache below the IBP, an exited broker is outside
-    FEAT-08); FEAT-16 does on `default`, which starts a cluster below the IBP and rolls it. The reference holds
-    it there (the whole `default` run is the gate's; here, to the violating depth)."""
+    """FEAT-16 sees it on `default`, which starts a cluster below the IBP and rolls it; since the roll restarts
+    the brokers FEAT-13 does too (no broker below the IBP holds a cache), and before that no property did (an
+    exited broker is outside FEAT-08). The reference holds both there (the whole `default` run is the gate's;
+    here, to the violating depth)."""
     cfg = replace(ENTRY.configs["default"], profile=profile)
     r = explore(_ValidatesBelowTheIbp(cfg))
-    assert r.violated_ids == {"FEAT-16"}, r.violated_ids
-    (v,) = r.violations
-    assert not v.trace.states[-2].ibp_enabled
-    assert v.trace.actions[-1].name in ("StartBroker", "DeliverFeaturesNotification")
-    depth = len(v.trace.actions)
+    assert "FEAT-16" in r.violated_ids and r.violated_ids <= {"FEAT-13", "FEAT-16"}, r.violated_ids
+    v = next(v for v in r.violations if v.property_id == "FEAT-16")
+    assert not v.trace.states[-1].ibp_enabled
+    assert v.trace.actions[-1].name in ("StartBroker", "DeliverFeaturesNotification", "SetIbp")
+    depth = max(len(v.trace.actions) for v in r.violations)
     ok = explore(ENTRY.build(cfg), stop_at_first=False, max_depth=depth)
-    assert ok.ok and {p.id: p.status for p in ok.properties}["FEAT-16"] == f"holds up to depth {depth}"
+    holds = {p.id: p.status for p in ok.properties}
+    assert ok.ok and holds["FEAT-16"] == holds["FEAT-13"] == f"holds up to depth {depth}"
+
+
+def test_the_ibp_roll_restarts_every_running_broker_under_the_new_ibp() -> None:
+    """The IBP is a static broker config: Kafka rolls it by restarting every broker, and a broker validates
+    /features at startup only at or above KAFKA_2_7_IV0 (KafkaServer). So on a roll up an incompatible binary
+    exits, and a roll down leaves no broker with features cached. Before, SetIbp only unregistered the brokers:
+    with two rolls a broker that had started below the IBP ran on, unvalidated, at the new IBP (FEAT-08
+    violated, and FEAT-13 under kafka)."""
+    ts = ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile="kafka"))
+    s = next(s for s in ts.initial_states() if s.ibp_enabled)  # a new cluster, both brokers on `old`
+    s = _do(ts, s, "RestartBroker(broker=0, release='new')")
+    s = _do(ts, s, "StartBroker(broker=0)")
+    s = _do(ts, s, "ElectController(broker=0)")  # /features ENABLED at `new`'s ranges, which `old` lacks
+    s = _do(ts, s, "DeliverFeaturesNotification(broker=0)")
+    assert s.brokers[0].cache and s.brokers[0].cache_epoch == s.znode.version
+    # Broker 1 (`old`) has its notification pending, on which it would exit: the roll comes first.
+    down = _do(ts, s, "SetIbp(enabled=False)")
+    assert down.controller == -1 and down.registration_queue == ()
+    # Both brokers restarted below the IBP, where nothing validates: running, nothing cached, no epoch (kafka).
+    assert all(b.status is BrokerStatus.RUNNING and b.cache == () and b.cache_epoch == -1 and not b.registered
+               and b.notified for b in down.brokers), down.brokers
+    up = _do(ts, down, "SetIbp(enabled=True)")
+    assert up.brokers[1].status is BrokerStatus.EXITED  # its startup validation at the new IBP
+    assert up.brokers[0].status is BrokerStatus.RUNNING and up.brokers[0].cache
+    assert up.brokers[0].cache_epoch == up.znode.version and up.znode == down.znode == s.znode
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_a_roll_without_restarts_is_caught_on_ibp_roll(profile: str) -> None:
+    """The roll as the model had it before (the brokers keep running on what they read under the old IBP) breaks
+    FEAT-08 or FEAT-13 on `ibp-roll`, which rolls the IBP there and back."""
+    cfg = replace(ENTRY.configs["ibp-roll"], profile=profile)
+    r = explore(_RollsWithoutRestarts(cfg))
+    assert r.violated_ids & {"FEAT-08", "FEAT-13", "FEAT-16"}, r.violated_ids
+    assert any(a.name == "SetIbp" for a in r.violations[0].trace.actions)
+
+
+class _RollsWithoutRestarts(FeaturesSystem):
+    def set_ibp(self, s: FeaturesState) -> FeaturesState:
+        brokers = tuple(replace(b, registered=False) for b in s.brokers)
+        return FeaturesState(s.znode, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)

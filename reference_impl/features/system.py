@@ -19,8 +19,9 @@ Every step is one action of :mod:`reference_impl.features.api` or one event the 
 * ``RestartBroker(broker, release)``: a bounce onto a release (upgrade, downgrade or the same binary).
 * ``DeprecateMinLevel()``: the controller raises finalized minimum levels (KIP "Feature version
   deprecation"; ``kip`` profile only: Kafka never shipped it).
-* ``SetIbp(enabled)``: the operator rolls the IBP across ``migration_ibp_version``; the controller
-  resigns so that the next one applies the status rules (KIP "Deployment", phase 1).
+* ``SetIbp(enabled)``: the operator rolls the IBP across ``migration_ibp_version`` (KIP "Deployment", phase 1):
+  every running broker restarts with the new IBP and makes its startup read under it, and the next controller
+  applies the status rules.
 
 ``/features`` is held as ZooKeeper holds it (:class:`ZNode`): the JSON bytes the controller wrote, with
 ``FeatureZNode.encode`` under the config's profile, and the node's version (its epoch). Every reader decodes
@@ -399,15 +400,18 @@ class FeaturesSystem(DataclassSystem):
         # its feature cache (partitionOnFeatureCompatibility), which a failed decode has cleared.
         return self.compatible(s, b, node if isinstance(node, FeatureZNode) else None)
 
-    def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
-        b = s.brokers[i]
+    def _started(self, s: FeaturesState, b: Broker) -> Broker:
+        """Broker ``b`` after its startup read of /features in state ``s`` (Broker protections, point 1): it
+        exits on an incompatibility, else runs with what it read; unregistered either way."""
         runs, cache, epoch = self._broker_reads(s, b)
         if not runs and not self._skip_startup_validation:
-            nb = Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
-            return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), s.registration_queue,
-                                 s.client, s.restarts, s.ibp_changes)
-        nb = Broker(b.release, _RUNNING, epoch, cache, False, True)
-        queue = (*s.registration_queue, i) if s.controller >= 0 else s.registration_queue
+            return Broker(b.release, _EXITED, b.cache_epoch, b.cache, False, True)
+        return Broker(b.release, _RUNNING, epoch, cache, False, True)
+
+    def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
+        nb = self._started(s, s.brokers[i])
+        queue = ((*s.registration_queue, i) if s.controller >= 0 and nb.status is _RUNNING
+                 else s.registration_queue)
         return FeaturesState(s.znode, s.ibp_enabled, s.controller, _put(s.brokers, i, nb), queue, s.client,
                              s.restarts, s.ibp_changes)
 
@@ -507,10 +511,16 @@ class FeaturesSystem(DataclassSystem):
         return self._with_node(s, self.store(new))
 
     def set_ibp(self, s: FeaturesState) -> FeaturesState:
-        # The IBP roll ends with a controller election under the new IBP (the status rules run there).
-        brokers = tuple(Broker(b.release, b.status, b.cache_epoch, b.cache, False, b.notified) if b.registered else b
-                        for b in s.brokers)
-        return FeaturesState(s.znode, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)
+        """The IBP roll: inter.broker.protocol.version is a static broker config, so Kafka rolls it by restarting
+        every running broker with the new value (KIP-584 "Deployment", phase 1; Apache Kafka 2.8 KafkaServer
+        starts the FinalizedFeatureChangeListener, whose initOrThrow reads and validates /features, only when
+        the IBP is at least KAFKA_2_7_IV0). Each running broker makes its startup read under the new IBP (and
+        may exit there), the controller among them: the roll ends with an election under the new IBP (the
+        status rules run there). The roll is one step, the restarts outside ``max_restarts`` (those are
+        bounces onto a release); a stopped or exited broker stays down."""
+        t = FeaturesState(s.znode, not s.ibp_enabled, -1, s.brokers, (), s.client, s.restarts, s.ibp_changes + 1)
+        brokers = tuple(self._started(t, b) if b.status is _RUNNING else b for b in s.brokers)
+        return FeaturesState(t.znode, t.ibp_enabled, -1, brokers, (), t.client, t.restarts, t.ibp_changes)
 
     # ------------------------------------------------------------------ symmetry (issue #17)
     def symmetry_key(self, s: FeaturesState) -> object:
