@@ -1806,17 +1806,56 @@ def kill_hint(row: dict[str, Any]) -> KillHint | None:
 def kill_hints(earlier: dict[str, Any], selected: dict[str, list[Mutant]],
                carried: dict[str, dict[str, Any]]) -> dict[str, KillHint]:
     """For each mutant ``--resume`` runs again (its row not carried: the reference changed since) whose edit
-    an earlier row killed, the step that killed it (:func:`kill_hint`), to run first."""
+    an earlier row killed, the step that killed it (:func:`kill_hint`), to run first. A row is matched by its
+    id, or, when an edit above moved the line (a new id), by the same edit of the same function at the same
+    column (:func:`_edit_key`) where that is unique on both sides: a hint only orders the steps, so a wrong
+    match costs time, never a verdict."""
     wanted = {m.id: m for ms in selected.values() for m in ms}
+    by_edit = _unique_by_edit([(_edit_key(m.protocol, m.module, m.function, m.operator, m.col, m.before, m.after), m)
+                               for m in wanted.values()])
+    earlier_by_edit = _unique_by_edit([(_edit_key(r.get("protocol"), _row_module(r), r.get("function"),
+                                                  r.get("operator"), r.get("col"), r.get("before"), r.get("after")), r)
+                                       for r in earlier["mutants"]])
     out: dict[str, KillHint] = {}
     for r in earlier["mutants"]:
         m = wanted.get(r["id"])
-        if m is None or m.id in carried or (r.get("before"), r.get("after")) != (m.before, m.after):
+        if m is None or (r.get("before"), r.get("after")) != (m.before, m.after):
+            key = _edit_key(r.get("protocol"), _row_module(r), r.get("function"), r.get("operator"), r.get("col"),
+                            r.get("before"), r.get("after"))
+            m = by_edit.get(key) if earlier_by_edit.get(key) is r else None
+        if m is None or m.id in carried or m.id in out:
             continue
         hint = kill_hint(r)
         if hint is not None:
             out[m.id] = hint
     return out
+
+
+EditKey = tuple[object, ...]
+
+
+def _edit_key(protocol: object, module: object, function: object, operator: object, col: object, before: object,
+              after: object) -> EditKey:
+    """A mutant's edit without its line: the protocol, the module, the enclosing function, the operator, the
+    column and the line's text before and after."""
+    return protocol, module, function, operator, col, before, after
+
+
+def _row_module(row: dict[str, Any]) -> object:
+    """The module an earlier row's id names (``protocol:module:line:col:operator``)."""
+    parts = str(row.get("id", "")).split(":")
+    return parts[1] if len(parts) == 5 else None
+
+
+def _unique_by_edit(items: list[tuple[EditKey, Any]]) -> dict[EditKey, Any]:
+    """The items whose edit key no other item shares (the same edit on two lines of a function is ambiguous)."""
+    seen: dict[EditKey, Any] = {}
+    twice: set[EditKey] = set()
+    for key, item in items:
+        if key in seen:
+            twice.add(key)
+        seen[key] = item
+    return {k: v for k, v in seen.items() if k not in twice}
 
 
 def _rechecked(row: dict[str, Any]) -> bool:

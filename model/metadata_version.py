@@ -229,7 +229,8 @@ class MetadataVersionZ3(SymbolicSystem):
 
     def decision_differential(self) -> list[dict[str, Any]]:
         return gate_differential(("mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
-                                  "mv_replay", "format_storage", "mv_activation"), self.config.profile)
+                                  "mv_replay", "format_storage", "mv_activation", "mv_registration"),
+                                 self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         names = [sw.name for sw in self.sws]

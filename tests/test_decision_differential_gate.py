@@ -28,7 +28,7 @@ from rollcheck.smt.prove import symbolic
 RULES = {"features": ["features_update", "features_request", "features_atomic", "features_texts",
                       "features_unreadable", "version_range", "finalized_cache", "admin_update", "feature_znode"],
          "metadata_version": ["mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
-                              "mv_replay", "format_storage", "mv_activation"],
+                              "mv_replay", "format_storage", "mv_activation", "mv_registration"],
          "zk_migration": ["zk_triggers"],
          "streams_probing": ["streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
                              "streams_tasks", "streams_releases"]}

@@ -200,6 +200,14 @@ def test_broker_registration_rule() -> None:
     legacy, _ = c.register_broker(BrokerRegistrationRequest(12, None))
     assert not legacy.ok and "between 1 and 1" in (legacy.message or "")
     assert ctl(level=1).register_broker(BrokerRegistrationRequest(12, None))[0].ok
+    # Kafka 4.0 has no MINIMUM_KRAFT_VERSION to assume: registerBroker refuses the request
+    # (InvalidRegistrationException, Errors.INVALID_REGISTRATION); the KIP is silent, kip keeps the assumption.
+    k40 = ctl(profile="kafka", level=7, kafka_release="4.0", catalog=KAFKA_CATALOG,
+              local_supported=((MV, VersionRange(7, 7)),), voters=(VersionRange(7, 7),), brokers=())
+    refused, after = k40.register_broker(BrokerRegistrationRequest(12, None))
+    assert refused.error is Errors.INVALID_REGISTRATION and int(refused.error) == 119 and after is k40
+    assert refused.message == "Request features do not contain 'metadata.version'"
+    assert ctl(profile="kip", level=1, kafka_release="4.0").register_broker(BrokerRegistrationRequest(12, None))[0].ok
 
 
 def test_format_and_bootstrap() -> None:

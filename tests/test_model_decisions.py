@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -1293,8 +1294,9 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
 
     res = differential("mv_request", mv_request_cases())
     assert res.ok, str(res.disagreement)
-    # the two profiles, and the code tables: Errors (Kafka's seven and the KIP's one), DowngradeType, UpgradeType
-    assert res.cases == 2 + 3 and res.inputs == 32 + 16 + 8 + 3 + 4
+    # the two profiles, and the code tables: Errors (Kafka's eight, INVALID_REGISTRATION among them, and the KIP's
+    # one), DowngradeType, UpgradeType
+    assert res.cases == 2 + 3 and res.inputs == 32 + 16 + 9 + 3 + 4
     real = mv_api.QuorumController.update_features
 
     def update_features(self: Any, request: Any, principal_can_alter: bool = True,
@@ -1738,3 +1740,61 @@ def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypat
         monkeypatch.setattr(ctl, "_update_kafka", as_39)
     bad = differential(rule, cases())
     assert bad.disagreement is not None, planted
+
+
+def _registration_planted(kind: str) -> Callable[..., Any]:
+    from reference_impl.metadata_version.api import (
+        BrokerRegistrationReply,
+        BrokerRegistrationRequest,
+        QuorumController,
+        VersionRange,
+    )
+
+    real = QuorumController.register_broker
+    mv = "metadata.version"
+
+    def planted(self: Any, request: Any) -> Any:
+        sent = request.features
+        if kind == "4.0 assumes" and sent is None and self.kafka_release == "4.0":
+            reply, after = real(dataclasses.replace(self, kafka_release="3.9"), request)
+            return reply, (self if after.kafka_release == "3.9" and not reply.ok else
+                           dataclasses.replace(after, kafka_release="4.0"))
+        if kind == "assumes one above the minimum" and (sent is None or mv not in dict(sent)) \
+                and self.kafka_release != "4.0":
+            low = self.catalog.minimum + 1
+            return real(self, BrokerRegistrationRequest(request.broker_id,
+                                                        (*(sent or ()), (mv, VersionRange(low, low)))))
+        if kind == "metadata.version checked first" and sent:
+            first = tuple(sorted(sent, key=lambda f: f[0] != mv))
+            return real(self, BrokerRegistrationRequest(request.broker_id, first))
+        if kind == "4.0 refusal unquoted" and sent is None and self.kafka_release == "4.0" and self.profile == "kafka":
+            reply, after = real(self, request)
+            return BrokerRegistrationReply(reply.error, (reply.message or "").replace("'", "")), after
+        return real(self, request)
+    return planted
+
+
+@pytest.mark.parametrize("kind", ["4.0 assumes", "assumes one above the minimum", "metadata.version checked first",
+                                  "4.0 refusal unquoted"])
+def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system registers every broker with a metadata.version range and a single feature, so only this rule
+    meets a request without one (Kafka 3.9 assumes MINIMUM_KRAFT_VERSION, 4.0 refuses with INVALID_REGISTRATION)
+    or a second feature sent before metadata.version; each planted bug is a disagreement."""
+    from model.decisions import mv_registration_cases
+    from reference_impl.metadata_version.api import QuorumController
+
+    cases = list(mv_registration_cases())
+    assert [name for name, *_ in cases] == ["registerBroker, kip 3.9", "registerBroker, kafka 3.9",
+                                            "registerBroker, kafka 4.0"]
+    res = differential("mv_registration", cases)
+    assert res.ok, str(res.disagreement)
+    # Every answer occurs: registered, refused for either feature, and (4.0) the missing range refused.
+    seen = {(name, tuple(sorted((k, v) for k, v in ref(x).items() if k in ("error", "feature"))))
+            for name, _f, domain, ref in cases for x in domain}
+    for name in ("registerBroker, kip 3.9", "registerBroker, kafka 3.9", "registerBroker, kafka 4.0"):
+        kinds = {dict(o)["error"] * 10 + max(dict(o)["feature"], 0) for n, o in seen if n == name}
+        assert {0, 351, 352} <= kinds, (name, kinds)
+    assert any(dict(o)["error"] == 119 for n, o in seen if n == "registerBroker, kafka 4.0")
+    monkeypatch.setattr(QuorumController, "register_broker", _registration_planted(kind))
+    assert differential("mv_registration", mv_registration_cases()).disagreement is not None

@@ -304,6 +304,19 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
                            dict(z3_row, id="other", before="x", after="y")]}
     selected = {"zk_migration": [mutant("m"), mutant("kept"), mutant("other")]}
     assert kill_hints(earlier, selected, {"kept": {}}) == {"m": ("z3", story)}
+    # A line added above moves every later site (a new id): the same edit of the same function at the same
+    # column keeps its hint where no other site of that function makes it; an ambiguous one gets none.
+    def moved(line: int, before: str, function: str = "f") -> Mutant:
+        return Mutant(f"zk_migration:system.py:{line}:5:cmp_swap", "zk_migration", "cmp_swap",
+                      "reference_impl/zk_migration/system.py", "system.py", line, 5, before, before + "=", "", function)
+
+    def row(line: int, before: str, function: str = "f") -> dict[str, object]:
+        return dict(z3_row, id=f"zk_migration:system.py:{line}:5:cmp_swap", protocol="zk_migration",
+                    operator="cmp_swap", col=5, before=before, after=before + "=", function=function)
+
+    earlier = {"mutants": [row(10, "a < b"), row(20, "c < d"), row(30, "c < d"), row(40, "e < f", "g")]}
+    selected = {"zk_migration": [moved(11, "a < b"), moved(21, "c < d"), moved(31, "c < d"), moved(41, "e < f", "h")]}
+    assert kill_hints(earlier, selected, {}) == {"zk_migration:system.py:11:5:cmp_swap": ("z3", story)}
 
     ran: list[str] = []
 

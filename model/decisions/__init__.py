@@ -65,6 +65,9 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
 * ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
   bootstrap record an activating controller writes and the version it runs at, for empty and non-empty logs.
+* ``mv_registration``: ClusterControlManager.registerBroker's feature checks on what the system never sends (no
+  metadata.version range: assumed, or refused by 4.0; a second feature in either order): the error, the feature
+  and numbers the refusal names, the range registered.
 
 ZooKeeper migration, KIP-866 (:mod:`model.decisions.zk_migration`):
 
@@ -146,6 +149,7 @@ from .metadata_version import (
     mv_catalog_cases,
     mv_lossless,
     mv_lossless_cases,
+    mv_registration_cases,
     mv_replay_cases,
     mv_request_cases,
     mv_update_cases,
@@ -197,6 +201,7 @@ __all__ = [
     "mv_catalog_cases",
     "mv_lossless",
     "mv_lossless_cases",
+    "mv_registration_cases",
     "mv_replay_cases",
     "mv_request_cases",
     "mv_update_cases",
@@ -243,6 +248,7 @@ RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     "mv_replay": mv_replay_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
+    "mv_registration": mv_registration_cases,
     "zk_triggers": zk_trigger_cases,
 }
 
@@ -281,6 +287,7 @@ GATE_RULES: dict[str, Callable[[], Iterable[tuple[str, Formula, Iterable[Inputs]
     "mv_replay": mv_replay_cases,
     "format_storage": format_storage_cases,
     "mv_activation": mv_activation_cases,
+    "mv_registration": mv_registration_cases,
     "zk_triggers": zk_trigger_cases,
 }
 _PROFILE_WORDS = ("kip", "kafka", "kafka-2.0")

@@ -5,6 +5,7 @@ activation's bootstrap record; reference_impl/metadata_version/ is the reference
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from reference_impl.metadata_version import api as mv_api
 from reference_impl.metadata_version import catalog as mv_catalog
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
+    BrokerRegistrationRequest,
     DowngradeType,
     MetaProperties,
     QuorumController,
@@ -42,6 +44,7 @@ from .core import (
 # --------------------------------------------------------------------------- metadata.version (KIP-778)
 
 INVALID_UPDATE_VERSION, UNSAFE_FEATURE_DOWNGRADE = 95, 10_000
+UNSUPPORTED_VERSION, INVALID_REGISTRATION = KAFKA_ERRORS["UNSUPPORTED_VERSION"], 119  # Errors.java
 NONE_DT, SAFE_DT, UNSAFE_DT = 0, 1, 2
 UPGRADE_TYPE_CODES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}  # FeatureUpdate.java
 
@@ -763,8 +766,9 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
         yield f"handleUpdateFeatures, {profile}", Formula(names, build(profile)), domain, reference(profile)
     # The codes on the wire: Kafka's Errors.java plus the KIP's UNSAFE_FEATURE_DOWNGRADE (a number of ours), the
     # KIP's DowngradeType and Kafka's FeatureUpdate.UpgradeType.
-    yield code_table_case("Errors codes (Errors.java)", {**KAFKA_ERRORS, "UNSAFE_FEATURE_DOWNGRADE":
-                                                         UNSAFE_FEATURE_DOWNGRADE}, mv_api.Errors)
+    yield code_table_case("Errors codes (Errors.java)", {**KAFKA_ERRORS, "INVALID_REGISTRATION": INVALID_REGISTRATION,
+                                                         "UNSAFE_FEATURE_DOWNGRADE": UNSAFE_FEATURE_DOWNGRADE},
+                          mv_api.Errors)
     yield code_table_case("DowngradeType codes (KIP-778)", {"NONE": NONE_DT, "SAFE": SAFE_DT, "UNSAFE": UNSAFE_DT},
                           DowngradeType)
     yield code_table_case("FeatureUpdate.UpgradeType codes", UPGRADE_TYPE_CODES, mv_api.UpgradeType)
@@ -1228,3 +1232,84 @@ def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                   for m in (MV_UNSET, *levels) for n in (0, 1, 2) for last in (levels if n else levels[:1])
                   for e in (LOG_EMPTY_UNSAID, LOG_EMPTY, LOG_NOT_EMPTY)]
         yield f"{name} catalog", Formula(["meta", "records", "last", "empty"], build(cat)), domain, reference(cat)
+
+
+# --------------------------------------------------------------------------- broker registration
+
+_OTHER = "group.version"  # a second feature beside metadata.version (any name the catalog does not treat apart)
+_REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first"]
+_UNSUPPORTED_TEXT = re.compile(r"^Unable to register because the broker does not support finalized version (-?\d+) "
+                               r"of (\S+)\. The broker wants a version between (-?\d+) and (-?\d+), inclusive\.$")
+
+
+def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """``ClusterControlManager.registerBroker``'s feature checks (KIP-778 Compatibility: a broker that cannot
+    support a finalized feature is refused), on requests the system never sends: no metadata.version range
+    (3.9 and kip assume the catalog's minimum, 4.0 refuses with INVALID_REGISTRATION), a second feature sent or
+    not, finalized or not, in either order. Kafka checks the request's features in the order sent, then the
+    assumed metadata.version, then each finalized feature the broker does not list, as 0-0; a finalized level
+    missing is 1 for metadata.version, 0 for others (processRegistrationFeature). The refusal's numbers and
+    feature name, and the range registered, are outputs: only this rule reads them."""
+    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+        cat = CATALOGS["kafka" if profile == "kafka" else "example"]
+        refuses_missing = profile == "kafka" and release == "4.0"
+
+        def formula(x: dict[str, z3.ArithRef], cat: Any = cat, refuses_missing: bool = refuses_missing
+                    ) -> Mapping[str, Any]:
+            missing, o_sent = x["mv_lo"] < 0, x["o_lo"] >= 0
+            lo, hi = z3.If(missing, cat.minimum, x["mv_lo"]), z3.If(missing, cat.minimum, x["mv_hi"])
+            fin_mv = z3.If(x["fin_mv"] == 0, 1, x["fin_mv"])
+            olo, ohi = z3.If(o_sent, x["o_lo"], 0), z3.If(o_sent, x["o_hi"], 0)
+            mv_bad = z3.Not(z3.And(lo <= fin_mv, fin_mv <= hi))
+            o_bad = z3.Not(z3.And(olo <= x["fin_o"], x["fin_o"] <= ohi))
+            # The other feature is checked first when it is sent and either metadata.version is not (the
+            # assumed range comes after the request's) or it was sent first.
+            o_first = z3.And(o_sent, z3.Or(missing, x["other_first"] == 1))
+            refused_o = z3.And(o_bad, z3.Or(o_first, z3.Not(mv_bad)))
+            refused = z3.Or(mv_bad, o_bad)
+            invalid = z3.And(missing, refuses_missing)
+
+            def shown(a: Any, b: Any) -> Any:
+                return z3.If(z3.Or(invalid, z3.Not(refused)), DONT_CARE, z3.If(refused_o, a, b))
+            return {"error": z3.If(invalid, INVALID_REGISTRATION, z3.If(refused, UNSUPPORTED_VERSION, 0)),
+                    "feature": shown(2, 1), "fin": shown(x["fin_o"], fin_mv), "lo": shown(olo, lo),
+                    "hi": shown(ohi, hi),
+                    "reg_lo": z3.If(z3.Or(invalid, refused), DONT_CARE, lo),
+                    "reg_hi": z3.If(z3.Or(invalid, refused), DONT_CARE, hi)}
+
+        def reference(x: Inputs, cat: Any = cat, profile: str = profile, release: str = release) -> Outputs:
+            finalized = tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, x["fin_mv"]), (_OTHER, x["fin_o"]))
+                                     if lvl != 0))
+            ctl = QuorumController(catalog=cat, node_id=0, local_supported=(), voters=((0, None),),
+                                   finalized=finalized, profile=profile, kafka_release=release)
+            sent = []
+            if x["mv_lo"] >= 0:
+                sent.append((FEATURE_NAME, VersionRange(x["mv_lo"], x["mv_hi"])))
+            if x["o_lo"] >= 0:
+                sent.insert(0 if x["other_first"] else len(sent), (_OTHER, VersionRange(x["o_lo"], x["o_hi"])))
+            reply, after = ctl.register_broker(BrokerRegistrationRequest(7, tuple(sent) if sent else None))
+            out: Outputs = {"error": int(reply.error), "feature": DONT_CARE, "fin": DONT_CARE, "lo": DONT_CARE,
+                            "hi": DONT_CARE, "reg_lo": DONT_CARE, "reg_hi": DONT_CARE}
+            if reply.error == mv_api.Errors.INVALID_REGISTRATION:
+                expected = f"Request features do not contain '{FEATURE_NAME}'"
+                return {**out, "error": int(reply.error) if reply.message == expected and after is ctl
+                        else CODEC_ERROR}
+            if reply.error == mv_api.Errors.UNSUPPORTED_VERSION:
+                m = _UNSUPPORTED_TEXT.match(reply.message or "")
+                if m is None or after is not ctl:
+                    return {**out, "error": CODEC_ERROR}
+                name = {FEATURE_NAME: 1, _OTHER: 2}.get(m.group(2), CODEC_ERROR)
+                return {**out, "feature": name, "fin": int(m.group(1)), "lo": int(m.group(3)), "hi": int(m.group(4))}
+            (reg,) = [b for b in after.brokers if b.broker_id == 7]
+            mv = reg.supported(FEATURE_NAME)
+            ok = reg.fenced and reply.message is None
+            return {**out, "error": int(reply.error) if ok else CODEC_ERROR, "reg_lo": mv.min, "reg_hi": mv.max}
+
+        low = cat.minimum
+        levels = (0, low, low + 1, low + 2)
+        ranges = [(-1, -1), (low, low), (low, low + 1), (low + 1, low + 2)]
+        others = [(-1, -1), (0, 0), (0, 1), (1, 2)]
+        domain = [dict(zip(_REGISTRATION_INPUTS, (mlo, mhi, olo, ohi, fm, fo, first), strict=True))
+                  for (mlo, mhi), (olo, ohi), fm, fo, first in itertools.product(ranges, others, levels, (0, 1, 2),
+                                                                                  (0, 1))]
+        yield f"registerBroker, {profile} {release}", Formula(_REGISTRATION_INPUTS, formula), domain, reference
