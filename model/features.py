@@ -460,10 +460,8 @@ class FeaturesZ3(SymbolicSystem):
         for i in range(self.n):
             ok, exited, running = self.started(rolled, i)
             up = v[f"b{i}.status"] == RUNNING
-            for k in running.keys() | exited.keys():
-                after = z3.If(ok, running[k], exited[k]) if k in running and k in exited else (
-                    z3.If(ok, running[k], v[k]) if k in running else z3.If(ok, v[k], exited[k]))
-                ch[k] = z3.If(up, after, v[k])
+            for k, val in running.items():  # an exiting broker keeps its cache (exited names no cache field)
+                ch[k] = z3.If(up, z3.If(ok, val, exited.get(k, v[k])), v[k])
         return z3.And(v["ibp_changes"] < self.config.max_ibp_changes, frame(v, v2, ch))
 
     # ---- invariants (properties/features.py)
