@@ -1294,9 +1294,9 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
 
     res = differential("mv_request", mv_request_cases())
     assert res.ok, str(res.disagreement)
-    # the two profiles, and the code tables: Errors (Kafka's eight, INVALID_REGISTRATION among them, and the KIP's
-    # one), DowngradeType, UpgradeType
-    assert res.cases == 2 + 3 and res.inputs == 32 + 16 + 9 + 3 + 4
+    # the two profiles, the code tables (Errors: Kafka's eight, INVALID_REGISTRATION among them, and the KIP's
+    # one; DowngradeType, UpgradeType) and kip's two-update requests (mv_atomic_cases)
+    assert res.cases == 2 + 3 + 1 and res.inputs == 32 + 16 + 9 + 3 + 4 + 64
     real = mv_api.QuorumController.update_features
 
     def update_features(self: Any, request: Any, principal_can_alter: bool = True,
@@ -1798,3 +1798,27 @@ def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind
     assert any(dict(o)["error"] == 119 for n, o in seen if n == "registerBroker, kafka 4.0")
     monkeypatch.setattr(QuorumController, "register_broker", _registration_planted(kind))
     assert differential("mv_registration", mv_registration_cases()).disagreement is not None
+
+
+def test_mv_request_rule_sees_a_kip_request_applied_in_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system sends one update a request, so a kip request that fails in part met no rule: the campaign's
+    survivor metadata_version api.py:574 (the all-or-nothing block of ``_update_kip`` skipped) survived every
+    checker. ``mv_request`` now sends two updates (``mv_atomic_cases``), each valid or refused, in either order;
+    a controller that applies the valid one beside a refused one is a disagreement."""
+    from model.decisions import mv_atomic_cases
+    from reference_impl.metadata_version.api import ControllerResult, QuorumController, UpdateFeaturesRequest
+    from reference_impl.metadata_version.api import UpdateFeaturesResponse as Response
+
+    res = differential("mv_request", mv_atomic_cases())
+    assert res.ok and res.cases == 1 and res.inputs == 64, str(res.disagreement)
+    real = QuorumController._update_kip
+
+    def in_part(self: Any, request: Any) -> Any:  # each update decided alone: partial success
+        parts = [real(self, UpdateFeaturesRequest((u,), dry_run=request.dry_run)) for u in request.feature_updates]
+        return ControllerResult(Response(parts[0].response.error, None, tuple(r for p in parts
+                                                                              for r in p.response.results)),
+                                tuple(rec for p in parts for rec in p.records))
+
+    monkeypatch.setattr(QuorumController, "_update_kip", in_part)
+    bad = differential("mv_request", mv_atomic_cases()).disagreement
+    assert bad is not None and bad.inputs["mv_ok"] != bad.inputs["gv_ok"]

@@ -59,8 +59,9 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 * ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
   kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
-  the active controller, a feature named twice) and what their messages name; the codes on the wire (Errors,
-  DowngradeType, UpgradeType) against Kafka's numbers, restated.
+  the active controller, a feature named twice) and what their messages name; under kip, a request of two updates
+  (metadata.version and another feature), one refused: all or nothing (``mv_atomic_cases``); the codes on the
+  wire (Errors, DowngradeType, UpgradeType) against Kafka's numbers, restated.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
 * ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
@@ -146,6 +147,7 @@ from .features import (
 from .metadata_version import (
     format_storage_cases,
     mv_activation_cases,
+    mv_atomic_cases,
     mv_catalog_cases,
     mv_lossless,
     mv_lossless_cases,
@@ -198,6 +200,7 @@ __all__ = [
     "format_storage_cases",
     "gate_differential",
     "mv_activation_cases",
+    "mv_atomic_cases",
     "mv_catalog_cases",
     "mv_lossless",
     "mv_lossless_cases",

@@ -17,8 +17,10 @@ from reference_impl.metadata_version.api import (
     BrokerRegistration,
     BrokerRegistrationRequest,
     DowngradeType,
+    FeatureUpdate,
     MetaProperties,
     QuorumController,
+    UpdateFeaturesRequest,
     VersionRange,
     activation_metadata_version,
     bootstrap_metadata_version,
@@ -772,6 +774,7 @@ def mv_request_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callabl
     yield code_table_case("DowngradeType codes (KIP-778)", {"NONE": NONE_DT, "SAFE": SAFE_DT, "UNSAFE": UNSAFE_DT},
                           DowngradeType)
     yield code_table_case("FeatureUpdate.UpgradeType codes", UPGRADE_TYPE_CODES, mv_api.UpgradeType)
+    yield from mv_atomic_cases()
 
 
 # What a metadata.version update's answer says (``kind``), by a phrase of its message.
@@ -1313,3 +1316,49 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
                   for (mlo, mhi), (olo, ohi), fm, fo, first in itertools.product(ranges, others, levels, (0, 1, 2),
                                                                                   (0, 1))]
         yield f"registerBroker, {profile} {release}", Formula(_REGISTRATION_INPUTS, formula), domain, reference
+
+
+# --------------------------------------------------------------------------- kip: all or nothing
+
+_ATOMIC_INPUTS = ["m", "g", "mv_ok", "gv_ok", "gv_first", "dry"]
+
+
+def mv_atomic_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """KIP-584's revision under kip: "if one update cannot be applied, none is". A request of two updates,
+    metadata.version and another feature, each valid (one level up, supported everywhere) or refused (its own
+    level: INVALID_REQUEST), in either order, dry or not: a refused one keeps its error, a valid one beside it
+    answers FEATURE_UPDATE_FAILED, and nothing is written; with both valid both are written (none on a dry run).
+    The system sends one update a request, so only this rule meets a request that fails in part."""
+    cat = CATALOGS["example"]
+    low = cat.minimum
+
+    def formula(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
+        mv_ok, gv_ok = x["mv_ok"] == 1, x["gv_ok"] == 1
+        both = z3.And(mv_ok, gv_ok)
+        writes = z3.And(both, x["dry"] == 0)
+        return {"top": 0,
+                "e_mv": z3.If(mv_ok, z3.If(gv_ok, 0, FEATURE_UPDATE_FAILED), INVALID_REQUEST),
+                "e_gv": z3.If(gv_ok, z3.If(mv_ok, 0, FEATURE_UPDATE_FAILED), INVALID_REQUEST),
+                "records": z3.If(writes, 2, 0),
+                "w_mv": z3.If(writes, x["m"] + 1, -1), "w_gv": z3.If(writes, x["g"] + 1, -1)}
+
+    def reference(x: Inputs) -> Outputs:
+        supported = VersionRange(low, low + 2)
+        ctl = QuorumController(catalog=cat, node_id=0,
+                               local_supported=((FEATURE_NAME, supported), (_OTHER, VersionRange(0, 2))),
+                               voters=((0, supported),),
+                               finalized=tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, x["m"]), (_OTHER, x["g"]))
+                                                      if lvl != 0)), profile="kip")
+        mv = FeatureUpdate(FEATURE_NAME, x["m"] + x["mv_ok"])
+        gv = FeatureUpdate(_OTHER, x["g"] + x["gv_ok"])
+        result = ctl.update_features(UpdateFeaturesRequest((gv, mv) if x["gv_first"] else (mv, gv),
+                                                           dry_run=bool(x["dry"])))
+        errors = {r.feature: int(r.error) for r in result.response.results}
+        written = {r.name: r.feature_level for r in result.records}
+        return {"top": int(result.response.error), "e_mv": errors.get(FEATURE_NAME, CODEC_ERROR),
+                "e_gv": errors.get(_OTHER, CODEC_ERROR), "records": len(result.records),
+                "w_mv": written.get(FEATURE_NAME, -1), "w_gv": written.get(_OTHER, -1)}
+
+    domain = [dict(zip(_ATOMIC_INPUTS, v, strict=True))
+              for v in itertools.product((low, low + 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 1))]
+    yield "two updates, kip", Formula(_ATOMIC_INPUTS, formula), domain, reference
