@@ -1813,15 +1813,12 @@ def kill_hints(earlier: dict[str, Any], selected: dict[str, list[Mutant]],
     wanted = {m.id: m for ms in selected.values() for m in ms}
     by_edit = _unique_by_edit([(_edit_key(m.protocol, m.module, m.function, m.operator, m.col, m.before, m.after), m)
                                for m in wanted.values()])
-    earlier_by_edit = _unique_by_edit([(_edit_key(r.get("protocol"), _row_module(r), r.get("function"),
-                                                  r.get("operator"), r.get("col"), r.get("before"), r.get("after")), r)
-                                       for r in earlier["mutants"]])
+    earlier_by_edit = _unique_by_edit([(_row_edit_key(r), r) for r in earlier["mutants"]])
     out: dict[str, KillHint] = {}
     for r in earlier["mutants"]:
         m = wanted.get(r["id"])
         if m is None or (r.get("before"), r.get("after")) != (m.before, m.after):
-            key = _edit_key(r.get("protocol"), _row_module(r), r.get("function"), r.get("operator"), r.get("col"),
-                            r.get("before"), r.get("after"))
+            key = _row_edit_key(r)
             m = by_edit.get(key) if earlier_by_edit.get(key) is r else None
         if m is None or m.id in carried or m.id in out:
             continue
@@ -1841,10 +1838,11 @@ def _edit_key(protocol: object, module: object, function: object, operator: obje
     return protocol, module, function, operator, col, before, after
 
 
-def _row_module(row: dict[str, Any]) -> object:
-    """The module an earlier row's id names (``protocol:module:line:col:operator``)."""
+def _row_edit_key(row: dict[str, Any]) -> EditKey:
+    """An earlier row's edit key; its module is the one its id names (``protocol:module:line:col:operator``)."""
     parts = str(row.get("id", "")).split(":")
-    return parts[1] if len(parts) == 5 else None
+    return _edit_key(row.get("protocol"), parts[1] if len(parts) == 5 else None, row.get("function"),
+                     row.get("operator"), row.get("col"), row.get("before"), row.get("after"))
 
 
 def _unique_by_edit(items: list[tuple[EditKey, Any]]) -> dict[EditKey, Any]:

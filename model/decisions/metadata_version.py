@@ -1241,6 +1241,11 @@ def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 
 _OTHER = "group.version"  # a second feature beside metadata.version (any name the catalog does not treat apart)
 _REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first"]
+def _finalized(mv: int, other: int) -> tuple[tuple[str, int], ...]:
+    """A controller's finalized levels of metadata.version and ``_OTHER`` (level 0: not finalized)."""
+    return tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, mv), (_OTHER, other)) if lvl != 0))
+
+
 _UNSUPPORTED_TEXT = re.compile(r"^Unable to register because the broker does not support finalized version (-?\d+) "
                                r"of (\S+)\. The broker wants a version between (-?\d+) and (-?\d+), inclusive\.$")
 
@@ -1281,10 +1286,9 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
                     "reg_hi": z3.If(z3.Or(invalid, refused), DONT_CARE, hi)}
 
         def reference(x: Inputs, cat: Any = cat, profile: str = profile, release: str = release) -> Outputs:
-            finalized = tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, x["fin_mv"]), (_OTHER, x["fin_o"]))
-                                     if lvl != 0))
             ctl = QuorumController(catalog=cat, node_id=0, local_supported=(), voters=((0, None),),
-                                   finalized=finalized, profile=profile, kafka_release=release)
+                                   finalized=_finalized(x["fin_mv"], x["fin_o"]), profile=profile,
+                                   kafka_release=release)
             sent = []
             if x["mv_lo"] >= 0:
                 sent.append((FEATURE_NAME, VersionRange(x["mv_lo"], x["mv_hi"])))
@@ -1346,9 +1350,7 @@ def mv_atomic_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable
         supported = VersionRange(low, low + 2)
         ctl = QuorumController(catalog=cat, node_id=0,
                                local_supported=((FEATURE_NAME, supported), (_OTHER, VersionRange(0, 2))),
-                               voters=((0, supported),),
-                               finalized=tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, x["m"]), (_OTHER, x["g"]))
-                                                      if lvl != 0)), profile="kip")
+                               voters=((0, supported),), finalized=_finalized(x["m"], x["g"]), profile="kip")
         mv = FeatureUpdate(FEATURE_NAME, x["m"] + x["mv_ok"])
         gv = FeatureUpdate(_OTHER, x["g"] + x["gv_ok"])
         result = ctl.update_features(UpdateFeaturesRequest((gv, mv) if x["gv_first"] else (mv, gv),
