@@ -1295,8 +1295,8 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
     res = differential("mv_request", mv_request_cases())
     assert res.ok, str(res.disagreement)
     # the two profiles, the code tables (Errors: Kafka's eight, INVALID_REGISTRATION among them, and the KIP's
-    # one; DowngradeType, UpgradeType) and kip's two-update requests (mv_atomic_cases)
-    assert res.cases == 2 + 3 + 1 and res.inputs == 32 + 16 + 9 + 3 + 4 + 64
+    # one; DowngradeType, UpgradeType) and the two-update requests of kip, kafka 3.9 and 4.0 (mv_atomic_cases)
+    assert res.cases == 2 + 3 + 3 and res.inputs == 32 + 16 + 9 + 3 + 4 + 3 * 64
     real = mv_api.QuorumController.update_features
 
     def update_features(self: Any, request: Any, principal_can_alter: bool = True,
@@ -1810,7 +1810,7 @@ def test_mv_request_rule_sees_a_kip_request_applied_in_part(monkeypatch: pytest.
     from reference_impl.metadata_version.api import UpdateFeaturesResponse as Response
 
     res = differential("mv_request", mv_atomic_cases())
-    assert res.ok and res.cases == 1 and res.inputs == 64, str(res.disagreement)
+    assert res.ok and res.cases == 3 and res.inputs == 3 * 64, str(res.disagreement)
     real = QuorumController._update_kip
 
     def in_part(self: Any, request: Any) -> Any:  # each update decided alone: partial success
@@ -1822,3 +1822,31 @@ def test_mv_request_rule_sees_a_kip_request_applied_in_part(monkeypatch: pytest.
     monkeypatch.setattr(QuorumController, "_update_kip", in_part)
     bad = differential("mv_request", mv_atomic_cases()).disagreement
     assert bad is not None and bad.inputs["mv_ok"] != bad.inputs["gv_ok"]
+
+
+@pytest.mark.parametrize("planted", ["3.9 all or nothing", "4.0 applies the valid half", "4.0 names the last refusal"])
+def test_mv_request_rule_sees_kafkas_two_update_requests(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the kafka profile a request that fails in part is not all or nothing: 3.9 writes the updates that
+    passed beside a refused one, 4.0 stops at the first refused one (in the request's order) and writes nothing.
+    Each way of getting that wrong is a disagreement of ``mv_request``'s kafka two-update cases."""
+    from model.decisions import mv_atomic_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    real = mv_api.QuorumController._update_kafka
+
+    def planted_update(self: Any, request: Any) -> Any:
+        if planted == "4.0 names the last refusal" and self.kafka_release == "4.0":
+            request = mv_api.UpdateFeaturesRequest(tuple(reversed(request.feature_updates)), request.dry_run)
+        result = real(self, request)
+        failed = any(r.error is not mv_api.Errors.NONE for r in result.response.results)
+        if planted == "3.9 all or nothing" and self.kafka_release == "3.9" and failed:
+            return mv_api.ControllerResult(result.response)
+        if planted == "4.0 applies the valid half" and self.kafka_release == "4.0" and \
+                result.response.error is not mv_api.Errors.NONE and not request.dry_run:
+            parts = [real(self, mv_api.UpdateFeaturesRequest((u,), request.dry_run)) for u in request.feature_updates]
+            return mv_api.ControllerResult(result.response, tuple(rec for p in parts for rec in p.records))
+        return result
+
+    monkeypatch.setattr(mv_api.QuorumController, "_update_kafka", planted_update)
+    bad = differential("mv_request", mv_atomic_cases()).disagreement
+    assert bad is not None and bad.case == f"two updates, kafka {planted[:3]}", bad

@@ -59,8 +59,9 @@ metadata.version, KIP-778 (:mod:`model.decisions.metadata_version`):
 * ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
   kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
 * ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
-  the active controller, a feature named twice) and what their messages name; under kip, a request of two updates
-  (metadata.version and another feature), one refused: all or nothing (``mv_atomic_cases``); the codes on the
+  the active controller, a feature named twice) and what their messages name; a request of two updates
+  (metadata.version and another feature), one refused (``mv_atomic_cases``): all or nothing under kip, the valid
+  half written under kafka 3.9, the first refusal answered at the top level under 4.0; the codes on the
   wire (Errors, DowngradeType, UpgradeType) against Kafka's numbers, restated.
 * ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
   format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.

@@ -1364,3 +1364,68 @@ def mv_atomic_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable
     domain = [dict(zip(_ATOMIC_INPUTS, v, strict=True))
               for v in itertools.product((low, low + 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 1))]
     yield "two updates, kip", Formula(_ATOMIC_INPUTS, formula), domain, reference
+    yield from _kafka_two_update_cases()
+
+
+_FOR_FEATURE = re.compile(r"for feature (\S+)\. ")
+
+
+def _kafka_two_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The same two-update requests under the kafka profile, where Kafka is not all or nothing. A refused update
+    here is a downgrade by one asked as an upgrade (FeatureControlManager.updateFeature: "Can't downgrade the
+    version of this feature without setting the upgrade type ..."). Release 3.9 (FeatureControlManager.updateFeatures
+    on the 3.9 branch): each update answers for itself (INVALID_UPDATE_VERSION or NONE) and ``atomicOf(records,
+    results)`` writes the records of the updates that passed even beside a refused one. Release 4.0 (4.0 branch
+    4ae6814): the first refused update ends the request: nothing written, the error at the top level, naming that
+    update's feature, and no per-feature results."""
+    cat = CATALOGS["kafka"]
+    low = 10  # 3.5-IV1: above the bootstrap floor and below controller registrations (only the local check)
+    names = {FEATURE_NAME: 1, _OTHER: 2}
+
+    for release in ("3.9", "4.0"):
+        def formula(x: dict[str, z3.ArithRef], release: str = release) -> Mapping[str, Any]:
+            mv_ok, gv_ok, dry = x["mv_ok"] == 1, x["gv_ok"] == 1, x["dry"] == 1
+            mv_up, gv_up = z3.If(mv_ok, x["m"] + 1, x["m"] - 1), z3.If(gv_ok, x["g"] + 1, x["g"] - 1)
+            if release == "3.9":
+                return {"top": 0, "named": 0,
+                        "e_mv": z3.If(mv_ok, 0, INVALID_UPDATE_VERSION),
+                        "e_gv": z3.If(gv_ok, 0, INVALID_UPDATE_VERSION),
+                        "records": z3.If(dry, 0, z3.If(mv_ok, 1, 0) + z3.If(gv_ok, 1, 0)),
+                        "w_mv": z3.If(z3.And(mv_ok, z3.Not(dry)), mv_up, -1),
+                        "w_gv": z3.If(z3.And(gv_ok, z3.Not(dry)), gv_up, -1)}
+            both = z3.And(mv_ok, gv_ok)
+            # the first refused one in the request's order is named
+            gv_named = z3.And(z3.Not(gv_ok), z3.Or(x["gv_first"] == 1, mv_ok))
+            writes = z3.And(both, z3.Not(dry))
+            return {"top": z3.If(both, 0, INVALID_UPDATE_VERSION),
+                    "named": z3.If(both, 0, z3.If(gv_named, 2, 1)),
+                    "e_mv": z3.If(both, 0, CODEC_ERROR), "e_gv": z3.If(both, 0, CODEC_ERROR),
+                    "records": z3.If(writes, 2, 0),
+                    "w_mv": z3.If(writes, mv_up, -1), "w_gv": z3.If(writes, gv_up, -1)}
+
+        def reference(x: Inputs, release: str = release) -> Outputs:
+            supported = VersionRange(cat.minimum, cat.latest)
+            ctl = QuorumController(catalog=cat, node_id=0,
+                                   local_supported=((FEATURE_NAME, supported), (_OTHER, VersionRange(0, 3))),
+                                   voters=((0, supported),), finalized=_finalized(x["m"], x["g"]),
+                                   profile="kafka", kafka_release=release)
+            # a refused update is a downgrade by one with the (default) upgrade type UPGRADE
+            mv = FeatureUpdate(FEATURE_NAME, x["m"] + (1 if x["mv_ok"] else -1))
+            gv = FeatureUpdate(_OTHER, x["g"] + (1 if x["gv_ok"] else -1))
+            result = ctl.update_features(UpdateFeaturesRequest((gv, mv) if x["gv_first"] else (mv, gv),
+                                                               dry_run=bool(x["dry"])))
+            response = result.response
+            named = 0
+            if response.error is not mv_api.Errors.NONE:
+                m = _FOR_FEATURE.search(response.message or "")
+                ok = (response.message or "").startswith(mv_api.ALL_FAILED_PREFIX) and m is not None
+                named = names.get(m.group(1), CODEC_ERROR) if ok and m is not None else CODEC_ERROR
+            errors = {r.feature: int(r.error) for r in response.results}
+            written = {r.name: r.feature_level for r in result.records}
+            return {"top": int(response.error), "named": named, "e_mv": errors.get(FEATURE_NAME, CODEC_ERROR),
+                    "e_gv": errors.get(_OTHER, CODEC_ERROR), "records": len(result.records),
+                    "w_mv": written.get(FEATURE_NAME, -1), "w_gv": written.get(_OTHER, -1)}
+
+        domain = [dict(zip(_ATOMIC_INPUTS, v, strict=True))
+                  for v in itertools.product((low, low + 1), (1, 2), (0, 1), (0, 1), (0, 1), (0, 1))]
+        yield f"two updates, kafka {release}", Formula(_ATOMIC_INPUTS, formula), domain, reference
