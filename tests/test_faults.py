@@ -330,6 +330,10 @@ def test_replay_explains_bad_traces_in_one_line(tmp_path: Path, capsys: pytest.C
     assert "names no protocol" in _one_line(capsys.readouterr().err)
     assert main(["replay", str(tmp_path / "nope.itf.json")]) == 2
     assert "trace not found" in _one_line(capsys.readouterr().err)
+    # a newcomer's first guess names the protocol, as the other commands take it: the trace names its own
+    for command in ("replay", "export-test"):
+        assert main([command, "features", str(foreign)]) == 2
+        assert "trace not found: features (give ITF files or directories only" in _one_line(capsys.readouterr().err)
     moved = tmp_path / "moved.itf.json"
     moved.write_text(json.dumps({"#meta": {"protocol": "features", "config": str(tmp_path / "gone.toml")},
                                  "states": [{"x": 1}]}))

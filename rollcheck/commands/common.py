@@ -9,7 +9,7 @@ from typing import Any
 
 from rollcheck.configs import resolve_config
 from rollcheck.errors import UserError
-from rollcheck.registry import build_system, check_profile, get_protocol
+from rollcheck.registry import build_system, check_profile, get_protocol, protocol_names
 from rollcheck.transition import ProtocolEntry, TransitionSystem, replace_config
 
 PROFILE_HELP = ("semantics profile, one of the protocol's (`rollcheck list`): kip (the KIP as written), kafka "
@@ -83,3 +83,23 @@ def positive_float(text: str) -> float:
 def require(cond: bool, message: str) -> None:
     if not cond:
         raise UserError(message)
+
+
+def itf_files(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """The ITF traces that ``replay`` and ``export-test`` read: each file named, and each ``*.itf.json`` under a
+    directory named; with whether the user named the file itself. A trace names its own protocol, so a
+    protocol's name given first gets a hint, not only "not found"."""
+    found: list[tuple[Path, bool]] = []
+    for p in paths:
+        if p.is_dir():
+            files = sorted(p.rglob("*.itf.json"))
+            require(bool(files), f"{p}: no *.itf.json file under it")
+            found.extend((f, False) for f in files)
+        elif p.exists():
+            found.append((p, True))
+        elif str(p) in protocol_names():
+            raise UserError(f"trace not found: {p} (give ITF files or directories only: "
+                            "each trace names its protocol, config and profile)")
+        else:
+            raise UserError(f"trace not found: {p}")
+    return found

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from rollcheck.commands.common import require
+from rollcheck.commands.common import itf_files
 from rollcheck.console import out_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.regression import DEFAULT_DIR, VARIANT_ENV, Exported, export_test
@@ -26,26 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(run=run)
 
 
-def _traces(paths: list[Path]) -> list[tuple[Path, bool]]:
-    """Each trace to export, and whether the user named it (a file found in a directory is skipped, not an
-    error, when it cannot be exported: a witness trace, for instance)."""
-    found: list[tuple[Path, bool]] = []
-    for p in paths:
-        if p.is_dir():
-            files = sorted(p.rglob("*.itf.json"))
-            require(bool(files), f"{p}: no *.itf.json file under it")
-            found.extend((f, False) for f in files)
-        elif p.exists():
-            found.append((p, True))
-        else:
-            raise UserError(f"trace not found: {p}")
-    return found
-
-
 def run(args: argparse.Namespace) -> int:
     written: list[Exported] = []
     skipped: list[dict[str, str]] = []
-    for path, named in _traces(args.paths):
+    for path, named in itf_files(args.paths):
         command = shlex.join(["rollcheck", "export-test", str(path), "-o", str(args.out)])
         try:
             written.append(export_test(path, args.out, command))

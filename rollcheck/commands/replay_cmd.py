@@ -8,9 +8,9 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from rollcheck.commands.common import require
+from rollcheck.commands.common import itf_files
 from rollcheck.console import out_console, print_json
-from rollcheck.errors import ExitCode, UserError
+from rollcheck.errors import ExitCode
 from rollcheck.replay import ReplayResult, replay_itf
 
 
@@ -26,22 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(run=run)
 
 
-def _files(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            found = sorted(p.rglob("*.itf.json"))
-            require(bool(found), f"{p}: no *.itf.json file under it")
-            files.extend(found)
-        elif p.exists():
-            files.append(p)
-        else:
-            raise UserError(f"trace not found: {p}")
-    return files
-
-
 def run(args: argparse.Namespace) -> int:
-    files = _files(args.paths)
+    files = [f for f, _named in itf_files(args.paths)]
     results = [replay_itf(f, args.config, args.reference) for f in files]
     if args.json:
         print_json({"traces": [r.to_json() for r in results]})
