@@ -218,3 +218,32 @@ def test_mv15_catches_a_quorum_check_off_by_one() -> None:
         r = explore(_HalfIsAQuorum(replace(cfg, profile=profile)), stop_at_first=False)
         assert "MV-15" in r.violated_ids
     assert not explore(_HalfIsAQuorum(ENTRY.configs["crashes"]), max_depth=8, stop_at_first=False).violations
+
+
+class _PreviewFormattedAsNew(MetadataVersionSystem):
+    """A planted bug: a preview cluster (no metadata.version in meta.properties) bootstraps at the software's
+    default, as a freshly formatted one does, instead of at version 1."""
+
+    def initial_states(self) -> list[MetadataVersionState]:
+        return list(MetadataVersionSystem(replace(self.config, initial_level=None)).initial_states())
+
+
+def test_the_preview_story_starts_a_preview_cluster_at_version_1_and_z3_sees_any_other_start() -> None:
+    """KIP-778 "Initialization": a preview KRaft cluster is initialized at metadata.version 1. No other config
+    starts one (every other is formatted with a version), so the campaign's survivors system.py:121 (the preview
+    branch forced off, or taken for another level) went unnoticed; ``preview`` (a story config, so Z3's
+    every-state differential runs on it in the ci tier) starts there, and a reference that starts elsewhere is a
+    mismatch at Init."""
+    from rollcheck.smt.checker import successor_differential
+    from rollcheck.smt.prove import symbolic
+
+    cfg = ENTRY.configs["preview"]
+    assert "preview" in ENTRY.story_configs and cfg.initial_level == 0 and not cfg.dry_run
+    for profile in ("kip", "kafka"):
+        honest = ENTRY.build(replace(cfg, profile=profile))
+        (s0,) = honest.initial_states()
+        assert s0.log == (1,) and all(b.rpc_level == 1 for b in s0.brokers)
+        assert successor_differential(symbolic(honest), honest, 50)["mismatch"] is None
+        planted = _PreviewFormattedAsNew(replace(cfg, profile=profile))
+        diff = successor_differential(symbolic(planted), planted, 50)
+        assert diff["mismatch"] is not None and diff["mismatch"].startswith("initial states differ")

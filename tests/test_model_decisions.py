@@ -1850,3 +1850,26 @@ def test_mv_request_rule_sees_kafkas_two_update_requests(planted: str, monkeypat
     monkeypatch.setattr(mv_api.QuorumController, "_update_kafka", planted_update)
     bad = differential("mv_request", mv_atomic_cases()).disagreement
     assert bad is not None and bad.case == f"two updates, kafka {planted[:3]}", bad
+
+
+def test_mv_update_forms_sees_another_feature_refused_for_a_level_metadata_version_lacks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign's survivor metadata_version api.py:600: kip's "Unknown metadata.version level" check applied to
+    every feature. On Kafka's catalog (27 levels) no other feature's level tells; on the KIP's example (V1..V5)
+    group.version at 6 or 7 does, and ``mv_update_forms`` now has that case."""
+    from model.decisions import mv_update_form_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    res = differential("mv_update_forms", mv_update_form_cases())
+    assert res.ok, str(res.disagreement)
+    real = mv_api.QuorumController._kip_validate
+
+    def every_feature_checked(self: Any, update: Any) -> Any:
+        if update.feature != mv_api.FEATURE_NAME and update.max_version_level >= 1 \
+                and update.max_version_level not in self.catalog.levels:
+            return mv_api.Errors.INVALID_REQUEST, f"Unknown metadata.version level {update.max_version_level}."
+        return real(self, update)
+
+    monkeypatch.setattr(mv_api.QuorumController, "_kip_validate", every_feature_checked)
+    bad = differential("mv_update_forms", mv_update_form_cases()).disagreement
+    assert bad is not None and bad.case.endswith("catalog example") and bad.inputs["y"] in (6, 7)

@@ -242,3 +242,28 @@ def test_a_property_term_drifted_from_the_model_is_a_state_term_mismatch(planted
     diff = successor_differential(symbolic(ts), ts, 0)
     term = "converged" if "converged" in planted else "bounces_done"
     assert diff["mismatch"] is not None and f"the state term {term} differs" in diff["mismatch"]
+
+
+def test_a_step_under_a_label_the_model_has_no_relation_for_is_a_mismatch() -> None:
+    """A reference that offers dry runs on ``preview`` (whose operator never dry-runs: the campaign's survivor
+    metadata_version system.py:102, the config's switch ignored) adds only stutter steps: a dry run changes
+    nothing, and a refused request already loops on each state, so every action's successor states stay equal.
+    The model splits UpdateFeatures by (level, downgrade, dry_run) and has no relation for a dry run there: the
+    reference's step under that label is a mismatch naming it."""
+    from reference_impl.metadata_version.api import DowngradeType
+    from reference_impl.metadata_version.system import _label
+
+    honest = system("metadata_version", "preview")
+    assert not honest.config.dry_run and honest.config.initial_level == 0
+    assert successor_differential(symbolic(honest), honest, 0)["mismatch"] is None
+
+    def change(s: Any, steps: list[Any]) -> list[Any]:
+        if not any(a.name == "UpdateFeatures" for a, _ in steps):
+            return steps
+        return [*steps, (_label("UpdateFeatures", level=1, downgrade=DowngradeType.NONE.name, dry_run=True), s)]
+
+    ts = _planted(honest, change)
+    diff = successor_differential(symbolic(ts), ts, 0)
+    assert diff["mismatch"] is not None
+    assert diff["mismatch"].startswith("the reference takes a step with parameters none of the model's relations "
+                                       "has for action UpdateFeatures(downgrade='NONE', dry_run=True, level=1) from")

@@ -979,42 +979,47 @@ OTHER_FEATURE = "group.version"
 
 def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """kip: an update of a feature other than metadata.version (finalized at ``cur``, 1 or 2, the controller
-    supporting 1-2; with ``lacking`` one registered broker that lists metadata.version alone, so it supports
+    supporting 1-``hi``; with ``lacking`` one registered broker that lists metadata.version alone, so it supports
     the other feature at QuorumFeatures.DISABLED, 0-0): the same level, a downgrade without SAFE or UNSAFE and a
     raise with one are refused (INVALID_REQUEST); a level below 1 deletes it (KIP-584: no range check); any
     other level must lie in every registered broker's range and the controller's own (FEATURE_UPDATE_FAILED
-    otherwise). The system updates metadata.version alone."""
-    cat = CATALOGS["kafka"]
-    rng = VersionRange(cat.minimum_for("3.9"), cat.latest_production_for("3.9"))
-    mv = cat.latest_production_for("3.9")
+    otherwise). The system updates metadata.version alone. On Kafka's catalog (levels 1..27) with the feature at
+    1-2, and on the KIP's example (V1..V5) with the feature at 1-7: its levels are not metadata.version's, so a
+    level the catalog lacks is no "unknown metadata.version" (the campaign's survivor api.py:600)."""
+    for cat_name, hi in (("kafka", 2), ("example", 7)):
+        cat = CATALOGS[cat_name]
+        rng = VersionRange(cat.minimum_for("3.9"), cat.latest_production_for("3.9"))
+        mv = cat.latest_production_for("3.9")
 
-    def build(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-        y, safe, cur = x["y"], x["code"] == 2, x["cur"]
-        invalid = z3.Or(y == cur, z3.And(y < cur, z3.Not(safe)), z3.And(y > cur, safe))
-        # above the controller's own 1-2, or any level at all for a broker that does not know the feature
-        # (a level below 1 is a deletion)
-        outside = z3.Or(y > 2, z3.And(x["lacking"] == 1, y >= 1))
-        error = z3.If(invalid, INVALID_REQUEST, z3.If(outside, FEATURE_UPDATE_FAILED, 0))
-        return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1)}
+        def build(x: dict[str, z3.ArithRef], hi: int = hi) -> Mapping[str, Any]:
+            y, safe, cur = x["y"], x["code"] == 2, x["cur"]
+            invalid = z3.Or(y == cur, z3.And(y < cur, z3.Not(safe)), z3.And(y > cur, safe))
+            # above the controller's own 1-hi, or any level at all for a broker that does not know the feature
+            # (a level below 1 is a deletion)
+            outside = z3.Or(y > hi, z3.And(x["lacking"] == 1, y >= 1))
+            error = z3.If(invalid, INVALID_REQUEST, z3.If(outside, FEATURE_UPDATE_FAILED, 0))
+            return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1)}
 
-    def reference(x: Inputs) -> Outputs:
-        brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
-        ctl = QuorumController(catalog=cat, node_id=0,
-                               local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, 2))),
-                               voters=((0, rng),), finalized=((FEATURE_NAME, mv), (OTHER_FEATURE, x["cur"])),
-                               brokers=brokers, profile="kip", kafka_release="3.9")
-        update = mv_api.FeatureUpdate.with_upgrade_type(OTHER_FEATURE, x["y"], x["code"])
-        res = ctl.update_features(mv_api.UpdateFeaturesRequest((update,)))
-        r = res.response
-        error = int(r.error) if r.error is not mv_api.Errors.NONE else (
-            int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
-        levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
-        return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
+        def reference(x: Inputs, cat: Any = cat, rng: VersionRange = rng, mv: int = mv, hi: int = hi) -> Outputs:
+            brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
+            ctl = QuorumController(catalog=cat, node_id=0,
+                                   local_supported=((FEATURE_NAME, rng), (OTHER_FEATURE, VersionRange(1, hi))),
+                                   voters=((0, rng),), finalized=((FEATURE_NAME, mv), (OTHER_FEATURE, x["cur"])),
+                                   brokers=brokers, profile="kip", kafka_release="3.9")
+            update = mv_api.FeatureUpdate.with_upgrade_type(OTHER_FEATURE, x["y"], x["code"])
+            res = ctl.update_features(mv_api.UpdateFeaturesRequest((update,)))
+            r = res.response
+            error = int(r.error) if r.error is not mv_api.Errors.NONE else (
+                int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
+            levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
+            return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
 
-    names = ["y", "code", "cur", "lacking"]
-    # cur 0: the feature is not finalized at all (FeatureControlManager's finalizedVersions.getOrDefault(0))
-    domain = [dict(zip(names, v, strict=True)) for v in itertools.product(range(-1, 4), (1, 2), (0, 1, 2), (0, 1))]
-    yield f"{OTHER_FEATURE} update, kip 3.9", Formula(names, build), domain, reference
+        names = ["y", "code", "cur", "lacking"]
+        # cur 0: the feature is not finalized at all (FeatureControlManager's finalizedVersions.getOrDefault(0))
+        domain = [dict(zip(names, v, strict=True))
+                  for v in itertools.product(range(-1, hi + 2), (1, 2), (0, 1, 2), (0, 1))]
+        label = "" if cat_name == "kafka" else f", catalog {cat_name}"
+        yield f"{OTHER_FEATURE} update, kip 3.9{label}", Formula(names, build), domain, reference
     yield from _kafka_other_feature_cases()
 
 

@@ -44,6 +44,13 @@ LOSSY = replace(SMALL, record_levels=(3, 4, 5))
 # checks it here; 7,112 states under kip, 5,408 under kafka). A story config the gate also checks.
 TWO_VOTERS = replace(CRASHES, voters=2)
 
+# KIP-778 "Initialization", its special case: a "preview" KRaft cluster whose meta.properties has no
+# metadata.version (initial_level 0) is initialized at version 1 and upgraded from there; the operator never asks
+# for a dry run (dry_run off). Every other config is formatted with a version and offers dry runs, so a reference
+# that read the preview cluster's start or the dry-run switch wrongly went unnoticed (the campaign's survivors
+# metadata_version system.py:102, :121). A story config the gate also checks.
+PREVIEW = replace(SMALL, initial_level=0, dry_run=False)
+
 
 _mutant = partial(config_mutation, MetadataVersionSystem)  # a variant: the reference with one mutation in its config
 
@@ -94,8 +101,8 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-778 metadata.version in KRaft: upgrades, lossless/lossy downgrades, quorum and broker checks",
     config_type=MetadataVersionConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG, "crashes": CRASHES,
-             "lossy": LOSSY, "two-voters": TWO_VOTERS},
-    story_configs=("crashes", "lossy", "two-voters"),
+             "lossy": LOSSY, "two-voters": TWO_VOTERS, "preview": PREVIEW},
+    story_configs=("crashes", "lossy", "two-voters", "preview"),
     build=MetadataVersionSystem,
     variants=VARIANTS,
     sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",

@@ -759,6 +759,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
                 return res
         ref: list[list[RefStep]] = [[] for _ in diff.relations]
         unencoded: dict[str, set[Any]] = {}
+        unlabelled: dict[str, set[Any]] = {}
         for a, t in ts.successors(s):
             step: RefStep | None = None
             k = index.get(a.name) if actions else None
@@ -768,8 +769,21 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
             elif actions and a.name not in sym.excluded_actions:
                 unencoded.setdefault(a.name, set()).add(t)
             for keys, by_values in by_params.get(a.name, {}).items():
-                for j in by_values.get(tuple(a.get(k, _MISSING) for k in keys), ()):
+                given = tuple(a.get(k, _MISSING) for k in keys)
+                matched = by_values.get(given)
+                if matched is None:
+                    # The model splits this action by these parameters and has no relation for the values the
+                    # reference used: a step the model cannot take under that label (a request the config does
+                    # not offer, say), although its successor state may equal one another label reaches.
+                    shown = ", ".join(f"{k}={x!r}" for k, x in zip(keys, given, strict=True))
+                    unlabelled.setdefault(f"{a.name}({shown})", set()).add(t)
+                    continue
+                for j in matched:
                     ref[j].append(step or (step := diff.step(t)))
+        for label in sorted(unlabelled):
+            res.mismatch = Mismatch(s, label, frozenset(unlabelled[label]), frozenset(),
+                                    "the reference takes a step with parameters none of the model's relations has")
+            return res
         for name in sorted(unencoded):
             res.mismatch = Mismatch(s, name, frozenset(unencoded[name]), frozenset(), "action not encoded")
             return res
