@@ -1562,9 +1562,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "variants, z3, conform) at this checkout; their explorer runs are taken from FILE, which needs "
                    "reference_impl/, properties/ and rollcheck/ unchanged since FILE's commit; the killed rows of "
                    "FILE are kept, so the summary is the whole campaign's")
-    p.add_argument("--resume", type=Path, metavar="FILE",
-                   help="go on with an earlier campaign (FILE: its JSON, partial or not; by default the same "
-                   "selection of mutants as FILE's, unless --protocol/--operators/--match/--limit say otherwise): "
+    p.add_argument("--resume", type=Path, nargs="+", metavar="FILE",
+                   help="go on with an earlier campaign (FILE: its JSON, partial or not; several FILEs: pieces run "
+                   "with --match, merged, a later file's row of a mutant replacing an earlier one's; by default the "
+                   "same selection of mutants as FILE's (several: every mutant of the protocols they name), unless "
+                   "--protocol/--operators/--match/--limit say otherwise): "
                    "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
                    "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs; "
                    "a mutant whose edit FILE killed at another reference runs the step that killed it first")
@@ -1586,14 +1588,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.resume is not None:
         if args.recheck is not None:
             p.error("--resume and --recheck are two ways of going on from FILE: give one")
-        args.resumed = load_campaign(p, args.resume, "--resume")
+        pieces = [load_campaign(p, path, "--resume") for path in args.resume]
+        args.resumed = merge_campaigns(pieces)
         params = args.resumed.get("params", {})
         if args.protocol is None and args.operators is None and args.match is None and args.limit is None:
-            args.protocol, args.operators = params.get("protocols"), params.get("operators")
-            args.match, args.limit, args.offset = params.get("match"), params.get("limit"), params.get("offset", 0)
+            if len(pieces) == 1:
+                args.protocol, args.operators = params.get("protocols"), params.get("operators")
+                args.match, args.limit = params.get("match"), params.get("limit")
+                args.offset = params.get("offset", 0)
+            else:  # pieces of one campaign: the whole of what they cover, not the last piece's --match
+                args.protocol = sorted({str(r["protocol"]) for r in args.resumed["mutants"]})
             unknown = [n for n in args.protocol or [] if n not in known]
             if unknown:
-                p.error(f"--resume: {args.resume} names the protocol {unknown[0]!r}, which is not registered")
+                p.error(f"--resume: {', '.join(map(str, args.resume))} names the protocol {unknown[0]!r}, which is "
+                        "not registered")
     if args.operators is None:
         args.operators = list(OPERATORS)
     if args.recheck is not None:
@@ -1615,6 +1623,20 @@ def load_campaign(p: argparse.ArgumentParser, path: Path, option: str) -> dict[s
                                                 for r in rows):
         p.error(f"{option}: {path} is not a campaign's JSON (benchmarks/results/mutation-*.json)")
     return doc
+
+
+def merge_campaigns(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several campaigns' JSON as one, for ``--resume`` from pieces (runs with ``--match``): the last file's fields,
+    and every file's rows, each keeping the commit and digests of the file it came from (a row without its own);
+    a later file's row of a mutant replaces an earlier one's."""
+    if len(docs) == 1:
+        return docs[0]
+    rows: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        own = {k: doc[k] for k in ("commit", "sources_sha256", "reference_sha256") if doc.get(k) is not None}
+        for r in doc["mutants"]:
+            rows[str(r["id"])] = {**own, **r}
+    return {**docs[-1], "mutants": list(rows.values())}
 
 
 def load_previous(p: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
@@ -1679,7 +1701,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
         "rechecked_from": None if args.previous is None else {"file": str(args.recheck),
                                                               "commit": args.previous["commit"]},
-        "resumed_from": None if args.resumed is None else {"file": str(args.resume),
+        "resumed_from": None if args.resumed is None else {"file": ", ".join(map(str, args.resume)),
                                                            "commit": args.resumed.get("commit"),
                                                            "sources_sha256": args.resumed.get("sources_sha256")},
     }

@@ -548,3 +548,31 @@ def test_a_config_module_edit_meets_the_config_domain_first() -> None:
     assert CONFIG_MODULE == "config.py"
     assert conform_argv("p", "kip", Path("o"), domain_only=True)[-1] == "--domain-only"
     assert "--domain-only" not in conform_argv("p", "kip", Path("o"))
+
+
+def test_resume_from_pieces_merges_their_rows_each_with_its_own_commit(tmp_path: Path) -> None:
+    """--resume FILE FILE ...: pieces of one campaign (runs with --match) read as one; each row keeps the commit and
+    digests of its own file, a later file's row of a mutant replaces an earlier one's, and with no selection given
+    the campaign goes on over every mutant of the protocols the pieces name."""
+    from benchmarks.mutation import merge_campaigns, parse_args
+
+    a = {"commit": "c1", "sources_sha256": "S1", "reference_sha256": "R1", "params": {"match": "system"},
+         "mutants": [{"id": "m1", "protocol": "metadata_version", "status": "survived"},
+                     {"id": "m2", "protocol": "metadata_version", "status": "killed", "commit": "c0"}]}
+    b = {"commit": "c2", "sources_sha256": "S2", "reference_sha256": "R2", "params": {"match": "catalog"},
+         "mutants": [{"id": "m1", "protocol": "metadata_version", "status": "killed (z3)"},
+                     {"id": "m3", "protocol": "metadata_version", "status": "killed"}]}
+    merged = merge_campaigns([a, b])
+    rows = {r["id"]: r for r in merged["mutants"]}
+    assert rows["m1"]["status"] == "killed (z3)" and rows["m1"]["commit"] == "c2"
+    assert rows["m2"]["commit"] == "c0" and rows["m2"]["sources_sha256"] == "S1"  # a row's own commit stands
+    assert rows["m3"]["reference_sha256"] == "R2" and merged["params"] == {"match": "catalog"}
+    assert merge_campaigns([a]) is a
+    files = []
+    for name, doc in (("a", a), ("b", b)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"benchmark": "mutation", **doc}))
+        files.append(str(path))
+    args = parse_args(["--resume", *files])
+    assert args.protocol == ["metadata_version"] and args.match is None
+    assert len(args.resumed["mutants"]) == 3
