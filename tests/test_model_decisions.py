@@ -1873,3 +1873,27 @@ def test_mv_update_forms_sees_another_feature_refused_for_a_level_metadata_versi
     monkeypatch.setattr(mv_api.QuorumController, "_kip_validate", every_feature_checked)
     bad = differential("mv_update_forms", mv_update_form_cases()).disagreement
     assert bad is not None and bad.case.endswith("catalog example") and bad.inputs["y"] in (6, 7)
+
+
+@pytest.mark.parametrize("verb", ["always upgrade", "always downgrade", "another level named"])
+def test_mv_update_forms_reads_the_same_level_refusals_words(verb: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kip's same-level refusal ("Can not upgrade group.version from existing level 1 to the same value.") names the
+    request's verb, feature and level; the campaign's survivors metadata_version api.py:603 (the verb fixed either
+    way) met no rule that read it."""
+    from model.decisions import mv_update_form_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    real = mv_api.QuorumController._kip_validate
+
+    def reworded(self: Any, update: Any) -> Any:
+        out = real(self, update)
+        if out is None or "to the same value" not in out[1]:
+            return out
+        text = {"always upgrade": out[1].replace("Can not downgrade", "Can not upgrade"),
+                "always downgrade": out[1].replace("Can not upgrade", "Can not downgrade"),
+                "another level named": out[1].replace("existing level ", "existing level 1")}[verb]
+        return out[0], text
+
+    monkeypatch.setattr(mv_api.QuorumController, "_kip_validate", reworded)
+    bad = differential("mv_update_forms", mv_update_form_cases()).disagreement
+    assert bad is not None and "same_level" in str(bad) and bad.inputs["y"] == bad.inputs["cur"]

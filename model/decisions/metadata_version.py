@@ -977,13 +977,18 @@ def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 OTHER_FEATURE = "group.version"
 
 
+_SAME_LEVEL_TEXT = re.compile(r"^Can not (upgrade|downgrade) (\S+) from existing level (-?\d+) to the same value\.$")
+_SAID_UPGRADE, _SAID_DOWNGRADE = 1, 2
+
+
 def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """kip: an update of a feature other than metadata.version (finalized at ``cur``, 1 or 2, the controller
     supporting 1-``hi``; with ``lacking`` one registered broker that lists metadata.version alone, so it supports
     the other feature at QuorumFeatures.DISABLED, 0-0): the same level, a downgrade without SAFE or UNSAFE and a
     raise with one are refused (INVALID_REQUEST); a level below 1 deletes it (KIP-584: no range check); any
     other level must lie in every registered broker's range and the controller's own (FEATURE_UPDATE_FAILED
-    otherwise). The system updates metadata.version alone. On Kafka's catalog (levels 1..27) with the feature at
+    otherwise); the same-level refusal's words name the request's verb, feature and level (the campaign's survivors
+    api.py:603). The system updates metadata.version alone. On Kafka's catalog (levels 1..27) with the feature at
     1-2, and on the KIP's example (V1..V5) with the feature at 1-7: its levels are not metadata.version's, so a
     level the catalog lacks is no "unknown metadata.version" (the campaign's survivor api.py:600)."""
     for cat_name, hi in (("kafka", 2), ("example", 7)):
@@ -998,7 +1003,9 @@ def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
             # (a level below 1 is a deletion)
             outside = z3.Or(y > hi, z3.And(x["lacking"] == 1, y >= 1))
             error = z3.If(invalid, INVALID_REQUEST, z3.If(outside, FEATURE_UPDATE_FAILED, 0))
-            return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1)}
+            # the same-level refusal names the request's own verb: "upgrade" for an UPGRADE, "downgrade" otherwise
+            return {"error": error, "written": z3.If(error == 0, z3.If(y < 0, 0, y), -1),
+                    "same_level": z3.If(y == cur, z3.If(safe, _SAID_DOWNGRADE, _SAID_UPGRADE), DONT_CARE)}
 
         def reference(x: Inputs, cat: Any = cat, rng: VersionRange = rng, mv: int = mv, hi: int = hi) -> Outputs:
             brokers = (BrokerRegistration(1, ((FEATURE_NAME, rng),), fenced=False),) if x["lacking"] else ()
@@ -1012,7 +1019,12 @@ def _other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
             error = int(r.error) if r.error is not mv_api.Errors.NONE else (
                 int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
             levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
-            return {"error": error, "written": levels[0] if len(levels) == 1 else -1}
+            same = DONT_CARE
+            if x["y"] == x["cur"]:
+                m = _SAME_LEVEL_TEXT.match((r.results[0].message or "") if len(r.results) == 1 else "")
+                same = CODEC_ERROR if m is None or (m.group(2), int(m.group(3))) != (OTHER_FEATURE, x["cur"]) \
+                    else {"upgrade": _SAID_UPGRADE, "downgrade": _SAID_DOWNGRADE}[m.group(1)]
+            return {"error": error, "written": levels[0] if len(levels) == 1 else -1, "same_level": same}
 
         names = ["y", "code", "cur", "lacking"]
         # cur 0: the feature is not finalized at all (FeatureControlManager's finalizedVersions.getOrDefault(0))
