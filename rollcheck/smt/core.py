@@ -727,7 +727,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
     it does not name: every one; :func:`variant_delta`)."""
     names = [n for n in sym.actions if n not in sym.excluded_actions] if actions else []
     items = [(name, dict(params), rel) for name, params, rel in subs]
-    labels = [f"{name}({', '.join(f'{k}={x!r}' for k, x in params.items())})" for name, params, _ in items]
+    labels = [_call_text(name, params.items()) for name, params, _ in items]
     diff = _Differential(sym, [*((n, sym.actions[n]) for n in names),
                                *((label, rel) for label, (_, _, rel) in zip(labels, items, strict=True))], compiled)
     first_sub = len(names)
@@ -775,8 +775,7 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
                     # The model splits this action by these parameters and has no relation for the values the
                     # reference used: a step the model cannot take under that label (a request the config does
                     # not offer, say), although its successor state may equal one another label reaches.
-                    shown = ", ".join(f"{k}={x!r}" for k, x in zip(keys, given, strict=True))
-                    unlabelled.setdefault(f"{a.name}({shown})", set()).add(t)
+                    unlabelled.setdefault(_call_text(a.name, zip(keys, given, strict=True)), set()).add(t)
                     continue
                 for j in matched:
                     ref[j].append(step or (step := diff.step(t)))
@@ -796,6 +795,11 @@ def check_successors(sym: SymbolicSystem, ts: TransitionSystem[Any], states: Ite
                 res.mismatch = diff.mismatch(i, ref[i])
                 return res
     return res
+
+
+def _call_text(name: str, params: Iterable[tuple[str, Any]]) -> str:
+    """An action with parameters as the mismatches name it: ``UpdateFeatures(level=1, dry_run=True)``."""
+    return f"{name}({', '.join(f'{k}={x!r}' for k, x in params)})"
 
 
 def _distinct(steps: Sequence[RefStep]) -> int:
