@@ -1239,27 +1239,31 @@ class Baseline:
 
 
 def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = True, z3: bool = True,
-                 variants: bool = True, explored: list[CellResult] | None = None) -> Baseline:
+                 variants: bool = True, explored: list[CellResult] | None = None, jobs: int = 1) -> Baseline:
     """Every run a mutant may need, on the unmutated copy: the explorer's cells, the broken variants (each
     caught), then Z3 and TLC under each profile, which must agree with the reference (else nothing they say of
     a mutant means anything). Their total time sets the per-mutant limit, so a survivor that goes through every
-    step is not cut short."""
+    step is not cut short. ``jobs``: the explorer's cells and Z3's run that many at a time (each writes its own
+    directory under the copy's ``out``; a baseline took 11 minutes on one core of two while the other idled);
+    the variants' gate and TLC, which share the copy's working files, run one at a time."""
     work = runner.workdir(None)
     try:
         imports = runner.import_check(work, protocol)
         t0 = time.perf_counter()
-        results = explored if explored is not None else [runner.run_cell(work, protocol, cell, timeout)
-                                                         for cell in cells_of(protocol)]
-        bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
-               if r.outcome not in ("holds", "violated")]
-        if variants:
-            verdict, detail = runner.run_variants(work, protocol, timeout, z3)
-            if verdict != "caught":
-                bad.append(f"variants: {verdict} {detail}")
-        for cell in z3_cells_of(protocol) if z3 and runner.has_z3(protocol) else []:
-            verdict, detail = runner.run_z3(work, protocol, cell, timeout)
-            if verdict != "agrees":
-                bad.append(f"z3 {cell.config}/{cell.profile}: {verdict} {detail}")
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = explored if explored is not None else list(pool.map(
+                lambda cell: runner.run_cell(work, protocol, cell, timeout), cells_of(protocol)))
+            bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
+                   if r.outcome not in ("holds", "violated")]
+            if variants:
+                verdict, detail = runner.run_variants(work, protocol, timeout, z3)
+                if verdict != "caught":
+                    bad.append(f"variants: {verdict} {detail}")
+            z3_cells = z3_cells_of(protocol) if z3 and runner.has_z3(protocol) else []
+            for cell, (verdict, detail) in zip(z3_cells, pool.map(
+                    lambda cell: runner.run_z3(work, protocol, cell, timeout), z3_cells), strict=True):
+                if verdict != "agrees":
+                    bad.append(f"z3 {cell.config}/{cell.profile}: {verdict} {detail}")
         for cell in conform_cells_of(protocol) if conform and runner.snapshot_has_spec(protocol) else []:
             verdict, detail = runner.run_conform(work, protocol, cell, timeout)
             if verdict != "agrees":
@@ -1907,7 +1911,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
             explored = None if args.previous is None else [CellResult(**r) for r in (earlier or {}).get("runs", [])]
             try:
                 base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3,
-                                    not args.no_variants, explored)
+                                    not args.no_variants, explored, inner_jobs)
             except RuntimeError as exc:
                 # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
                 doc["baseline"][p] = {"error": str(exc)}
@@ -1922,9 +1926,12 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                                              for c in base.cells)
               + f"; {todo} mutants to run, time limit {timeouts[p]:.0f} s each", file=sys.stderr, flush=True)
 
-    # The baselines side by side (--jobs of them): each is one protocol's every step on the unmutated copy.
+    # The baselines side by side (--jobs of them): each is one protocol's every step on the unmutated copy, its
+    # cells spread over the jobs the other baselines leave (one protocol: all of them).
+    needed = [p for p in protocols if any(m.id not in carried for m in selected[p])]
+    inner_jobs = max(1, args.jobs // max(1, len(needed)))
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(baseline, [p for p in protocols if any(m.id not in carried for m in selected[p])]))
+        list(pool.map(baseline, needed))
     every = [m for p in protocols for m in selected[p]]
     results += [dict(carried[m.id], order=i) for i, m in enumerate(every) if m.id in carried]
     queue = [(i, m) for i, m in enumerate(every) if m.id not in carried and m.protocol in bases]

@@ -576,3 +576,64 @@ def test_resume_from_pieces_merges_their_rows_each_with_its_own_commit(tmp_path:
     args = parse_args(["--resume", *files])
     assert args.protocol == ["metadata_version"] and args.match is None
     assert len(args.resumed["mutants"]) == 3
+
+
+def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: Path) -> None:
+    """run_baseline(jobs=2): two explorer (and Z3) cells at once, the rows still in cells_of's order; a Z3 cell
+    that disagrees fails the baseline by name; the variants' gate and TLC run alone (they share working files)."""
+    import threading
+    import time
+
+    from benchmarks.mutation import CellResult, conform_cells_of, run_baseline
+
+    class FakeRunner:
+        def __init__(self, z3_verdict: str = "agrees") -> None:
+            self.lock, self.now, self.most, self.z3_verdict = threading.Lock(), 0, 0, z3_verdict
+            self.alone: list[bool] = []
+
+        def _enter(self) -> None:
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            time.sleep(0.05)
+            with self.lock:
+                self.now -= 1
+
+        def workdir(self, mutant: object) -> Path:
+            return tmp_path
+
+        def import_check(self, work: Path, protocol: str) -> dict[str, str]:
+            return {}
+
+        def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
+            self._enter()
+            return CellResult(cell.config, cell.profile, "holds", 0, 0.05)
+
+        def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+            self.alone.append(self.now == 0)
+            return "caught", ""
+
+        def has_z3(self, protocol: str) -> bool:
+            return True
+
+        def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+            self._enter()
+            return (self.z3_verdict, "differs") if cell == z3_cells_of("metadata_version")[-1] else ("agrees", "")
+
+        def snapshot_has_spec(self, protocol: str) -> bool:
+            return True
+
+        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+            self.alone.append(self.now == 0)
+            return "agrees", ""
+
+    runner = FakeRunner()
+    base = run_baseline(runner, "metadata_version", 60.0, jobs=2)  # type: ignore[arg-type]
+    assert [Cell(c.config, c.profile) for c in base.cells] == cells_of("metadata_version")
+    assert runner.most == 2 and runner.alone == [True] * (1 + len(conform_cells_of("metadata_version")))
+    alone = FakeRunner()
+    run_baseline(alone, "metadata_version", 60.0)  # type: ignore[arg-type]
+    assert alone.most == 1
+    last = z3_cells_of("metadata_version")[-1]
+    with pytest.raises(RuntimeError, match=f"z3 {last.config}/{last.profile}: disagrees differs"):
+        run_baseline(FakeRunner("disagrees"), "metadata_version", 60.0, jobs=2)  # type: ignore[arg-type]
