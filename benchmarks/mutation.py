@@ -52,7 +52,10 @@ Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator
   (written as a negated test so that every other line stays where it was);
 * ``early_return``: a function's first statement (after its docstring) replaced by ``return V``, V being
   its first ``return``'s value when that is a constant, a parameter or nothing (no generators; nothing
-  that could be unbound at the top of the function).
+  that could be unbound at the top of the function);
+* ``drop_call``: a call made for its effect (an expression statement: ``records.append(r)``, a check that
+  raises) replaced by ``pass``: the record never written, the check never made (a multi-line call keeps the
+  lines after it where they were).
 
 Sites whose outcome is fixed by a broken variant's flag (``"name" in ...mutations``: false in every
 reference config) are left alone, as is the code only such a flag reaches: mutating it would give mutants
@@ -105,7 +108,8 @@ PACKAGES = ("rollcheck", "reference_impl", "properties", "model", "specs")
 EXPLORER_INPUTS = ("reference_impl", "properties", "rollcheck")
 MUTATED_MODULES = ("api.py", "system.py", "catalog.py", "releases.py", "config.py")
 OPERATORS = ("cmp_swap", "int_plus_1", "int_minus_1", "bound_plus_1", "bound_minus_1", "drop_increment",
-             "drop_and_operand", "drop_or_operand", "if_true", "if_false", "swap_branches", "early_return")
+             "drop_and_operand", "drop_or_operand", "if_true", "if_false", "swap_branches", "early_return",
+             "drop_call")
 # Names under which a config's broken-variant flags are read (config.mutations, self.muts).
 FLAG_NAMES = frozenset({"mutations", "muts"})
 NOT_MUTATED = frozenset({"annotation", "returns", "type_comment"})  # fields of a node whose subtree is skipped
@@ -379,6 +383,8 @@ class ModuleSites:
                 found += self._if_tests(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found += self._early_return(node)
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                found += self._dropped_call(node)
         order = {op: i for i, op in enumerate(OPERATORS)}
         return sorted(found, key=lambda s: (s.start, order[s.operator], s.node))
 
@@ -483,6 +489,12 @@ class ModuleSites:
             nodes[idx].body[k] = ast.Return(value=copy.deepcopy(value))  # type: ignore[attr-defined]
 
         return [self._site("early_return", start, end, text, fn, intend)]
+
+    def _dropped_call(self, stmt: ast.Expr) -> list[Site]:
+        start, end = self.span(stmt)
+        idx = self.index[id(stmt)]
+        return [self._site("drop_call", start, end, "pass", stmt,
+                           lambda nodes: _replace_node(nodes, idx, ast.Pass()))]
 
 
 def _own_scope(fn: ast.AST) -> Iterator[ast.AST]:

@@ -637,3 +637,31 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
     last = z3_cells_of("metadata_version")[-1]
     with pytest.raises(RuntimeError, match=f"z3 {last.config}/{last.profile}: disagrees differs"):
         run_baseline(FakeRunner("disagrees"), "metadata_version", 60.0, jobs=2)  # type: ignore[arg-type]
+
+
+def test_drop_call_replaces_a_call_made_for_its_effect_by_pass() -> None:
+    """drop_call: each expression-statement call (the record appended, the check that raises) becomes ``pass``,
+    a multi-line one without moving the lines after it; a docstring, a call whose value is used and a bare name
+    are not sites."""
+    from benchmarks.mutation import ModuleSites, apply_site
+
+    text = '''
+def write(records: list[int], level: int) -> list[int]:
+    """Docstring."""
+    check(level)
+    records.append(
+        level)
+    out = sorted(records)
+    records
+    return out
+'''
+    sites = ModuleSites(text)
+    drops = [s for s in sites.sites() if s.operator == "drop_call"]
+    assert [(s.line, s.col) for s in drops] == [(4, 5), (5, 5)]
+    for site in drops:
+        mutated = apply_site(sites, site)
+        assert mutated is not None
+        assert mutated.splitlines()[6] == "    out = sorted(records)"  # later lines stay where they were
+        assert mutated.count("pass") == 1
+    assert "check(level)" not in str(apply_site(sites, drops[0]))
+    assert "records.append" not in str(apply_site(sites, drops[1]))
