@@ -1777,7 +1777,8 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
                  equivalents: Sequence[Equivalent] = (),
                  grown: Callable[[dict[str, Any], str], bool] | None = None) -> dict[str, dict[str, Any]]:
     """The rows of an earlier campaign (``--resume``) that stand at this checkout, by mutant id: the same edit
-    (id, line before and after), and either every module unchanged since the row ran (any verdict stands) or
+    (id, line before and after), and either every module unchanged since the row ran (any verdict stands; a
+    timeout is none, and runs again) or
     ``reference_impl/`` unchanged and the row a kill (the checkers changed: a survivor or a timeout runs again
     against them; a kill is kept, flagged ``carried``, on the ground that the checkers only grow: a property
     weakened since would need a campaign from scratch). A survivor the list of equivalent mutants names is judged
@@ -1807,7 +1808,8 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
                                             and code == doc.get("protocol_code_sha256", {}).get(m.protocol))
         standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
         row_commit = r.get("commit", earlier.get("commit"))
-        if src == doc["sources_sha256"] or (same_reference and standing):
+        # A timeout is no verdict: it runs again (a resume is how a longer --timeout reaches it).
+        if (src == doc["sources_sha256"] and r["status"] != "timeout") or (same_reference and standing):
             out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref,
                              carried=src != doc["sources_sha256"])
         elif standing and grown is not None and grown(dict(r, commit=row_commit), m.protocol):

@@ -28,20 +28,22 @@ def test_the_campaigns_z3_step_runs_where_the_ci_gates_z3_differential_cells_do(
 
 
 def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
-    """--resume: any verdict stands while every module is unchanged; a kill (flagged carried) while only the
-    reference is; nothing when the reference changed or the edit is another one."""
+    """--resume: any verdict stands while every module is unchanged (a timeout is none: it runs again, as with a
+    longer --timeout); a kill (flagged carried) while only the reference is; nothing when the reference changed
+    or the edit is another one."""
     from benchmarks.mutation import Mutant, carried_rows
 
     def mutant(mid: str, before: str = "a < b", after: str = "a <= b") -> Mutant:
         return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
                       before, after, "")
 
-    selected = {"zk_migration": [mutant("k1"), mutant("s1"), mutant("k2"), mutant("moved")]}
+    selected = {"zk_migration": [mutant("k1"), mutant("s1"), mutant("k2"), mutant("moved"), mutant("t1")]}
     rows = [{"id": "k1", "protocol": "zk_migration", "status": "killed (z3)", "before": "a < b", "after": "a <= b"},
             {"id": "s1", "protocol": "zk_migration", "status": "survived", "before": "a < b", "after": "a <= b"},
             {"id": "k2", "protocol": "zk_migration", "status": "killed", "before": "a < b", "after": "a <= b",
              "sources_sha256": "old", "reference_sha256": "other"},
-            {"id": "moved", "protocol": "zk_migration", "status": "killed", "before": "x", "after": "y"}]
+            {"id": "moved", "protocol": "zk_migration", "status": "killed", "before": "x", "after": "y"},
+            {"id": "t1", "protocol": "zk_migration", "status": "timeout", "before": "a < b", "after": "a <= b"}]
     earlier = {"commit": "c0", "sources_sha256": "S", "reference_sha256": "R", "mutants": rows}
     same = carried_rows(earlier, selected, {"sources_sha256": "S", "reference_sha256": "R"})
     assert sorted(same) == ["k1", "s1"] and not any(r["carried"] for r in same.values())
