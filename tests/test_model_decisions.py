@@ -1767,6 +1767,9 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
         if kind == "metadata.version checked first" and sent:
             first = tuple(sorted(sent, key=lambda f: f[0] != mv))
             return real(self, BrokerRegistrationRequest(request.broker_id, first))
+        if kind == "kip refuses under 4.0" and sent is None and self.kafka_release == "4.0" and self.profile == "kip":
+            # The campaign's survivor metadata_version api.py:655 (the profile test dropped from 4.0's refusal).
+            return real(dataclasses.replace(self, profile="kafka", catalog=self.catalog), request)
         if kind == "4.0 refusal unquoted" and sent is None and self.kafka_release == "4.0" and self.profile == "kafka":
             reply, after = real(self, request)
             return BrokerRegistrationReply(reply.error, (reply.message or "").replace("'", "")), after
@@ -1775,24 +1778,26 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
 
 
 @pytest.mark.parametrize("kind", ["4.0 assumes", "assumes one above the minimum", "metadata.version checked first",
-                                  "4.0 refusal unquoted"])
+                                  "4.0 refusal unquoted", "kip refuses under 4.0"])
 def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind: str,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The system registers every broker with a metadata.version range and a single feature, so only this rule
     meets a request without one (Kafka 3.9 assumes MINIMUM_KRAFT_VERSION, 4.0 refuses with INVALID_REGISTRATION)
-    or a second feature sent before metadata.version; each planted bug is a disagreement."""
+    or a second feature sent before metadata.version; kip assumes the minimum whichever release a config names.
+    Each planted bug is a disagreement."""
     from model.decisions import mv_registration_cases
     from reference_impl.metadata_version.api import QuorumController
 
     cases = list(mv_registration_cases())
-    assert [name for name, *_ in cases] == ["registerBroker, kip 3.9", "registerBroker, kafka 3.9",
-                                            "registerBroker, kafka 4.0"]
+    assert [name for name, *_ in cases] == ["registerBroker, kip 3.9", "registerBroker, kip 4.0",
+                                            "registerBroker, kafka 3.9", "registerBroker, kafka 4.0"]
     res = differential("mv_registration", cases)
     assert res.ok, str(res.disagreement)
     # Every answer occurs: registered, refused for either feature, and (4.0) the missing range refused.
     seen = {(name, tuple(sorted((k, v) for k, v in ref(x).items() if k in ("error", "feature"))))
             for name, _f, domain, ref in cases for x in domain}
-    for name in ("registerBroker, kip 3.9", "registerBroker, kafka 3.9", "registerBroker, kafka 4.0"):
+    for name in ("registerBroker, kip 3.9", "registerBroker, kip 4.0", "registerBroker, kafka 3.9",
+                 "registerBroker, kafka 4.0"):
         kinds = {dict(o)["error"] * 10 + max(dict(o)["feature"], 0) for n, o in seen if n == name}
         assert {0, 351, 352} <= kinds, (name, kinds)
     assert any(dict(o)["error"] == 119 for n, o in seen if n == "registerBroker, kafka 4.0")

@@ -1275,7 +1275,8 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     assumed metadata.version, then each finalized feature the broker does not list, as 0-0; a finalized level
     missing is 1 for metadata.version, 0 for others (processRegistrationFeature). The refusal's numbers and
     feature name, and the range registered, are outputs: only this rule reads them."""
-    for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
+    # kip under each release too: the KIP's assumed minimum does not depend on which Kafka release a config names.
+    for profile, release in (("kip", "3.9"), ("kip", "4.0"), ("kafka", "3.9"), ("kafka", "4.0")):
         cat = CATALOGS["kafka" if profile == "kafka" else "example"]
         refuses_missing = profile == "kafka" and release == "4.0"
 
