@@ -1746,6 +1746,7 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
     from reference_impl.metadata_version.api import (
         BrokerRegistrationReply,
         BrokerRegistrationRequest,
+        Errors,
         QuorumController,
         VersionRange,
     )
@@ -1767,6 +1768,10 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
         if kind == "metadata.version checked first" and sent:
             first = tuple(sorted(sent, key=lambda f: f[0] != mv))
             return real(self, BrokerRegistrationRequest(request.broker_id, first))
+        if kind == "level 0 counted" and (mv, 0) in self.finalized and sent is not None and mv in dict(sent) \
+                and not dict(sent)[mv].contains(0):
+            # The campaign's survivor metadata_version api.py:666 (a feature listed at level 0 taken as finalized).
+            return BrokerRegistrationReply(Errors.UNSUPPORTED_VERSION, "level 0"), self
         if kind == "kip refuses under 4.0" and sent is None and self.kafka_release == "4.0" and self.profile == "kip":
             # The campaign's survivor metadata_version api.py:655 (the profile test dropped from 4.0's refusal).
             return real(dataclasses.replace(self, profile="kafka", catalog=self.catalog), request)
@@ -1778,7 +1783,7 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
 
 
 @pytest.mark.parametrize("kind", ["4.0 assumes", "assumes one above the minimum", "metadata.version checked first",
-                                  "4.0 refusal unquoted", "kip refuses under 4.0"])
+                                  "4.0 refusal unquoted", "kip refuses under 4.0", "level 0 counted"])
 def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind: str,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The system registers every broker with a metadata.version range and a single feature, so only this rule

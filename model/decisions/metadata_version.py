@@ -1257,10 +1257,11 @@ def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 # --------------------------------------------------------------------------- broker registration
 
 _OTHER = "group.version"  # a second feature beside metadata.version (any name the catalog does not treat apart)
-_REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first"]
-def _finalized(mv: int, other: int) -> tuple[tuple[str, int], ...]:
-    """A controller's finalized levels of metadata.version and ``_OTHER`` (level 0: not finalized)."""
-    return tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, mv), (_OTHER, other)) if lvl != 0))
+_REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first", "zeros"]
+def _finalized(mv: int, other: int, zeros: bool = False) -> tuple[tuple[str, int], ...]:
+    """A controller's finalized levels of metadata.version and ``_OTHER`` (level 0: not finalized; ``zeros``: such
+    a feature listed at level 0 all the same, which must mean the same)."""
+    return tuple(sorted((n, lvl) for n, lvl in ((FEATURE_NAME, mv), (_OTHER, other)) if lvl != 0 or zeros))
 
 
 _UNSUPPORTED_TEXT = re.compile(r"^Unable to register because the broker does not support finalized version (-?\d+) "
@@ -1273,8 +1274,8 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     (3.9 and kip assume the catalog's minimum, 4.0 refuses with INVALID_REGISTRATION), a second feature sent or
     not, finalized or not, in either order. Kafka checks the request's features in the order sent, then the
     assumed metadata.version, then each finalized feature the broker does not list, as 0-0; a finalized level
-    missing is 1 for metadata.version, 0 for others (processRegistrationFeature). The refusal's numbers and
-    feature name, and the range registered, are outputs: only this rule reads them."""
+    missing (or listed at level 0) is 1 for metadata.version, 0 for others (processRegistrationFeature). The
+    refusal's numbers and feature name, and the range registered, are outputs: only this rule reads them."""
     # kip under each release too: the KIP's assumed minimum does not depend on which Kafka release a config names.
     for profile, release in (("kip", "3.9"), ("kip", "4.0"), ("kafka", "3.9"), ("kafka", "4.0")):
         cat = CATALOGS["kafka" if profile == "kafka" else "example"]
@@ -1305,7 +1306,7 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
 
         def reference(x: Inputs, cat: Any = cat, profile: str = profile, release: str = release) -> Outputs:
             ctl = QuorumController(catalog=cat, node_id=0, local_supported=(), voters=((0, None),),
-                                   finalized=_finalized(x["fin_mv"], x["fin_o"]), profile=profile,
+                                   finalized=_finalized(x["fin_mv"], x["fin_o"], bool(x["zeros"])), profile=profile,
                                    kafka_release=release)
             sent = []
             if x["mv_lo"] >= 0:
@@ -1334,9 +1335,12 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
         levels = (0, low, low + 1, low + 2)
         ranges = [(-1, -1), (low, low), (low, low + 1), (low + 1, low + 2)]
         others = [(-1, -1), (0, 0), (0, 1), (1, 2)]
-        domain = [dict(zip(_REGISTRATION_INPUTS, (mlo, mhi, olo, ohi, fm, fo, first), strict=True))
-                  for (mlo, mhi), (olo, ohi), fm, fo, first in itertools.product(ranges, others, levels, (0, 1, 2),
-                                                                                  (0, 1))]
+        # zeros: a feature at level 0 listed in the finalized map (Kafka's never holds one: replaying a record
+        # at 0 removes the feature) is not finalized, so its default applies (1 for metadata.version).
+        domain = [dict(zip(_REGISTRATION_INPUTS, (mlo, mhi, olo, ohi, fm, fo, first, zeros), strict=True))
+                  for (mlo, mhi), (olo, ohi), fm, fo, first, zeros in itertools.product(
+                      ranges, others, levels, (0, 1, 2), (0, 1), (0, 1))
+                  if not zeros or 0 in (fm, fo)]
         yield f"registerBroker, {profile} {release}", Formula(_REGISTRATION_INPUTS, formula), domain, reference
 
 
