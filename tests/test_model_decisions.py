@@ -1772,6 +1772,12 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
                 and not dict(sent)[mv].contains(0):
             # The campaign's survivor metadata_version api.py:666 (a feature listed at level 0 taken as finalized).
             return BrokerRegistrationReply(Errors.UNSUPPORTED_VERSION, "level 0"), self
+        if kind == "other brokers dropped":
+            # The campaign's survivor metadata_version api.py:678 (the registration kept only the broker's own).
+            reply, after = real(self, request)
+            return reply, (dataclasses.replace(after, brokers=tuple(b for b in after.brokers
+                                                                    if b.broker_id == request.broker_id))
+                           if reply.ok else after)
         if kind == "kip refuses under 4.0" and sent is None and self.kafka_release == "4.0" and self.profile == "kip":
             # The campaign's survivor metadata_version api.py:655 (the profile test dropped from 4.0's refusal).
             return real(dataclasses.replace(self, profile="kafka", catalog=self.catalog), request)
@@ -1783,7 +1789,8 @@ def _registration_planted(kind: str) -> Callable[..., Any]:
 
 
 @pytest.mark.parametrize("kind", ["4.0 assumes", "assumes one above the minimum", "metadata.version checked first",
-                                  "4.0 refusal unquoted", "kip refuses under 4.0", "level 0 counted"])
+                                  "4.0 refusal unquoted", "kip refuses under 4.0", "level 0 counted",
+                                  "other brokers dropped"])
 def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind: str,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The system registers every broker with a metadata.version range and a single feature, so only this rule

@@ -1257,7 +1257,7 @@ def mv_activation_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
 # --------------------------------------------------------------------------- broker registration
 
 _OTHER = "group.version"  # a second feature beside metadata.version (any name the catalog does not treat apart)
-_REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first", "zeros"]
+_REGISTRATION_INPUTS = ["mv_lo", "mv_hi", "o_lo", "o_hi", "fin_mv", "fin_o", "other_first", "zeros", "others"]
 def _finalized(mv: int, other: int, zeros: bool = False) -> tuple[tuple[str, int], ...]:
     """A controller's finalized levels of metadata.version and ``_OTHER`` (level 0: not finalized; ``zeros``: such
     a feature listed at level 0 all the same, which must mean the same)."""
@@ -1275,7 +1275,8 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
     not, finalized or not, in either order. Kafka checks the request's features in the order sent, then the
     assumed metadata.version, then each finalized feature the broker does not list, as 0-0; a finalized level
     missing (or listed at level 0) is 1 for metadata.version, 0 for others (processRegistrationFeature). The
-    refusal's numbers and feature name, and the range registered, are outputs: only this rule reads them."""
+    refusal's numbers and feature name, the range registered and the other brokers' registrations kept (the
+    system keeps its own), are outputs: only this rule reads them."""
     # kip under each release too: the KIP's assumed minimum does not depend on which Kafka release a config names.
     for profile, release in (("kip", "3.9"), ("kip", "4.0"), ("kafka", "3.9"), ("kafka", "4.0")):
         cat = CATALOGS["kafka" if profile == "kafka" else "example"]
@@ -1302,12 +1303,15 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
                     "feature": shown(2, 1), "fin": shown(x["fin_o"], fin_mv), "lo": shown(olo, lo),
                     "hi": shown(ohi, hi),
                     "reg_lo": z3.If(z3.Or(invalid, refused), DONT_CARE, lo),
-                    "reg_hi": z3.If(z3.Or(invalid, refused), DONT_CARE, hi)}
+                    "reg_hi": z3.If(z3.Or(invalid, refused), DONT_CARE, hi),
+                    "kept": z3.If(z3.Or(invalid, refused), DONT_CARE, 1)}
 
         def reference(x: Inputs, cat: Any = cat, profile: str = profile, release: str = release) -> Outputs:
+            # others: broker 3 registered before, which a registration of broker 7 must leave as it was.
+            prior = (BrokerRegistration(3, ((FEATURE_NAME, VersionRange(cat.minimum, cat.minimum + 2)),), False),)
             ctl = QuorumController(catalog=cat, node_id=0, local_supported=(), voters=((0, None),),
                                    finalized=_finalized(x["fin_mv"], x["fin_o"], bool(x["zeros"])), profile=profile,
-                                   kafka_release=release)
+                                   kafka_release=release, brokers=prior if x["others"] else ())
             sent = []
             if x["mv_lo"] >= 0:
                 sent.append((FEATURE_NAME, VersionRange(x["mv_lo"], x["mv_hi"])))
@@ -1315,7 +1319,7 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
                 sent.insert(0 if x["other_first"] else len(sent), (_OTHER, VersionRange(x["o_lo"], x["o_hi"])))
             reply, after = ctl.register_broker(BrokerRegistrationRequest(7, tuple(sent) if sent else None))
             out: Outputs = {"error": int(reply.error), "feature": DONT_CARE, "fin": DONT_CARE, "lo": DONT_CARE,
-                            "hi": DONT_CARE, "reg_lo": DONT_CARE, "reg_hi": DONT_CARE}
+                            "hi": DONT_CARE, "reg_lo": DONT_CARE, "reg_hi": DONT_CARE, "kept": DONT_CARE}
             if reply.error == mv_api.Errors.INVALID_REGISTRATION:
                 expected = f"Request features do not contain '{FEATURE_NAME}'"
                 return {**out, "error": int(reply.error) if reply.message == expected and after is ctl
@@ -1329,7 +1333,10 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
             (reg,) = [b for b in after.brokers if b.broker_id == 7]
             mv = reg.supported(FEATURE_NAME)
             ok = reg.fenced and reply.message is None
-            return {**out, "error": int(reply.error) if ok else CODEC_ERROR, "reg_lo": mv.min, "reg_hi": mv.max}
+            kept = [b.broker_id for b in after.brokers] == ([3, 7] if x["others"] else [7]) and \
+                all(b in after.brokers for b in ctl.brokers)
+            return {**out, "error": int(reply.error) if ok else CODEC_ERROR, "reg_lo": mv.min, "reg_hi": mv.max,
+                    "kept": int(kept)}
 
         low = cat.minimum
         levels = (0, low, low + 1, low + 2)
@@ -1337,10 +1344,11 @@ def mv_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
         others = [(-1, -1), (0, 0), (0, 1), (1, 2)]
         # zeros: a feature at level 0 listed in the finalized map (Kafka's never holds one: replaying a record
         # at 0 removes the feature) is not finalized, so its default applies (1 for metadata.version).
-        domain = [dict(zip(_REGISTRATION_INPUTS, (mlo, mhi, olo, ohi, fm, fo, first, zeros), strict=True))
-                  for (mlo, mhi), (olo, ohi), fm, fo, first, zeros in itertools.product(
-                      ranges, others, levels, (0, 1, 2), (0, 1), (0, 1))
-                  if not zeros or 0 in (fm, fo)]
+        domain = [dict(zip(_REGISTRATION_INPUTS, (mlo, mhi, olo, ohi, fm, fo, first, zeros, prior), strict=True))
+                  for (mlo, mhi), (olo, ohi), fm, fo, first, zeros, prior in itertools.product(
+                      ranges, others, levels, (0, 1, 2), (0, 1), (0, 1), (0, 1))
+                  # another broker registered before: on the plainest inputs alone (keeps the cell about as fast)
+                  if (not zeros or 0 in (fm, fo)) and (not prior or not (zeros or first))]
         yield f"registerBroker, {profile} {release}", Formula(_REGISTRATION_INPUTS, formula), domain, reference
 
 
