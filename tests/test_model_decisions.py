@@ -1914,3 +1914,36 @@ def test_mv_update_forms_reads_the_same_level_refusals_words(verb: str, monkeypa
     monkeypatch.setattr(mv_api.QuorumController, "_kip_validate", reworded)
     bad = differential("mv_update_forms", mv_update_form_cases()).disagreement
     assert bad is not None and "same_level" in str(bad) and bad.inputs["y"] == bad.inputs["cur"]
+
+
+@pytest.mark.parametrize("planted", ["always only supports", "never only supports", "brokers after controllers",
+                                     "range printed one wider"])
+def test_kafka_other_feature_rule_reads_who_refused_and_its_words(planted: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka's refusal of an update another node cannot take names the node and says "only supports versions R" or,
+    for a node without the feature, "does not support this feature." (QuorumFeatures.reasonNotSupported), in
+    reasonNotSupported's order: the campaign's survivors metadata_version api.py:693 (if_true, if_false) changed
+    only the words. Each planted bug is a disagreement of ``_kafka_other_feature_cases``."""
+    from model.decisions.metadata_version import _kafka_other_feature_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    assert differential("mv_update_forms", _kafka_other_feature_cases()).ok
+    real = mv_api._reason_not_supported
+    if planted == "always only supports":
+        monkeypatch.setattr(mv_api, "_reason_not_supported", lambda v, what, rng: None if rng.contains(v)
+                            else f"{what} only supports versions {rng}")
+    elif planted == "never only supports":
+        monkeypatch.setattr(mv_api, "_reason_not_supported", lambda v, what, rng: None if rng.contains(v)
+                            else f"{what} does not support this feature.")
+    elif planted == "brokers after controllers":
+        real_reason = mv_api.QuorumController._kafka_reason_not_supported
+
+        def controllers_first(self: Any, feature: str, new: int) -> Any:
+            no_brokers = dataclasses.replace(self, brokers=())
+            return real_reason(no_brokers, feature, new) or real_reason(self, feature, new)
+        monkeypatch.setattr(mv_api.QuorumController, "_kafka_reason_not_supported", controllers_first)
+    else:
+        monkeypatch.setattr(mv_api, "_reason_not_supported", lambda v, what, rng: (
+            None if rng.contains(v) else f"{what} only supports versions {rng.min}-{rng.max + 1}")
+            if rng.max != 0 else real(v, what, rng))
+    assert differential("mv_update_forms", _kafka_other_feature_cases()).disagreement is not None, planted

@@ -1066,8 +1066,32 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
             # below 3.7-IV0 Kafka cannot see the other controllers' ranges: only its own is checked
             z3.And(x["old"] == 0, z3.Or(peer_refuses(x["peer"]), peer_refuses(x["peer2"]))),
             z3.And(y < cur, code == 1), z3.And(y > cur, code != 1))
+        # Which check refused, and its words (FeatureControlManager.reasonNotSupported's order: the local
+        # controller, each registered broker, each registered controller by id, then each voter that has not
+        # registered): 10 * who (0 the local controller, 1 broker 1, 1 + id controller id) + the phrase (1 "only
+        # supports versions lo-hi", 2 "does not support this feature.", 3 "has not registered"), with the range
+        # printed; 0 when no reason refused.
+        checked = x["old"] == 0
+
+        def registered_refuses(peer: Any) -> Any:
+            return z3.And(checked, z3.Or(z3.And(peer == PEER_ONE, y != 1), z3.And(peer == PEER_LACKS, y != 0)))
+
+        def unregistered(peer: Any) -> Any:
+            return z3.And(checked, peer == PEER_UNREGISTERED)
+
+        phrase = {p: z3.If(x[p] == PEER_ONE, 1, 2) for p in ("peer", "peer2")}
+        local = z3.Or(y < x["llo"], y > 2)
+        reason = z3.If(local, 1, z3.If(z3.And(x["lacking"] == 1, y != 0), 12,
+                       z3.If(registered_refuses(x["peer"]), 20 + phrase["peer"],
+                             z3.If(registered_refuses(x["peer2"]), 30 + phrase["peer2"],
+                                   z3.If(unregistered(x["peer"]), 23, z3.If(unregistered(x["peer2"]), 33, 0))))))
+        reason = z3.If(z3.Or(z3.Not(z3.Or(code == 1, code == 2, code == 3)), y < 0), DONT_CARE, reason)
+        shown = z3.Or(local, z3.And(z3.Not(z3.And(x["lacking"] == 1, y != 0)), z3.Or(
+            reason == 21, z3.And(reason == 31, z3.Not(registered_refuses(x["peer"]))))))
         return {"error": z3.If(refused, INVALID_UPDATE_VERSION, 0), "written": z3.If(refused, -1, y),
-                "message": z3.If(refused, -1, x["release"])}
+                "message": z3.If(refused, -1, x["release"]), "reason": reason,
+                "lo": z3.If(z3.Or(reason == DONT_CARE, z3.Not(shown)), DONT_CARE, z3.If(local, x["llo"], 1)),
+                "hi": z3.If(z3.Or(reason == DONT_CARE, z3.Not(shown)), DONT_CARE, z3.If(local, 2, 1))}
 
     def reference(release: str) -> Callable[[Inputs], Outputs]:
         cat = CATALOGS["kafka"]
@@ -1092,8 +1116,11 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
                 int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
             levels = [rec.feature_level for rec in res.records if rec.name == OTHER_FEATURE]
             message = -1 if error else {None: 0, "NONE": 1}.get(r.results[0].message if r.results else "?", 2)
+            text = (r.message if r.error is not mv_api.Errors.NONE else r.results[0].message if r.results else "") or ""
+            if r.error is not mv_api.Errors.NONE:  # 4.0 answers at the top level, behind Kafka's prefix
+                text = text[len(mv_api.ALL_FAILED_PREFIX):] if text.startswith(mv_api.ALL_FAILED_PREFIX) else "?"
             return {"error": error, "written": levels[0] if len(levels) == 1 and len(res.records) == 1 else -1,
-                    "message": message}
+                    "message": message, **_reason_words(text, x["y"])}
         return run
 
     names = ["y", "code", "cur", "lacking", "peer", "peer2", "old", "llo", "release"]
@@ -1104,6 +1131,36 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
                   for y, c, cur, lack, pair, old, llo in itertools.product(range(-1, 4), range(4), (0, 1, 2), (0, 1),
                                                                           pairs, (0, 1), (0, 1))]
         yield f"{OTHER_FEATURE} update, kafka {release}", Formula(names, build), domain, reference(release)
+
+
+_REASON_TEXT = re.compile(r"^Invalid update version (-?\d+) for feature (\S+)\. "
+                          r"(?:(Local controller 0)|Broker (\d+)|Controller (\d+)|controller (\d+))"
+                          r"( only supports versions (\d+)(?:-(\d+)|(\+))?| does not support this feature\."
+                          r"| has not registered, and may not support this feature)$")
+
+
+def _reason_words(text: str, y: int) -> dict[str, int]:
+    """The kafka refusal's reason, as :func:`_kafka_other_feature_cases`' formula codes it: 10 * who + phrase,
+    and the range an "only supports" phrase prints (CODEC_ERROR for words of another shape); 0 when the text is
+    not a reasonNotSupported refusal, DONT_CARE for the two refusals checked before the reasons."""
+    m = _REASON_TEXT.match(text)
+    if m is None:
+        # The two refusals checked before the reasons (an unknown upgrade type, a level below 0) say nothing of it.
+        before = "the given upgrade type" in text or "cannot be less than 0" in text
+        return {"reason": DONT_CARE if before else CODEC_ERROR if "support" in text or "registered" in text else 0,
+                "lo": DONT_CARE, "hi": DONT_CARE}
+    level, feature, local, broker, ctl, unreg, tail, lo, hi, plus = m.groups()
+    # Kafka's VersionRange.toString: "lo" when lo == hi, "lo+" up to Short.MAX_VALUE, else "lo-hi".
+    hi = "32767" if plus else hi if hi is not None else lo
+    if int(level) != y or feature != OTHER_FEATURE:
+        return {"reason": CODEC_ERROR, "lo": DONT_CARE, "hi": DONT_CARE}
+    who = 0 if local else 1 if broker else 1 + int(ctl or unreg)
+    if (broker and int(broker) != 1) or (unreg is not None and "registered" not in tail) \
+            or (unreg is None and "registered" in tail):
+        return {"reason": CODEC_ERROR, "lo": DONT_CARE, "hi": DONT_CARE}
+    phrase = 1 if lo is not None else 2 if "does not" in tail else 3
+    return {"reason": 10 * who + phrase, "lo": int(lo) if lo is not None else DONT_CARE,
+            "hi": int(hi) if hi is not None else DONT_CARE}
 
 
 REPLAY_FEATURES = (FEATURE_NAME, mv_api.KRAFT_VERSION_FEATURE_NAME, "group.version")
