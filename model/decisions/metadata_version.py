@@ -1086,12 +1086,12 @@ def _kafka_other_feature_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
                              z3.If(registered_refuses(x["peer2"]), 30 + phrase["peer2"],
                                    z3.If(unregistered(x["peer"]), 23, z3.If(unregistered(x["peer2"]), 33, 0))))))
         reason = z3.If(z3.Or(z3.Not(z3.Or(code == 1, code == 2, code == 3)), y < 0), DONT_CARE, reason)
-        shown = z3.Or(local, z3.And(z3.Not(z3.And(x["lacking"] == 1, y != 0)), z3.Or(
-            reason == 21, z3.And(reason == 31, z3.Not(registered_refuses(x["peer"]))))))
+        # The range an "only supports" phrase prints: the local controller's llo-2, a PEER_ONE controller's 1-1.
+        shown = z3.Or(reason == 1, reason == 21, reason == 31)
         return {"error": z3.If(refused, INVALID_UPDATE_VERSION, 0), "written": z3.If(refused, -1, y),
                 "message": z3.If(refused, -1, x["release"]), "reason": reason,
-                "lo": z3.If(z3.Or(reason == DONT_CARE, z3.Not(shown)), DONT_CARE, z3.If(local, x["llo"], 1)),
-                "hi": z3.If(z3.Or(reason == DONT_CARE, z3.Not(shown)), DONT_CARE, z3.If(local, 2, 1))}
+                "lo": z3.If(shown, z3.If(reason == 1, x["llo"], 1), DONT_CARE),
+                "hi": z3.If(shown, z3.If(reason == 1, 2, 1), DONT_CARE)}
 
     def reference(release: str) -> Callable[[Inputs], Outputs]:
         cat = CATALOGS["kafka"]
