@@ -591,7 +591,7 @@ def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: s
     assert differential("admin_update", admin_update_cases()).disagreement is not None
 
 
-@pytest.mark.parametrize("planted", ["unstable_ignored", "floor_dropped"])
+@pytest.mark.parametrize("planted", ["unstable_ignored", "floor_dropped", "cluster_id_unchecked"])
 def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(planted: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Every config starts formatted: only the decision differential reaches kafka-storage format's checks."""
@@ -604,7 +604,9 @@ def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(plant
 
     def planted_format(cluster_id: str, catalog: Any, binary_default: int, metadata_version: Any = None,
                        profile: str = "kip", **kw: Any) -> Any:
-        if planted == "unstable_ignored":
+        if planted == "cluster_id_unchecked":
+            cluster_id = cluster_id or "formatted-anyway"  # "You must specify the cluster id." never said
+        elif planted == "unstable_ignored":
             kw["unstable_feature_versions_enabled"] = True  # "is not yet stable" never said
         elif profile == "kafka" and isinstance(metadata_version, int) and metadata_version in catalog.levels \
                 and metadata_version >= catalog.minimum_for(kw.get("kafka_release", "3.9")):

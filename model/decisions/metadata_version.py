@@ -1232,7 +1232,9 @@ def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
     def build(cat: Any, profile: str, release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             level, unstable = x["level"], x["unstable"]
-            known = z3.And(cat.minimum <= level, level <= cat.latest)
+            # Formatter.run's first refusal: no cluster id ("You must specify the cluster id."); "" stands for
+            # the option left out.
+            known = z3.And(x["cluster"] == 1, cat.minimum <= level, level <= cat.latest)
             if profile == "kip":
                 ok = known
             else:
@@ -1251,19 +1253,19 @@ def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
             if x["text"]:
                 given = cat.label(x["level"]) if x["level"] in cat.levels else "9.9-IV9"
             try:
-                meta = format_storage("cluster", cat, cat.latest, given, profile, kafka_release=release,
-                                      unstable_feature_versions_enabled=bool(x["unstable"]))
+                meta = format_storage("cluster" if x["cluster"] else "", cat, cat.latest, given, profile,
+                                      kafka_release=release, unstable_feature_versions_enabled=bool(x["unstable"]))
             except ValueError:
                 return {"accepted": 0, "level": DONT_CARE}
             return {"accepted": 1, "level": meta.metadata_version}
         return run
 
     for name, cat in CATALOGS.items():
-        domain = [{"level": lvl, "unstable": u, "text": t}
-                  for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1) for t in (0, 1)]
+        domain = [{"level": lvl, "unstable": u, "text": t, "cluster": c}
+                  for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1) for t in (0, 1) for c in (0, 1)]
         for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
             label = f"{name} catalog, {profile}" + (f", kafka {release}" if profile == "kafka" else "")
-            yield (label, Formula(["level", "unstable", "text"], build(cat, profile, release)), domain,
+            yield (label, Formula(["level", "unstable", "text", "cluster"], build(cat, profile, release)), domain,
                    reference(cat, profile, release))
 
 
