@@ -591,7 +591,8 @@ def test_admin_update_formula_agrees_and_sees_each_planted_client_bug(planted: s
     assert differential("admin_update", admin_update_cases()).disagreement is not None
 
 
-@pytest.mark.parametrize("planted", ["unstable_ignored", "floor_dropped", "cluster_id_unchecked"])
+@pytest.mark.parametrize("planted", ["unstable_ignored", "floor_dropped", "cluster_id_unchecked",
+                                     "bare_release_refused", "zk_era_as_unknown"])
 def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(planted: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Every config starts formatted: only the decision differential reaches kafka-storage format's checks."""
@@ -604,6 +605,10 @@ def test_format_storage_formula_agrees_and_sees_each_planted_formatter_bug(plant
 
     def planted_format(cluster_id: str, catalog: Any, binary_default: int, metadata_version: Any = None,
                        profile: str = "kip", **kw: Any) -> Any:
+        if planted == "bare_release_refused" and isinstance(metadata_version, str) and "-" not in metadata_version:
+            raise ValueError(f"Version {metadata_version} is not a valid version")  # only full names parsed
+        if planted == "zk_era_as_unknown" and metadata_version == "2.8":
+            raise ValueError("No MetadataVersion with feature level -1")  # not "too old to be supported"
         if planted == "cluster_id_unchecked":
             cluster_id = cluster_id or "formatted-anyway"  # "You must specify the cluster id." never said
         elif planted == "unstable_ignored":

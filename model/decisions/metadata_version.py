@@ -1221,48 +1221,110 @@ def mv_replay_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable
                domain, reference(profile, release))
 
 
+# kafka-storage format's refusals, in Formatter's order (0: formatted).
+FORMAT_OK, FORMAT_NO_CLUSTER, FORMAT_UNKNOWN, FORMAT_TOO_OLD, FORMAT_UNSTABLE, FORMAT_BELOW_FLOOR = range(6)
+# How --metadata-version is given: a level, the level's name, left out (the binary's default), its release alone
+# ("3.3", the kafka catalog only) and a ZooKeeper-era release ("2.8", the kafka catalog only).
+TEXT_LEVEL, TEXT_NAME, TEXT_DEFAULT, TEXT_RELEASE, TEXT_ZK_ERA = range(5)
+ZK_ERA_RELEASE = "2.8"  # 2.8-IV1: feature level -1 in Kafka 3.9's enum, gone from 4.0's
+
+
+def _format_refusal(text: str) -> int:
+    """The refusal's code from its words (Formatter's and MetadataVersion's; an unknown name or level has
+    several wordings, one code)."""
+    for words, code in (("You must specify the cluster id.", FORMAT_NO_CLUSTER),
+                        ("too old to be supported", FORMAT_TOO_OLD), ("is not yet stable", FORMAT_UNSTABLE),
+                        ("Bootstrap metadata.version before", FORMAT_BELOW_FLOOR)):
+        if words in text:
+            return code
+    return FORMAT_UNKNOWN
+
+
+def _release_of(label: str) -> str:
+    return label.split("-")[0]
+
+
+def _bare_release_levels(cat: Any, release: str) -> dict[int, int]:
+    """Per level, the level its bare release ("3.3" for 3.3-IV0) names in a Kafka release: the release's last
+    production member of that release (Kafka 3.9 has no "4.0", whose members are not production there; 4.0 no
+    "4.1" and no "3.0", below its first member 3.3-IV3); -1 where the bare release names none. From the
+    catalog's names and the release's bounds, not from MetadataVersion.fromVersionString."""
+    members = [lvl for lvl in cat.levels if cat.minimum_for(release) <= lvl <= cat.latest_production_for(release)]
+    out = {}
+    for lvl in cat.levels:
+        named = [m for m in members if _release_of(cat.label(m)) == _release_of(cat.label(lvl))]
+        out[lvl] = max(named) if named else -1
+    return out
+
+
 def format_storage_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
     """``kafka-storage format --metadata-version N`` (KIP-778 "New kafka-storage argument"): the level a new
-    cluster bootstraps at, or a refusal. kip: a level of the catalog at or above its minimum. kafka (Kafka's
-    Formatter, 3.9 and 4.0): a level the release knows (fromFeatureLevel: its own members), production
-    unless unstable feature versions are enabled, and not below MINIMUM_BOOTSTRAP_VERSION. The levels,
-    minimums and production bounds are the catalog's data (tests/kafka checks them against
+    cluster bootstraps at, or which refusal. kip: a level of the catalog (its first level is the minimum);
+    the kafka catalog reads a bare release as Kafka 3.9 does. kafka (Kafka's Formatter, 3.9 and 4.0): a
+    cluster id first; no version takes the binary's default unchecked (calculateEffectiveReleaseVersion); a
+    level or name the release knows (fromFeatureLevel / fromVersionString: its own members, a bare release as
+    its last production member), not ZooKeeper-era (3.9: "too old to be supported"; 4.0 has no such member),
+    production unless unstable feature versions are enabled, and not below MINIMUM_BOOTSTRAP_VERSION. The
+    levels, minimums and production bounds are the catalog's data (tests/kafka checks them against
     MetadataVersionTest); this compares the decision built on them, which no config reaches (every config
     starts formatted)."""
     def build(cat: Any, profile: str, release: str) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:
+        # kip parses a bare release as the kafka catalog does with no release given: Kafka 3.9's way.
+        bare = _bare_release_levels(cat, release if profile == "kafka" else "3.9")
+
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
-            level, unstable = x["level"], x["unstable"]
-            # Formatter.run's first refusal: no cluster id ("You must specify the cluster id."); "" stands for
-            # the option left out.
-            known = z3.And(x["cluster"] == 1, cat.minimum <= level, level <= cat.latest)
+            level, unstable, text = x["level"], x["unstable"], x["text"]
+            named: Any = z3.IntVal(-1)
+            for lvl, target in bare.items():
+                named = z3.If(level == lvl, target, named)
+            # a ZooKeeper-era member has feature level -1
+            given = z3.If(text == TEXT_RELEASE, named,
+                          z3.If(text == TEXT_DEFAULT, cat.latest, z3.If(text == TEXT_ZK_ERA, -1, level)))
+            known = z3.And(cat.minimum <= given, given <= cat.latest)
             if profile == "kip":
-                ok = known
+                reason = z3.If(z3.Or(text == TEXT_DEFAULT, known), FORMAT_OK, FORMAT_UNKNOWN)
             else:
-                # the release's own members only: Kafka 4.0's enum ends at 4.1-IV0, one below the catalog's last
-                ok = z3.And(known, level >= cat.minimum_for(release), level <= cat.latest_testing_for(release),
-                            z3.Or(unstable == 1, level <= cat.latest_production_for(release)),
-                            level >= cat.bootstrap_floor)
-            return {"accepted": z3.If(ok, 1, 0), "level": z3.If(ok, level, DONT_CARE)}
+                known = z3.And(known, given >= cat.minimum_for(release), given <= cat.latest_testing_for(release))
+                reason = z3.If(
+                    text == TEXT_DEFAULT, FORMAT_OK,
+                    z3.If(text == TEXT_ZK_ERA, FORMAT_TOO_OLD if release == "3.9" else FORMAT_UNKNOWN,
+                          z3.If(z3.Not(known), FORMAT_UNKNOWN,
+                                z3.If(z3.And(unstable == 0, given > cat.latest_production_for(release)),
+                                      FORMAT_UNSTABLE,
+                                      z3.If(given < cat.bootstrap_floor, FORMAT_BELOW_FLOOR, FORMAT_OK)))))
+            # Formatter.run's first refusal: no cluster id ("You must specify the cluster id.").
+            reason = z3.If(x["cluster"] == 1, reason, FORMAT_NO_CLUSTER)
+            ok = reason == FORMAT_OK
+            return {"accepted": z3.If(ok, 1, 0), "level": z3.If(ok, given, DONT_CARE), "reason": reason}
         return outputs
 
     def reference(cat: Any, profile: str, release: str) -> Callable[[Inputs], Outputs]:
         def run(x: Inputs) -> Outputs:
-            # --metadata-version as the operator types it (the level's name; an unknown one for a level the
-            # catalog lacks) or as a number.
-            given: str | int = x["level"]
-            if x["text"]:
-                given = cat.label(x["level"]) if x["level"] in cat.levels else "9.9-IV9"
+            # --metadata-version as the operator types it ("" for a cluster id left out).
+            given: str | int | None = x["level"]
+            known = x["level"] in cat.levels
+            if x["text"] == TEXT_NAME:
+                given = cat.label(x["level"]) if known else "9.9-IV9"
+            elif x["text"] == TEXT_RELEASE:
+                given = _release_of(cat.label(x["level"])) if known else "9.9"
+            elif x["text"] == TEXT_ZK_ERA:
+                given = ZK_ERA_RELEASE
+            elif x["text"] == TEXT_DEFAULT:
+                given = None
             try:
                 meta = format_storage("cluster" if x["cluster"] else "", cat, cat.latest, given, profile,
                                       kafka_release=release, unstable_feature_versions_enabled=bool(x["unstable"]))
-            except ValueError:
-                return {"accepted": 0, "level": DONT_CARE}
-            return {"accepted": 1, "level": meta.metadata_version}
+            except ValueError as e:
+                return {"accepted": 0, "level": DONT_CARE, "reason": _format_refusal(str(e))}
+            return {"accepted": 1, "level": meta.metadata_version, "reason": FORMAT_OK}
         return run
 
     for name, cat in CATALOGS.items():
+        texts = (TEXT_LEVEL, TEXT_NAME, TEXT_DEFAULT) + ((TEXT_RELEASE, TEXT_ZK_ERA) if name == "kafka" else ())
         domain = [{"level": lvl, "unstable": u, "text": t, "cluster": c}
-                  for lvl in range(cat.minimum - 2, cat.latest + 3) for u in (0, 1) for t in (0, 1) for c in (0, 1)]
+                  for t in texts for lvl in range(cat.minimum - 2, cat.latest + 3)
+                  if t not in (TEXT_DEFAULT, TEXT_ZK_ERA) or lvl == cat.minimum  # the level is not read
+                  for u in (0, 1) for c in (0, 1)]
         for profile, release in (("kip", "3.9"), ("kafka", "3.9"), ("kafka", "4.0")):
             label = f"{name} catalog, {profile}" + (f", kafka {release}" if profile == "kafka" else "")
             yield (label, Formula(["level", "unstable", "text", "cluster"], build(cat, profile, release)), domain,

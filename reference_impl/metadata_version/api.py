@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 
 from reference_impl.metadata_version.catalog import (
     FEATURE_NAME,
-    MINIMUM_BOOTSTRAP_VERSION,
     Catalog,
     from_feature_level,
     from_version_string,
@@ -720,17 +719,16 @@ def format_storage(cluster_id: str, catalog: Catalog, binary_default: int,
     supported", one above the release's LATEST_PRODUCTION "is not yet stable" unless unstable feature
     versions are enabled, and BootstrapMetadata refuses one below ``MINIMUM_BOOTSTRAP_VERSION``."""
     if not cluster_id:
-        raise ValueError("format needs a cluster id")
+        raise ValueError("You must specify the cluster id.")  # Formatter.run
     if profile == "kafka":
         return _format_kafka(cluster_id, catalog, binary_default, metadata_version, kafka_release,
                              unstable_feature_versions_enabled)
     level = binary_default if metadata_version is None else (
         catalog.parse(metadata_version) if isinstance(metadata_version, str) else metadata_version)
+    # A catalog's first level is its minimum: "not in the catalog" is also every level below the minimum.
     if level not in catalog.levels:
-        raise ValueError(f"metadata.version level {level} is not in catalog {catalog.name}")
-    if level < catalog.minimum:
-        raise ValueError(f"metadata.version {catalog.label(level)} is below the minimum bootstrap version "
-                         f"{catalog.label(catalog.minimum)}")
+        raise ValueError(f"metadata.version level {level} is not in catalog {catalog.name} "
+                         f"({catalog.label(catalog.minimum)} is the minimum bootstrap version)")
     return MetaProperties(cluster_id, level)
 
 
@@ -750,15 +748,15 @@ def _format_kafka(cluster_id: str, catalog: Catalog, binary_default: int, metada
             level = catalog.parse(metadata_version, release)
     else:
         level = from_feature_level(metadata_version, release).feature_level if is_kafka else metadata_version
-    if level not in catalog.levels or level < catalog.minimum_for(release):
-        raise ValueError(f"No MetadataVersion with feature level {level}")
+    # Only a level of the catalog gets past this: fromFeatureLevel and fromVersionString know the release's
+    # own members (4.0: from MINIMUM_VERSION), and the KIP's example catalog refuses a level it lacks here.
     label = catalog.label(level)
     if not unstable and not catalog.is_production(level, release):
         raise ValueError(f"{FEATURE_NAME} {label} is not yet stable.")  # Formatter.verifyReleaseVersion
     floor = catalog.bootstrap_floor
     if level < floor:
-        floor_label = str(MINIMUM_BOOTSTRAP_VERSION) if is_kafka else catalog.label(floor)
-        raise ValueError(f"Bootstrap metadata.version before {floor_label} are not supported. Can't load "
+        # the kafka catalog's floor is MINIMUM_BOOTSTRAP_VERSION (3.3-IV0), printed by its name
+        raise ValueError(f"Bootstrap metadata.version before {catalog.label(floor)} are not supported. Can't load "
                          "metadata from format command")
     return MetaProperties(cluster_id, level)
 
