@@ -329,7 +329,7 @@ def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: 
 
 
 @pytest.mark.parametrize("planted", ["partial bootstrap not aborted", "no record read as the latest version",
-                                     "NONE log with migration enabled accepted"])
+                                     "NONE log with migration enabled accepted", "bootstrap version not named"])
 def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's first controller activates an empty log with no partial transaction, and every replayed log
@@ -341,6 +341,11 @@ def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str
     real_empty, real_log = zk_api.records_for_empty_log, zk_api.records_for_non_empty_log
     if planted == "partial bootstrap not aborted":
         monkeypatch.setattr(zk_api, "records_for_empty_log", lambda offset, *a, **k: real_empty(-1, *a, **k))
+    elif planted == "bootstrap version not named":
+        def unnamed(*a: Any, **k: Any) -> Any:
+            r = real_empty(*a, **k)
+            return dataclasses.replace(r, message=r.message.replace(" at metadata.version", " at"))
+        monkeypatch.setattr(zk_api, "records_for_empty_log", unnamed)
     elif planted == "no record read as the latest version":
         monkeypatch.setattr(zk_api, "records_for_non_empty_log",
                             lambda offset, enabled, mv, *a: real_log(offset, enabled, mv or 21, *a))

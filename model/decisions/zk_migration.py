@@ -4,6 +4,7 @@ helpers and ActivationRecordsGenerator.generate; reference_impl/zk_migration/api
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -360,6 +361,10 @@ def activation_sentences(empty: Any, partial: Any, txn_ok: Any, enabled: Any, mi
             z3.And(log, partial), z3.And(log, minimum_kraft), loaded, z3.And(loaded, st == ZK_NONE),
             z3.And(loaded, st == ZK_PRE_MIGRATION, z3.Not(txn_ok)), z3.And(loaded, st == ZK_MIGRATION, z3.Not(enabled)),
             z3.And(loaded, st == ZK_MIGRATION, enabled), z3.And(loaded, st == ZK_POST_MIGRATION, enabled)]
+BOOTSTRAP_SOURCE = "the format command"  # recordsForEmptyLog's bootstrap source, named in its message
+_BOOTSTRAP_SAID = re.compile(r"ppending (\d+) bootstrap record\(s\) .*?at metadata\.version (\S+) from bootstrap "
+                             r"source '([^']*)'\.")
+_LEVEL_OF_NAME = {str(mv): mv.feature_level for mv in VERSIONS}
 ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
 
 
@@ -439,8 +444,12 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
 
         def out(v: Any) -> Any:
             return z3.If(error == 0, v, DONT_CARE)
-        return {"error": error, "abort": out(x["partial"]), "begin": out(z3.If(txn_ok, 1, 0)),
-                "boot": out(z3.If(x["nboot"] < 0, 1, x["nboot"])),
+        boot = z3.If(x["nboot"] < 0, 1, x["nboot"])
+        return {"error": error, "abort": out(x["partial"]), "begin": out(z3.If(txn_ok, 1, 0)), "boot": out(boot),
+                # the message's "(Re-)Appending N bootstrap record(s) ... at metadata.version V from bootstrap
+                # source 'S'": N, V's level (the fifth argument's, else the bootstrap's) and S as given
+                "said_count": out(boot), "said_level": out(z3.If(x["mv"] < 0, x["boot"], x["mv"])),
+                "said_source": out(1),
                 "written": out(z3.If(txn_ok, z3.If(enabled, ZK_PRE_MIGRATION, ZK_NONE), -1)),
                 "end": out(z3.If(txn_ok, 1, 0)), "atomic": out(z3.If(txn_ok, 0, 1))}
 
@@ -448,18 +457,23 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         given = None if x["nboot"] < 0 else tuple(zk_api.MetadataRecord("ConfigRecord", i) for i in range(x["nboot"]))
         try:
             r = zk_api.records_for_empty_log(7 if x["partial"] else -1, bool(x["enabled"]), x["boot"],
-                                             bootstrap_records=given,
+                                             BOOTSTRAP_SOURCE, bootstrap_records=given,
                                              metadata_version=None if x["mv"] < 0 else x["mv"])
         except zk_api.ActivationError as exc:
             return {"error": message_kind(str(exc), ACTIVATION_ERRORS),
-                    **dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic"), DONT_CARE)}
+                    **dict.fromkeys(("abort", "begin", "boot", "written", "end", "atomic", "said_count", "said_level",
+                                     "said_source"), DONT_CARE)}
+        said = _BOOTSTRAP_SAID.search(r.message)
         kinds = [rec.name for rec in r.records]
         framing = ("AbortTransactionRecord", "BeginTransactionRecord", "ZkMigrationStateRecord", "EndTransactionRecord")
         written = r.zk_migration_state
         return {"error": 0, "abort": kinds.count("AbortTransactionRecord"),
                 "begin": kinds.count("BeginTransactionRecord"), "boot": sum(k not in framing for k in kinds),
                 "written": -1 if written is None else written.code,
-                "end": kinds.count("EndTransactionRecord"), "atomic": int(r.is_atomic)}
+                "end": kinds.count("EndTransactionRecord"), "atomic": int(r.is_atomic),
+                "said_count": int(said[1]) if said else CODEC_ERROR,
+                "said_level": _LEVEL_OF_NAME.get(said[2], CODEC_ERROR) if said else CODEC_ERROR,
+                "said_source": int(said[3] == BOOTSTRAP_SOURCE) if said else CODEC_ERROR}
 
     yield ("ActivationRecordsGenerator.recordsForEmptyLog", Formula(empty_names, empty_build),
            [dict(zip(empty_names, v, strict=True))
