@@ -307,13 +307,10 @@ _IBP_VERSIONS: dict[str, dict[str, MetadataVersion]] = {r: _ibp_versions(r) for 
 
 
 def _java_split_on_dots(text: str) -> list[str]:
-    # String.split("\\."): no dot gives the text itself; otherwise trailing empty strings are removed.
-    if "." not in text:
-        return [text]
-    parts = text.split(".")
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
+    # String.split("\\."): trailing empty strings are removed. One difference, a text of dots alone ([""] here,
+    # [] in Java), is invisible to from_version_string: it reads the segments only when there are more than it
+    # wants (two or three).
+    return text.rstrip(".").split(".")
 
 
 def from_feature_level(level: int, release: str = DEFAULT_RELEASE) -> MetadataVersion:
