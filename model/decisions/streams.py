@@ -397,7 +397,10 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                             *([x["standby"]] * 8), z3.If(has_endpoint, 4 + endpoint, 0))
             return {"error": v > min(latest, CODEC_LAYOUTS), "version": v,
                     "supported": z3.If(v >= PROBEABLE, latest, UNKNOWN), "pid": x["pid"], "prev": x["prev"],
-                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0), "length": length}
+                    "standby": x["standby"], "endpoint": z3.If(v >= 2, x["endpoint"], 0), "length": length,
+                    # equals, as SubscriptionInfoTest asserts decode(encode(info)) equal to info: the user
+                    # endpoint is carried from version 2 on; a task given twice is one task on both sides
+                    "equal": z3.If(z3.Or(x["endpoint"] == 0, v >= 2), 1, 0)}
         return build
 
     def sub_reference(latest: int) -> Callable[[Inputs], Outputs]:
@@ -412,7 +415,7 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                 got = s_api.decode_subscription(data, latest)
             except (s_api.TaskAssignmentException, s_api.IllegalArgumentException, s_api.IllegalStateException):
                 return {"error": 1, **dict.fromkeys(("version", "supported", "pid", "prev", "standby", "endpoint",
-                                                     "length"), DONT_CARE)}
+                                                     "length", "equal"), DONT_CARE)}
             pid = got.process_id.int if got.process_id is not None else None
             return {"error": 0, "version": got.version, "supported": got.latest_supported,
                     "pid": _PIDS.index(pid) if pid in _PIDS else CODEC_ERROR,
@@ -421,7 +424,8 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     else CODEC_ERROR,
                     "standby": len(got.standby_tasks) if got.standby_tasks == frozenset(tasks(len(got.standby_tasks)))
                     else CODEC_ERROR,
-                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR), "length": len(data)}
+                    "endpoint": {None: 0, _ENDPOINT: 1}.get(got.user_endpoint, CODEC_ERROR), "length": len(data),
+                    "equal": int(got == info)}
         return run
 
     def asg_formula(latest: int) -> Callable[[dict[str, z3.ArithRef]], Mapping[str, Any]]:

@@ -44,7 +44,7 @@ import struct
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from reference_impl.streams_probing import jvm
 from reference_impl.streams_probing.jvm import (
@@ -178,8 +178,10 @@ class SubscriptionInfo:
         if not 1 <= version <= latest_supported:
             raise IllegalArgumentException(f"version must be between 1 and {latest_supported}; was: {version}")
         supported = latest_supported if version >= EARLIEST_PROBEABLE_VERSION else UNKNOWN
-        return SubscriptionInfo(version, supported, process_id or uuid.UUID(int=0), TaskSet(prev_tasks),
-                                TaskSet(standby_tasks), user_endpoint)
+        # the task sets as given: the constructor makes them Set<TaskId>s, for this and for the unchecked one
+        return SubscriptionInfo(version, supported, process_id or uuid.UUID(int=0),
+                                cast(frozenset[TaskId], prev_tasks), cast(frozenset[TaskId], standby_tasks),
+                                user_endpoint)
 
     @staticmethod
     def at_latest(latest_supported: int, process_id: uuid.UUID | None = None,
@@ -263,9 +265,10 @@ class AssignmentInfo:
         if not 1 <= version <= latest_supported:
             raise IllegalArgumentException(f"version must be between 1 and {latest_supported}; was: {version}")
         supported = latest_supported if commonly_supported is None else commonly_supported
+        # the tasks and maps as given: the constructor normalizes them, for this and for the unchecked one
         return AssignmentInfo(version, supported if version >= EARLIEST_PROBEABLE_VERSION else UNKNOWN,
-                              tuple(active_tasks), _partition_map(standby_tasks), _partition_map(partitions_by_host),
-                              error)
+                              cast(tuple[TaskId, ...], active_tasks), cast(_PartitionMap, standby_tasks),
+                              cast(_PartitionMap, partitions_by_host), error)
 
     @staticmethod
     def at_latest(latest_supported: int, active_tasks: Iterable[TaskId] = (),
