@@ -41,8 +41,10 @@ LOSSY = replace(SMALL, record_levels=(3, 4, 5))
 
 # Two voters with crashes: a strict majority is both of them, "at least half" only one. With three voters
 # the two readings of the quorum rule agree on every state, so a quorum check off by one went unnoticed (MV-15
-# checks it here; 7,112 states under kip, 5,408 under kafka). A story config the gate also checks.
-TWO_VOTERS = replace(CRASHES, voters=2)
+# checks it here). Two nodes may be down at once: with one, a fault bound counted wrong (each down node counted
+# twice, a crash offered to a node already down in place of its recovery) changed nothing (the campaign's
+# system.py:182 and :185). 9,388 states under kip, 7,012 under kafka. A story config the gate also checks.
+TWO_VOTERS = replace(CRASHES, voters=2, max_down=2)
 
 # KIP-778 "Initialization", its special case: a "preview" KRaft cluster whose meta.properties has no
 # metadata.version (initial_level 0) is initialized at version 1 and upgraded from there; the operator never asks
