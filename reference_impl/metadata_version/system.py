@@ -218,7 +218,8 @@ class MetadataVersionSystem(DataclassSystem):
         hit = self._decisions.get(key)
         if hit is None:
             result = self.controller(s).update_features(request(FEATURE_NAME, level, downgrade, dry_run=dry_run))
-            written = result.records[-1].feature_level if result.records else None
+            # the request names metadata.version alone: its record, if any, is the one written
+            written = next((r.feature_level for r in result.records if r.name == FEATURE_NAME), None)
             hit = (result.response.ok, written)
             self._decisions[key] = hit
         return hit
