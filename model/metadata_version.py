@@ -11,7 +11,7 @@ RPC level). Entries every node has read are dropped after each step that can adv
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
-MV-05, MV-11, MV-13. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15. The
+MV-05, MV-11, MV-13, MV-16. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15. The
 parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
 downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
 (role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
@@ -61,7 +61,8 @@ class MetadataVersionZ3(SymbolicSystem):
         self.restart_reqs = [((role, p, i, k), self._restart_req(role, p, i, k)) for role, p, i in self._nodes()
                              for k in range(len(self.sws))]
         self.recover_reqs = [((role, p, i), self._recover_req(role, p, i)) for role, p, i in self._nodes()]
-        self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05, "MV-13": self.mv13}
+        self.invariants = {"MV-01": self.mv01, "MV-11": self.mv11, "MV-05": self.mv05, "MV-13": self.mv13,
+                           "MV-16": self.mv16}
         self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
                                 "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10,
                                 "MV-14": self.mv14, "MV-15": self.mv15}
@@ -299,7 +300,7 @@ class MetadataVersionZ3(SymbolicSystem):
             sw = v[f"b{i}.sw"]
             ok = z3.BoolVal(True) if "register_incompatible" in self.muts else self.supports(sw, self.level(v))
             caught_up = v[f"b{i}.off"] == v["loglen"] - 1
-            opts.append(z3.And(v[f"b{i}.status"] == RUNNING, z3.Or(v[f"b{i}.fenced"], v[f"b{i}.reg"] != sw),
+            opts.append(z3.And(v[f"b{i}.status"] == RUNNING, v[f"b{i}.fenced"],
                                z3.If(ok, frame(v, v2, {f"b{i}.reg": sw, f"b{i}.fenced": z3.Not(caught_up)}),
                                      frame(v, v2, {}))))
         return z3.And(self.has_quorum(v), z3.Or(opts or [z3.BoolVal(False)]))
@@ -330,7 +331,8 @@ class MetadataVersionZ3(SymbolicSystem):
             return z3.If(readable, self.step(v, v2, up, True), self.step(v, v2, dead, True))
         level = self.at(v, v[f"b{i}.off"])
         ok = z3.BoolVal(True) if not check else self.supports(sw, level)
-        up = {f"b{i}.sw": sw, f"b{i}.status": RUNNING, f"b{i}.fenced": True, f"b{i}.rpc": self.rpc_level(sw, level)}
+        fenced = v[f"b{i}.fenced"] if "restart_keeps_session" in self.muts else z3.BoolVal(True)
+        up = {f"b{i}.sw": sw, f"b{i}.status": RUNNING, f"b{i}.fenced": fenced, f"b{i}.rpc": self.rpc_level(sw, level)}
         dead = {f"b{i}.sw": sw, f"b{i}.status": TERMINATED, f"b{i}.fenced": True, f"b{i}.rpc": 0}
         return z3.If(ok, frame(v, v2, up), frame(v, v2, dead))
 
@@ -385,6 +387,11 @@ class MetadataVersionZ3(SymbolicSystem):
 
     def mv11(self, v: V) -> z3.BoolRef:
         return z3.And([z3.Implies(v[f"b{i}.reg"] >= 0, self.supports(v[f"b{i}.reg"], self.level(v)))
+                       for i in range(self.nb)] or [z3.BoolVal(True)])
+
+    def mv16(self, v: V) -> z3.BoolRef:
+        """An unfenced broker is running and registered for the binary it runs."""
+        return z3.And([z3.Or(v[f"b{i}.fenced"], z3.And(v[f"b{i}.status"] == RUNNING, v[f"b{i}.reg"] == v[f"b{i}.sw"]))
                        for i in range(self.nb)] or [z3.BoolVal(True)])
 
     def mv13(self, v: V) -> z3.BoolRef:

@@ -148,6 +148,16 @@ def leader_running(s: MetadataVersionState) -> bool:
     return s.leader < 0 or s.voters[s.leader].status.name == "RUNNING"
 
 
+@invariant("MV-16", "an unfenced broker is running and registered for the binary it runs: a restart fences it "
+           "until it registers again, so the controller never serves a broker under another binary's ranges",
+           source=f"{KIP} Compatibility: the controller checks a broker's supported features when it registers; "
+           "KIP-631 (broker registration): a broker that starts registers a new incarnation and stays fenced until "
+           "it has caught up (Kafka's ClusterControlManager.registerBroker writes a RegisterBrokerRecord whose Fenced "
+           "field keeps its default, true; the broker heartbeats its way out once caught up)")
+def unfenced_registered(s: MetadataVersionState) -> bool:
+    return all(b.fenced or (_running(b) and b.registration == b.software) for b in s.brokers)
+
+
 @step_property("MV-12", "under Kafka's rules a metadata.version update never drops metadata: every downgrade it "
                "commits is lossless, UNSAFE included",
                source="Apache Kafka FeatureControlManager.updateMetadataVersion: \"Unsafe metadata downgrade is not "

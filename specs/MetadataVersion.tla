@@ -126,7 +126,7 @@ RpcLevel(sw, lvl) == IF "rpc_from_binary" \in Mutations THEN Softwares[sw].max E
 SpecMutations == {"skip_quorum_check", "skip_broker_check", "allow_lossy_safe_downgrade", "register_incompatible",
                   "broker_ignores_unsupported", "lossless_drops_records", "dry_run_writes", "rpc_from_binary",
                   "skip_floor_check", "restart_skips_version_check", "allow_downgrade_unchecked",
-                  "write_record_above_version", "peers_advertise_no_features"}
+                  "write_record_above_version", "peers_advertise_no_features", "restart_keeps_session"}
 ConfigOk(c) ==
     LET latest == CHOOSE l \in c.CatalogLevels : \A k \in c.CatalogLevels : k <= l
     IN /\ c.Profile \in {"kip", "kafka"}
@@ -280,7 +280,7 @@ ReplicateMetadata(b) ==
 RegisterBroker(b) ==
     /\ HasQuorum
     /\ Running(brokers[b])
-    /\ ~brokers[b].fenced => brokers[b].registration # brokers[b].software  \* fenced, or on another binary
+    /\ brokers[b].fenced  \* a restart fences, so one registered for another binary is fenced too (MV_16)
     /\ IF Supports(brokers[b].software, Level) \/ Mutated("register_incompatible")
        THEN /\ brokers' = [brokers EXCEPT ![b].registration = brokers[b].software,
                                            ![b].fenced = brokers[b].offset # End]
@@ -320,7 +320,8 @@ Start(role, i, sw) ==
             /\ UNCHANGED records
     ELSE LET x == brokers[i]
              nb == IF BrokerCanRead(i, sw) \/ ~CheckOnStart
-                   THEN [x EXCEPT !.software = sw, !.status = "RUNNING", !.fenced = TRUE,
+                   THEN [x EXCEPT !.software = sw, !.status = "RUNNING",
+                                  !.fenced = x.fenced \/ ~Mutated("restart_keeps_session"),
                                   !.rpc_level = RpcLevel(sw, log[x.offset + 1])]
                    ELSE [x EXCEPT !.software = sw, !.status = "TERMINATED", !.fenced = TRUE, !.rpc_level = 0]
          IN /\ brokers' = [brokers EXCEPT ![i] = nb]
@@ -383,6 +384,10 @@ MV_02 == [][MV_02_Step]_vars
 
 (* MV-11: every registered broker's binary supports the committed metadata.version. *)
 MV_11 == \A b \in RegisteredBrokers : Supports(brokers[b].registration, Level)
+
+(* MV-16: an unfenced broker is running and registered for the binary it runs (a restart fences it until *)
+(* it registers again).                                                                                 *)
+MV_16 == \A b \in BIdx : ~brokers[b].fenced => Running(brokers[b]) /\ brokers[b].registration = brokers[b].software
 
 (* MV-05: no record type newer than the finalized version is in the image, and no running broker uses *)
 (* an RPC above the version it has read.                                                               *)

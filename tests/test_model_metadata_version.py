@@ -48,16 +48,25 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
 @pytest.mark.parametrize("profile", PROFILES)
 def test_reference_invariants_hold_to_depth(profile: str) -> None:
     sym = MetadataVersionZ3(system("small", profile))
-    for prop in ("MV-01", "MV-05", "MV-11", "MV-13"):
+    for prop in ("MV-01", "MV-05", "MV-11", "MV-13", "MV-16"):
         assert bmc(sym, prop, 2, timeout=60).status == "checked"
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_mv11_proved_by_induction(profile: str) -> None:
-    from rollcheck.smt.core import k_induction
-
-    res = k_induction(MetadataVersionZ3(system("small", profile)), "MV-11", 1, timeout=60)
+@pytest.mark.parametrize("prop", ["MV-11", "MV-16"])
+def test_invariant_proved_by_induction(profile: str, prop: str) -> None:
+    res = k_induction(MetadataVersionZ3(system("small", profile)), prop, 1, timeout=60)
     assert res.status == "proved", res.message
+
+
+def test_mv16_refuted_under_restart_keeps_session() -> None:
+    """MV-M14 (a restart that keeps the broker's session) breaks MV-16 in one step: the restart of an
+    unfenced broker onto the other binary; BMC finds it, and induction no longer proves the property."""
+    ts = system(ENTRY.variant("MV-M14").config, "kip", "MV-M14")
+    res = bmc(MetadataVersionZ3(ts), "MV-16", 3, timeout=60)
+    assert res.status == "refuted" and res.trace is not None and res.depth == 1
+    assert [a.name for a in res.trace.actions] == ["RestartNode"]
+    assert k_induction(MetadataVersionZ3(ts), "MV-16", 1, timeout=60).status != "proved"
 
 
 # ---- step properties (MV-02 ... MV-04, MV-06 ... MV-10, MV-14, MV-15)

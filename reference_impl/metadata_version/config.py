@@ -19,6 +19,7 @@ MUTATIONS = frozenset({
     "restart_skips_version_check",  # a restarted node reads its log without checking the version
     "allow_downgrade_unchecked",  # a downgrade goes through with DowngradeType NONE
     "write_record_above_version",  # the controller writes a record type the version does not enable
+    "restart_keeps_session",  # a restarted broker keeps its old session: unfenced under its old registration
     "peers_advertise_no_features",  # KAFKA-13990: every other controller looks as if it supported nothing
 })
 

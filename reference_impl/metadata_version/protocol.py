@@ -95,6 +95,10 @@ VARIANTS = (
             "controller refuses every metadata.version change of a multi-controller cluster",
             _mutant("peers_advertise_no_features"), expect=("MV-L1", "MV-W1"),
             source="KAFKA-13990 (apache/kafka #12294)"),
+    Variant("MV-M14", "a broker restarted onto another binary keeps its old session: it stays unfenced under "
+            "the registration of the binary it no longer runs",
+            _mutant("restart_keeps_session"), expect=("MV-16",),
+            source="KIP-631 broker registration (a new incarnation starts fenced); KIP-778 Compatibility"),
 )
 
 

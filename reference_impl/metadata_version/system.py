@@ -161,7 +161,9 @@ class MetadataVersionSystem(DataclassSystem):
                 out.append((_label("ReplicateMetadata", broker=i), self.replicate(s, i)))
         if has_quorum:
             for i, b in enumerate(s.brokers):
-                if b.status is NodeStatus.RUNNING and (b.fenced or b.registration != b.software):
+                # A fenced broker registers (again); a restart fences, so a registration for another binary
+                # is always fenced too (MV-16 checks that, rather than a second guard taking it on trust).
+                if b.status is NodeStatus.RUNNING and b.fenced:
                     out.append((_label("RegisterBroker", broker=i), self.register_broker(s, i)))
         if s.leader < 0:
             if self._running_voters(s) * 2 > len(s.voters):
@@ -305,7 +307,9 @@ class MetadataVersionSystem(DataclassSystem):
         b = s.brokers[i]
         level = s.log[b.offset]  # the metadata it has on disk
         if sw.supports(level) or not check:
-            nb = _with(b, software=software, status=NodeStatus.RUNNING, fenced=True,
+            # A starting broker is a new incarnation: fenced until it registers and catches up.
+            fenced = b.fenced if "restart_keeps_session" in self.config.mutations else True
+            nb = _with(b, software=software, status=NodeStatus.RUNNING, fenced=fenced,
                          rpc_level=self._rpc_level(sw, level))
         else:
             nb = _with(b, software=software, status=NodeStatus.TERMINATED, fenced=True, rpc_level=0)
