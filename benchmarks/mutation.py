@@ -4,6 +4,7 @@
     python benchmarks/mutation.py --protocol features --limit 20 --jobs 2  # 20 mutants spread over the list
     python benchmarks/mutation.py --list --protocol zk_migration           # enumerate only, run nothing
     python benchmarks/mutation.py --match 'system.py:.*:if_' --operators if_true if_false
+    python benchmarks/mutation.py --protocol features --screen --jobs 2   # the cheap steps only, then --resume
 
 The broken variants (``rollcheck mutants``) are bugs someone chose; these are mechanical ones. Each mutant
 is one edit, made with :mod:`ast`, to a module of ``reference_impl/<protocol>/`` (``api.py``, ``system.py``
@@ -17,7 +18,10 @@ streams' kafka-2.0). A property violated that the unmutated baseline does not vi
 crash (exit other than 0/1, or no JSON summary: an exception at import or during the search) kills it "by
 crash" and is counted apart; the per-mutant time limit (or the explorer's memory budget) gives "timeout".
 
-The steps run cheapest first, and the first kill ends a mutant: the explorer on ``small`` (every profile), then
+The steps run cheapest first, and the first kill ends a mutant: outside the system module, the decision rules
+alone (``rollcheck prove --decisions-only`` under each profile: the Z3 formula of each API-level decision against
+the mutated reference on its bounded domain, seconds; the z3 cells below run them again), then the explorer on
+``small`` (every profile), then
 Z3 against the mutated reference on ``small`` and on each story config (below: seconds each; since session 41
 before the larger configs, so a kill both would make is now counted to Z3), then the explorer on the larger
 configs, then the rest.
@@ -32,11 +36,14 @@ against the mutated reference on every reachable state, and the decision rules o
 early, as said), "killed (z3)" on a disagreement; then TLC (``rollcheck conform``: reachable views and traces both
 ways, and the config domain; on ``small`` and each conformance config, ``conform_cells_of``), "killed (conform)".
 An exception the mutated reference raises under the decision differential is a crash.
-``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. A survivor whose ``small`` distinct-state
-count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no checker
-noticed. A survivor that ``benchmarks/equivalent_mutants.toml`` names (an edit no caller can observe, each entry
-with its argument) is "equivalent", and the kill rate leaves it out; a listed mutant that is killed is reported
-as a stale entry.
+``--no-variants`` / ``--no-z3`` / ``--no-conform`` leave those steps out. ``--screen`` runs only the cheap steps (a
+config module's domain, the decision rules, the explorer on ``small``): a mutant they do not kill is "screened", no
+verdict and out of the kill rate, and ``--resume`` from that file runs it in full (the kills stand), so the
+survivors of a large selection show up in minutes rather than after hours of kills. A survivor whose ``small``
+distinct-state count differs from the baseline is "survived (count changed)": the mutation changed behaviour and no
+checker noticed. A survivor that ``benchmarks/equivalent_mutants.toml`` names (an edit no caller can observe, each
+entry with its argument) is "equivalent", and the kill rate leaves it out; a listed mutant that is killed is
+reported as a stale entry.
 
 Mutation operators (each site's id is ``<protocol>:<file>:<line>:<col>:<operator>``, col 1-based):
 
@@ -118,7 +125,7 @@ CELL_LIMIT = 20.0  # an explorer run's time limit, in multiples of the same run 
 SAVE_EVERY = 30.0  # the JSON file is rewritten this often, so that even a kill -9 keeps most of a campaign
 
 STATUSES = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)", "survived",
-            "survived (count changed)", "equivalent", "timeout")
+            "survived (count changed)", "equivalent", "timeout", "screened")
 # Survivors argued equivalent to the reference (a reviewed list, each with its reason): see ``Equivalent``.
 EQUIVALENTS = ROOT / "benchmarks" / "equivalent_mutants.toml"
 
@@ -748,6 +755,13 @@ def _module_imports(ref: Path) -> dict[Path, set[Path]]:
 # A protocol's config module (its named configs' class and validation): its mutants meet the config domain first.
 CONFIG_MODULE = "config.py"
 
+# A protocol's system module (its transition system): the decision rules do not call it, so its mutants skip them
+# as a first step (the z3 cells run them anyway).
+SYSTEM_MODULE = "system.py"
+
+# The z3 rows of the decision rules' first step (``run_decisions``): a cell name no config has.
+DECISIONS = "decisions"
+
 # Each protocol's registry entry (reference_impl/<package>/protocol.py): its named configs and broken variants.
 REGISTRY_MODULE = "protocol.py"
 
@@ -1058,6 +1072,18 @@ class Runner:
 
         return self._verdict("z3", f"{cell.config}/{cell.profile}", self._run_tool(work, cmd, timeout), timeout, why)
 
+    def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+        """``rollcheck prove --decisions-only`` under ``profile`` from the mutated copy: the decision rules alone
+        (the ci tier's z3 cell on small runs them too, after its walk of every state). Same verdicts as
+        :meth:`run_z3`."""
+        cmd = [sys.executable, "-m", "rollcheck", *decisions_argv(protocol, profile, work / "decisions")]
+
+        def why(doc: dict[str, Any]) -> str:
+            text = str((doc.get("decisions") or {}).get("disagreement") or "")
+            return text.splitlines()[0] if text else ""
+
+        return self._verdict("z3", f"decisions/{profile}", self._run_tool(work, cmd, timeout), timeout, why)
+
     def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
         """The gate's broken variants from the mutated copy (the gate's variant cells alone, ``variants_argv``):
         each variant is the reference with one bug switched on, so its run takes the reference's code through
@@ -1182,6 +1208,13 @@ def z3_argv(protocol: str, profile: str, out: Path, config: str = "small") -> li
             "0", "--json", "--quiet", "--out", str(out)]
 
 
+def decisions_argv(protocol: str, profile: str, out: Path) -> list[str]:
+    """The decision rules' differential alone (the part of the ci tier's z3 cell that walks no state: each rule's
+    Z3 formula against the reference on its bounded input domain, ``profile``'s cases): seconds."""
+    return ["prove", protocol, "--config", "small", "--profile", profile, "--decisions-only", "--json", "--quiet",
+            "--out", str(out)]
+
+
 def conform_argv(protocol: str, profile: str, out: Path, config: str = "small", domain_only: bool = False
                  ) -> list[str]:
     """The gate's TLC conformance on ``config`` (small, a conformance config); ``domain_only``: its config
@@ -1289,13 +1322,15 @@ def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = 
 
 def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, all_cells: bool,
                conform: bool = True, z3: bool = True, variants: bool = True,
-               explored: list[CellResult] | None = None, first: KillHint | None = None) -> dict[str, Any]:
+               explored: list[CellResult] | None = None, first: KillHint | None = None,
+               screen: bool = False) -> dict[str, Any]:
     """One mutant through every step; with ``explored`` (``--recheck``: the explorer's runs of an earlier
     campaign whose explorer inputs are unchanged, so its verdicts stand) the explorer is not run again. With
     ``first`` (``--resume`` from a campaign at another reference, :func:`kill_hints`) the step that killed the
     same edit there runs before the others: a kill is a kill in any order, and the one that killed before
     usually kills again, so the cheaper steps ahead of it need not run. If it does not, the usual order
-    follows, without that step again."""
+    follows, without that step again. With ``screen`` only the cheap steps run (a config module's domain, the
+    decision rules, the explorer on small): a mutant they do not kill is "screened", no verdict."""
     t0 = time.perf_counter()
     work = runner.workdir(mutant)
     cells: list[CellResult] = []
@@ -1344,6 +1379,7 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     todo = [] if explored is not None else cells_of(protocol)
     with_z3 = z3 and runner.has_z3(protocol)
     hinted = ""
+    full = not screen
 
     def fresh(todo: list[Cell]) -> list[Cell]:
         """The explorer's cells not run yet (the hinted one ran first)."""
@@ -1363,6 +1399,15 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             verdict, detail = runner.run_conform(work, protocol, cell, timeout, domain_only=True)
             conformance.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
                                 "detail": detail, "domain_only": "yes"})
+        if with_z3 and alive() and Path(mutant.file).name != SYSTEM_MODULE:
+            # The decision rules call the API level's code (api.py, the catalog, the releases, the config's
+            # validation), not the system module: a mutant there that they catch dies in seconds, ahead of the
+            # explorer and of Z3's walk of every state (whose cell runs the rules again, after the walk).
+            for profile in profiles_of(protocol):
+                verdict, detail = runner.run_decisions(work, protocol, profile, timeout - (time.perf_counter() - t0))
+                differential.append({"config": DECISIONS, "profile": profile, "verdict": verdict, "detail": detail})
+                if verdict != "agrees":
+                    break
         if first is not None and alive():
             step, cell = first
             if step == "explore" and cell in todo:
@@ -1374,7 +1419,9 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
         # After a hinted kill nothing else runs (the explorer's other cells too, unless --all-cells); a hinted
         # step that timed out is the mutant's verdict, as when the usual order reaches it.
         going = explore(fresh([c for c in todo if c.config == "small"])) if alive() or all_cells else False
-        if with_z3 and alive():
+        if screen:
+            pass  # the cheap steps alone: what survives them is run in full by --resume
+        elif with_z3 and alive():
             differ(unasked([c for c in z3_cells_of(protocol) if c.config == "small"]))
         elif with_z3 and not killed_by and {c.outcome for c in cells} <= {"holds", "violated", "timeout"} and all(
                 d["verdict"] == "agrees" for d in [*differential, *conformance]) \
@@ -1385,16 +1432,16 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             differ(unasked([c for c in z3_cells_of(protocol) if c.config == "small"]),
                    max(60.0, CELL_LIMIT * max(base.of(c).seconds for c in cells_of(protocol) if c.config == "small")))
         stories = unasked([c for c in z3_cells_of(protocol) if c.config != "small"])
-        if with_z3 and alive() and stories:
+        if full and with_z3 and alive() and stories:
             # A story's state space may have no end under the mutant (a fault's budget gone): Z3's encoding, which
             # the mutation did not touch, has one, so the walk stops at the first state where the two differ.
             differ(stories)
-        if going and (alive() or all_cells):
+        if full and going and (alive() or all_cells):
             explore(fresh([c for c in todo if c.config != "small"]))
-        if variants and alive():
+        if full and variants and alive():
             verdict, detail = runner.run_variants(work, protocol, timeout - (time.perf_counter() - t0), z3)
             broken = {"verdict": verdict, "detail": detail}
-        if conform and alive() and runner.snapshot_has_spec(protocol):
+        if full and conform and alive() and runner.snapshot_has_spec(protocol):
             conformance.clear()  # the domain-only step agreed: the whole check runs (its domain again)
             for cell in conform_cells_of(protocol):
                 verdict, detail = runner.run_conform(work, protocol, cell, timeout - (time.perf_counter() - t0))
@@ -1433,6 +1480,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     elif any(c.outcome in ("timeout", "incomplete") for c in cells) or any(
             d["verdict"] == "timeout" for d in [*differential, *conformance]) or broken.get("verdict") == "timeout":
         status = "timeout"
+    elif screen:
+        status = "screened"
     else:
         status = "survived (count changed)" if small_changed else "survived"
     crash = next((c.detail for c in cells if c.outcome == "crash"),
@@ -1467,14 +1516,16 @@ def summarize(results: list[dict[str, Any]], protocols: Sequence[str]) -> dict[s
         rows = [r for r in results if r["protocol"] == p]
         n = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
         killed = n["killed"] + n["killed (variant)"] + n["killed (z3)"] + n["killed (conform)"] + n["killed (crash)"]
-        judged = len(rows) - n["equivalent"]  # an equivalent mutant cannot be killed: it is left out of the rate
+        # An equivalent mutant cannot be killed, and a screened one has no verdict yet: both are left out of the rate.
+        judged = len(rows) - n["equivalent"] - n["screened"]
         out[p] = {"mutants": len(rows), "killed": n["killed"], "killed_variant": n["killed (variant)"],
                   "killed_z3": n["killed (z3)"],
                   "killed_conform": n["killed (conform)"],
                   "killed_crash": n["killed (crash)"],
                   "survived": n["survived"] + n["survived (count changed)"],
                   "survived_count_changed": n["survived (count changed)"], "equivalent": n["equivalent"],
-                  "timeout": n["timeout"], "carried": sum(bool(r.get("carried")) for r in rows),
+                  "timeout": n["timeout"], "screened": n["screened"],
+                  "carried": sum(bool(r.get("carried")) for r in rows),
                   "kill_rate": round(killed / judged, 4) if judged else None}
     return out
 
@@ -1504,6 +1555,9 @@ def print_summary(doc: dict[str, Any]) -> None:
     if carried:
         print(f"{carried} kills carried over by --resume from a campaign whose checkers differed (the reference "
               "was the same): see each row's commit")
+    screened = sum(s.get("screened", 0) for s in doc["summary"].values())
+    if screened:
+        print(f"{screened} screened: the cheap steps did not kill them; --resume from this file runs them in full")
     survivors = [r for r in doc["mutants"] if r["status"].startswith("survived")]
     if survivors:
         print(f"\nsurvivors ({len(survivors)}):")
@@ -1586,6 +1640,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
                    "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs; "
                    "a mutant whose edit FILE killed at another reference runs the step that killed it first")
+    p.add_argument("--screen", action="store_true",
+                   help="only the cheap steps (a config module's domain, the decision rules, the explorer on small: "
+                   "seconds a mutant): what they kill is killed, the rest is \"screened\", no verdict (left out of "
+                   "the kill rate); --resume from the file runs the screened ones in full and keeps the kills")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1):
@@ -1601,6 +1659,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError as exc:
         p.error(str(exc))
     args.previous = args.resumed = None
+    if args.screen and args.recheck is not None:
+        p.error("--screen runs the cheap steps, --recheck the steps after the explorer: give one")
     if args.resume is not None:
         if args.recheck is not None:
             p.error("--resume and --recheck are two ways of going on from FILE: give one")
@@ -1712,7 +1772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "limit": args.limit, "offset": args.offset, "timeout": args.timeout, "jobs": args.jobs,
                    "max_memory_gib": args.max_memory,
                    "all_cells": args.all_cells, "conform": not args.no_conform, "z3": not args.no_z3,
-                   "variants": not args.no_variants,
+                   "variants": not args.no_variants, "screen": args.screen,
                    "profiles": {p: list(profiles_of(p)) for p in protocols}},
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
         "rechecked_from": None if args.previous is None else {"file": str(args.recheck),
@@ -1808,8 +1868,10 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
                                             and code == doc.get("protocol_code_sha256", {}).get(m.protocol))
         standing = str(r["status"]).startswith("killed") or r["status"] == "equivalent"
         row_commit = r.get("commit", earlier.get("commit"))
-        # A timeout is no verdict: it runs again (a resume is how a longer --timeout reaches it).
-        if (src == doc["sources_sha256"] and r["status"] != "timeout") or (same_reference and standing):
+        # A timeout is no verdict: it runs again (a resume is how a longer --timeout reaches it); nor is a screen's
+        # "screened" (the cheap steps alone ran).
+        verdict = r["status"] not in ("timeout", "screened")
+        if (src == doc["sources_sha256"] and verdict) or (same_reference and standing):
             out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref,
                              carried=src != doc["sources_sha256"])
         elif standing and grown is not None and grown(dict(r, commit=row_commit), m.protocol):
@@ -1975,7 +2037,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
                     order, m = nxt
                     fut = pool.submit(run_mutant, runner, m, bases[m.protocol], timeouts[m.protocol], args.all_cells,
                                       not args.no_conform, not args.no_z3, not args.no_variants,
-                                      explored_of.get(m.id), hints.get(m.id))
+                                      explored_of.get(m.id), hints.get(m.id), args.screen)
                     running[fut] = (order, m)
                 if not running:
                     break

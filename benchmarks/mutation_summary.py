@@ -6,9 +6,9 @@
 
 Each file is a ``benchmarks/mutation.py`` result (``--resume`` pieces carry every earlier row, so the latest
 piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every kill (a property,
-a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents;
-a timeout counts as not killed. Survivors are listed with their edit. A file that is not a campaign result is
-refused in one line (exit 2).
+a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents; a
+timeout counts as not killed, and a mutant a ``--screen`` left "screened" (no verdict yet) is out of it.
+Survivors are listed with their edit. A file that is not a campaign result is refused in one line (exit 2).
 """
 
 from __future__ import annotations
@@ -30,12 +30,14 @@ def protocol_rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
         by = {status: sum(1 for m in mutants if m["status"] == status) for status in KILLS}
         equivalent = sum(1 for m in mutants if m["status"] == "equivalent")
         timeout = sum(1 for m in mutants if m["status"] == "timeout")
+        screened = sum(1 for m in mutants if m["status"] == "screened")  # --screen: the cheap steps alone, no verdict
         survivors = [m for m in mutants if str(m["status"]).startswith("survived")]
         killed = sum(by.values())
-        judged = len(mutants) - equivalent
+        judged = len(mutants) - equivalent - screened
         rows.append({
             "protocol": protocol, "file": name, "commit": str(doc.get("commit", ""))[:12],
-            "complete": not doc.get("partial", False), "mutants": len(mutants), "killed": killed,
+            "complete": not doc.get("partial", False) and not screened, "screened": screened,
+            "mutants": len(mutants), "killed": killed,
             "by_property": by["killed"], "by_variant": by["killed (variant)"], "by_z3": by["killed (z3)"],
             "by_conform": by["killed (conform)"], "by_crash": by["killed (crash)"], "equivalent": equivalent,
             "survived": len(survivors), "timeout": timeout,
@@ -50,9 +52,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             "| by crash | equivalent | survived | timeout | kill rate |")
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     for r in rows:
-        judged = r["mutants"] - r["equivalent"]
+        judged = r["mutants"] - r["equivalent"] - r.get("screened", 0)
         rate = f"{100 * r['killed'] / judged:.1f}%" if judged else "-"
-        lines.append(f"| {r['protocol']} | `{r['file']}` | {r['commit']} | {'yes' if r['complete'] else 'partial'} "
+        complete = "yes" if r["complete"] else f"screen ({r['screened']} screened)" if r.get("screened") else "partial"
+        lines.append(f"| {r['protocol']} | `{r['file']}` | {r['commit']} | {complete} "
                      f"| {r['mutants']} | {r['by_property']} | {r['by_variant']} | {r['by_z3']} | {r['by_conform']} "
                      f"| {r['by_crash']} | {r['equivalent']} | {r['survived']} | {r['timeout']} | {rate} |")
     survivors = [f"- survivor `{s['id']}`: `{s['before']}` -> `{s['after']}`" for r in rows for s in r["survivors"]]

@@ -123,6 +123,35 @@ def test_prove_differential_only_compares_every_state_and_proves_nothing(
     assert summary["decisions"]["inputs"] > 0 and summary["decisions"]["disagreement"] is None
 
 
+def test_prove_decisions_only_walks_no_state_and_exits_3_on_a_disagreement(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The decision rules alone (the mutation campaign's first step outside a system module): no successor
+    differential, no proof; a rule's disagreement is exit 3 as in the z3 cell."""
+    from rollcheck.cli import main
+
+    argv = ["prove", "features", "--config", "small", "--profile", "kip", "--decisions-only", "--json", "--quiet"]
+    code = main([*argv, "--out", str(tmp_path / "ok")])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["decisions_only"] is True and summary["results"] == []
+    assert summary["differential"] is None
+    assert [r["rule"] for r in summary["decisions"]["rules"]] == RULES["features"]
+    assert summary["decisions"]["disagreement"] is None
+    _accept_deleting_a_missing_feature(monkeypatch)
+    code = main([*argv, "--out", str(tmp_path / "bad")])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 3 and summary["decisions"]["disagreement"].startswith("features_update: ")
+
+
+@pytest.mark.parametrize("extra", [["--no-differential"], ["--property", "FEAT-01"], ["--differential-only"]])
+def test_prove_decisions_only_refuses_what_contradicts_it(extra: list[str], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from rollcheck.cli import main
+
+    code = main(["prove", "features", "--config", "small", "--decisions-only", *extra, "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "--decisions-only" in err, err
+
+
 @pytest.mark.parametrize("extra", [["--no-differential"], ["--property", "MIG-01"]])
 def test_prove_differential_only_refuses_what_contradicts_it(extra: list[str], tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:

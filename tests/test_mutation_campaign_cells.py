@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -667,3 +668,83 @@ def write(records: list[int], level: int) -> list[int]:
         assert mutated.count("pass") == 1
     assert "check(level)" not in str(apply_site(sites, drops[0]))
     assert "records.append" not in str(apply_site(sites, drops[1]))
+
+
+def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_the_cheap_steps(
+        tmp_path: Path) -> None:
+    """An API-level mutant meets the decision rules (``prove --decisions-only``, each profile) before anything
+    else, and a kill there ends it in seconds; a system-module mutant skips them (the rules never call it). With
+    ``screen`` only the cheap steps run: a mutant they leave alive is "screened", which the kill rate leaves out
+    and ``--resume`` runs again even at the same sources."""
+    from benchmarks.mutation import Baseline, CellResult, Mutant, carried_rows, profiles_of, run_mutant, summarize
+
+    ran: list[str] = []
+
+    class Runner:
+        def __init__(self, decide: str = "agrees") -> None:
+            self.decide = decide
+
+        def workdir(self, mutant: Mutant | None) -> Path:
+            return tmp_path
+
+        def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
+            ran.append(f"explore {cell.config}/{cell.profile}")
+            return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
+
+        def has_z3(self, protocol: str) -> bool:
+            return True
+
+        def snapshot_has_spec(self, protocol: str) -> bool:
+            return True
+
+        def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+            ran.append(f"decisions {profile}")
+            return (self.decide, f"decisions/{profile}: mv_update: differs") if profile == "kafka" else ("agrees", "")
+
+        def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+            ran.append(f"z3 {cell.config}/{cell.profile}")
+            return "agrees", ""
+
+        def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+            ran.append("variants")
+            return "caught", ""
+
+        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float,
+                        domain_only: bool = False) -> tuple[str, str]:
+            ran.append(f"conform {cell.config}/{cell.profile}")
+            return "agrees", ""
+
+    proto = "metadata_version"
+    base = Baseline(proto, [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
+                            for c in cells_of(proto)], 10.0, {})
+
+    def mutant(module: str) -> Mutant:
+        return Mutant(f"{proto}:{module}:1:1:cmp_swap", proto, "cmp_swap", f"reference_impl/{proto}/{module}",
+                      module, 1, 1, "a < b", "a <= b", "")
+
+    row = run_mutant(Runner("disagrees"), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
+    assert row["status"] == "killed (z3)" and ran == [f"decisions {p}" for p in profiles_of(proto)]
+    assert row["z3"][-1]["config"] == "decisions" and "mv_update" in row["z3"][-1]["detail"]
+    ran.clear()
+    row = run_mutant(Runner(), mutant("api.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
+    small = [f"explore small/{p}" for p in profiles_of(proto)]
+    assert row["status"] == "screened" and ran == [*(f"decisions {p}" for p in profiles_of(proto)), *small]
+    ran.clear()
+    row = run_mutant(Runner(), mutant("system.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
+    assert row["status"] == "screened" and ran == small
+    ran.clear()
+    # In full, the decision rows do not stand in for the z3 cell on small: that still walks every state.
+    row = run_mutant(Runner(), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
+    assert row["status"] == "survived" and all(f"z3 {c.config}/{c.profile}" in ran for c in z3_cells_of(proto))
+    assert "variants" in ran and any(r.startswith("conform ") for r in ran)
+    screened = dict(row, id="s", status="screened")
+    killed = dict(row, id="k", status="killed (z3)")
+    assert summarize([screened, killed], [proto])[proto]["kill_rate"] == 1.0
+    doc = {"sources_sha256": "S", "reference_sha256": "R", "mutants": [screened, killed]}
+    selected = {proto: [dataclasses.replace(mutant("api.py"), id=i) for i in ("s", "k")]}
+    assert list(carried_rows(doc, selected, doc)) == ["k"]
+    from benchmarks.mutation_summary import markdown, protocol_rows
+
+    rows = protocol_rows(dict(doc, partial=False), "screen.json")
+    assert rows[0]["screened"] == 1 and rows[0]["kill_rate"] == 1.0 and not rows[0]["complete"]
+    assert "| screen (1 screened) |" in markdown(rows)

@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--differential-only", action="store_true",
                    help="prove nothing: only compare the Z3 relation and decision rules with the reference (what "
                         "the ci tier's z3 cell on a small config does; with --differential 0, every reachable state)")
+    p.add_argument("--decisions-only", action="store_true",
+                   help="prove nothing and walk no state: only compare the decision rules' Z3 formulas with the "
+                        "reference on their bounded input domains (seconds; the profile's cases only)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=run)
@@ -50,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
                         "the other compares nothing")
     if args.differential_only and args.property is not None:
         raise UserError("--differential-only proves no property: drop --property, or --differential-only")
+    if args.decisions_only and (args.no_differential or args.property is not None or args.differential_only):
+        raise UserError("--decisions-only compares the decision rules alone: drop --no-differential, --property "
+                        "and --differential-only")
     entry, label, config, ts = resolve(args)
     try:
         sym = symbolic(ts)
@@ -62,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if args.property not in sym.encoded():
             raise UserError(f"property '{args.property}' is not encoded in Z3; encoded: {', '.join(sym.encoded())}")
         ids = [args.property]
-    elif args.differential_only:
+    elif args.differential_only or args.decisions_only:
         ids = []
     else:
         ids = [i for i in known if i in sym.encoded()]
@@ -110,9 +116,10 @@ def run(args: argparse.Namespace) -> int:
             # reference config reaches.
             reference = None if args.variant is None else entry.build(config)
             where = "" if reference is None else " where the variant steps otherwise than the reference"
-            show(f"successor differential on {args.differential or 'every'} state(s){where or ' reachable'}")
-            diff = successor_differential(sym, ts, args.differential, reference=reference)
-            if not args.json:
+            if not args.decisions_only:
+                show(f"successor differential on {args.differential or 'every'} state(s){where or ' reachable'}")
+                diff = successor_differential(sym, ts, args.differential, reference=reference)
+            if diff is not None and not args.json:
                 if reference is not None:
                     scope = (f"{'all' if diff['every_reachable_state'] else 'the first'} {diff['states']} "
                              f"state(s) where {args.variant} steps otherwise than the reference (of "
@@ -139,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
                                   markup=False, soft_wrap=True)
         summary = {"protocol": entry.name, "config": label, "profile": config.profile, "variant": args.variant,
                    "depth": args.depth, "timeout": args.timeout, "differential_only": args.differential_only,
+                   "decisions_only": args.decisions_only,
                    "not_encoded": [i for i in known if i not in sym.encoded()],
                    "results": results, "differential": diff, "decisions": decisions}
         write_json_atomic(out / "summary.json", summary)
