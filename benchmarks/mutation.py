@@ -1284,33 +1284,42 @@ class Baseline:
 
 
 def run_baseline(runner: Runner, protocol: str, timeout: float, conform: bool = True, z3: bool = True,
-                 variants: bool = True, explored: list[CellResult] | None = None, jobs: int = 1) -> Baseline:
+                 variants: bool = True, explored: list[CellResult] | None = None, jobs: int = 1,
+                 screen: bool = False) -> Baseline:
     """Every run a mutant may need, on the unmutated copy: the explorer's cells, the broken variants (each
     caught), then Z3 and TLC under each profile, which must agree with the reference (else nothing they say of
     a mutant means anything). Their total time sets the per-mutant limit, so a survivor that goes through every
     step is not cut short. ``jobs``: the explorer's cells and Z3's run that many at a time (each writes its own
     directory under the copy's ``out``; a baseline took 11 minutes on one core of two while the other idled);
-    the variants' gate and TLC, which share the copy's working files, run one at a time."""
+    the variants' gate and TLC, which share the copy's working files, run one at a time. ``screen``: what a
+    screen runs (the explorer on small, the decision rules, the config domain), minutes less."""
     work = runner.workdir(None)
+    cells = [c for c in cells_of(protocol) if c.config == "small" or not screen]
     try:
         imports = runner.import_check(work, protocol)
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             results = explored if explored is not None else list(pool.map(
-                lambda cell: runner.run_cell(work, protocol, cell, timeout), cells_of(protocol)))
+                lambda cell: runner.run_cell(work, protocol, cell, timeout), cells))
             bad = [f"{r.config}/{r.profile}: {r.outcome} {r.detail}" for r in results
                    if r.outcome not in ("holds", "violated")]
-            if variants:
+            if variants and not screen:
                 verdict, detail = runner.run_variants(work, protocol, timeout, z3)
                 if verdict != "caught":
                     bad.append(f"variants: {verdict} {detail}")
-            z3_cells = z3_cells_of(protocol) if z3 and runner.has_z3(protocol) else []
+            if screen and z3 and runner.has_z3(protocol):
+                for profile in profiles_of(protocol):
+                    verdict, detail = runner.run_decisions(work, protocol, profile, timeout)
+                    if verdict != "agrees":
+                        bad.append(f"decisions {profile}: {verdict} {detail}")
+            z3_cells = z3_cells_of(protocol) if z3 and runner.has_z3(protocol) and not screen else []
             for cell, (verdict, detail) in zip(z3_cells, pool.map(
                     lambda cell: runner.run_z3(work, protocol, cell, timeout), z3_cells), strict=True):
                 if verdict != "agrees":
                     bad.append(f"z3 {cell.config}/{cell.profile}: {verdict} {detail}")
-        for cell in conform_cells_of(protocol) if conform and runner.snapshot_has_spec(protocol) else []:
-            verdict, detail = runner.run_conform(work, protocol, cell, timeout)
+        for cell in conform_cells_of(protocol)[:1 if screen else None] if conform and runner.snapshot_has_spec(
+                protocol) else []:
+            verdict, detail = runner.run_conform(work, protocol, cell, timeout, domain_only=screen)
             if verdict != "agrees":
                 bad.append(f"conform {cell.config}/{cell.profile}: {verdict} {detail}")
         if bad:
@@ -1380,6 +1389,8 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
     with_z3 = z3 and runner.has_z3(protocol)
     hinted = ""
     full = not screen
+    if screen and first is not None and (first[0] != "explore" or first[1].config != "small"):
+        first = None  # a hint to a larger config or to Z3's walk is no cheap step
 
     def fresh(todo: list[Cell]) -> list[Cell]:
         """The explorer's cells not run yet (the hinted one ran first)."""
@@ -1978,16 +1989,22 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
 
     def baseline(p: str) -> None:
         earlier = (args.previous or args.resumed or {}).get("baseline", {}).get(p)
+        # A screen's baseline has the cheap steps' runs alone: it serves another screen, not a full run.
+        if isinstance(earlier, dict) and earlier.get("screen") and not args.screen:
+            earlier = None  # nor does its time limit, ten times the cheap steps'
+        cheap = args.screen
         if resumed_same and isinstance(earlier, dict) and earlier.get("runs"):
             # Every module as it was when FILE's baseline ran: its verdicts stand.
             base = Baseline(p, [CellResult(**r) for r in earlier["runs"]], earlier["seconds"], earlier["imports"])
+            cheap = bool(earlier.get("screen"))
         else:
-            print(f"mutation: baseline of {p} ({', '.join(f'{c.config}/{c.profile}' for c in cells_of(p))}, "
-                  "then the broken variants, z3 and conform)", file=sys.stderr, flush=True)
+            what = "the decision rules and the config domain" if args.screen else "the broken variants, z3 and conform"
+            cells = ", ".join(f"{c.config}/{c.profile}" for c in cells_of(p) if c.config == "small" or not args.screen)
+            print(f"mutation: baseline of {p} ({cells}, then {what})", file=sys.stderr, flush=True)
             explored = None if args.previous is None else [CellResult(**r) for r in (earlier or {}).get("runs", [])]
             try:
                 base = run_baseline(runner, p, max(3600.0, args.timeout or 0), not args.no_conform, not args.no_z3,
-                                    not args.no_variants, explored, inner_jobs)
+                                    not args.no_variants, explored, inner_jobs, args.screen)
             except RuntimeError as exc:
                 # Without a clean baseline nothing can be called killed: the protocol is skipped, and said so.
                 doc["baseline"][p] = {"error": str(exc)}
@@ -1996,6 +2013,7 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
         bases[p] = base
         timeouts[p] = args.timeout or (earlier["timeout"] if earlier else max(60.0, 10 * base.seconds))
         doc["baseline"][p] = {"seconds": round(base.seconds, 2), "timeout": timeouts[p], "imports": base.imports,
+                              "screen": cheap,
                               "runs": [asdict(c) | {"seconds": round(c.seconds, 2)} for c in base.cells]}
         todo = sum(m.id not in carried for m in selected[p])
         print(f"mutation: {p}: " + ", ".join(f"{c.config}/{c.profile} {c.distinct_states} states"

@@ -593,6 +593,9 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
         def __init__(self, z3_verdict: str = "agrees") -> None:
             self.lock, self.now, self.most, self.z3_verdict = threading.Lock(), 0, 0, z3_verdict
             self.alone: list[bool] = []
+            self.decided: list[str] = []
+            self.cells: list[Cell] = []
+            self.domain_only: list[bool] = []
 
         def _enter(self) -> None:
             with self.lock:
@@ -610,6 +613,7 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
 
         def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
             self._enter()
+            self.cells.append(cell)
             return CellResult(cell.config, cell.profile, "holds", 0, 0.05)
 
         def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
@@ -623,11 +627,17 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
             self._enter()
             return (self.z3_verdict, "differs") if cell == z3_cells_of("metadata_version")[-1] else ("agrees", "")
 
+        def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+            self.decided.append(profile)
+            return "agrees", ""
+
         def snapshot_has_spec(self, protocol: str) -> bool:
             return True
 
-        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float,
+                        domain_only: bool = False) -> tuple[str, str]:
             self.alone.append(self.now == 0)
+            self.domain_only.append(domain_only)
             return "agrees", ""
 
     runner = FakeRunner()
@@ -640,6 +650,11 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
     last = z3_cells_of("metadata_version")[-1]
     with pytest.raises(RuntimeError, match=f"z3 {last.config}/{last.profile}: disagrees differs"):
         run_baseline(FakeRunner("disagrees"), "metadata_version", 60.0, jobs=2)  # type: ignore[arg-type]
+    # A screen's baseline: the explorer on small, the decision rules under each profile, the config domain.
+    cheap = FakeRunner("disagrees")
+    base = run_baseline(cheap, "metadata_version", 60.0, jobs=2, screen=True)  # type: ignore[arg-type]
+    assert cheap.cells == [c for c in cells_of("metadata_version") if c.config == "small"]
+    assert cheap.decided == list(get_protocol("metadata_version").profiles) and cheap.domain_only == [True]
 
 
 def test_drop_call_replaces_a_call_made_for_its_effect_by_pass() -> None:
