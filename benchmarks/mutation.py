@@ -2092,7 +2092,8 @@ def _progress(results: list[dict[str, Any]], total: int, elapsed: float, running
     print(f"mutation: {len(results)}/{total} done in {elapsed:.0f} s: {n['killed']} killed, "
           f"{n['killed (variant)']} by a variant, {n['killed (z3)']} by z3, {n['killed (conform)']} by conform, "
           f"{n['killed (crash)']} by crash, {n['survived'] + n['survived (count changed)']} survived, "
-          f"{n['equivalent']} equivalent, {n['timeout']} timeout; running {now}", file=sys.stderr, flush=True)
+          f"{n['equivalent']} equivalent, {n['timeout']} timeout"
+          + (f", {n['screened']} screened" if n["screened"] else "") + f"; running {now}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
