@@ -1959,3 +1959,32 @@ def test_kafka_other_feature_rule_reads_who_refused_and_its_words(planted: str,
             None if rng.contains(v) else f"{what} only supports versions {rng.min}-{rng.max + 1}")
             if rng.max != 0 else real(v, what, rng))
     assert differential("mv_update_forms", _kafka_other_feature_cases()).disagreement is not None, planted
+
+
+@pytest.mark.parametrize("planted", ["reads its own registration", "needs its own registration"])
+def test_mv_update_rule_sees_the_controller_read_its_own_registration(planted: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka checks the active controller by its binary's range and skips its own ControllerRegistration (stale
+    or missing) among the controllers': the campaign's survivors metadata_version api.py:523 (the local node
+    checked by its registration) and :529 (refused while it has not registered), which no system state reaches
+    (every registration names its binary there). Each is a disagreement of ``mv_own_registration_cases``."""
+    from model.decisions.metadata_version import mv_own_registration_cases
+    from reference_impl.metadata_version import api as mv_api
+
+    assert differential("mv_update", mv_own_registration_cases()).ok
+    real = mv_api.QuorumController._kafka_reason_not_supported
+
+    def reads_own(self: Any, feature: str, new: int) -> Any:
+        own = dict(self.voters).get(self.node_id)
+        if isinstance(own, mv_api.VersionRange) and not own.contains(new):
+            return f"Controller {self.node_id} only supports versions {own}"
+        return real(self, feature, new)
+
+    def needs_own(self: Any, feature: str, new: int) -> Any:
+        if dict(self.voters).get(self.node_id) is None:
+            return f"controller {self.node_id} has not registered, and may not support this feature"
+        return real(self, feature, new)
+
+    monkeypatch.setattr(mv_api.QuorumController, "_kafka_reason_not_supported",
+                        reads_own if planted == "reads its own registration" else needs_own)
+    assert differential("mv_update", mv_own_registration_cases()).disagreement is not None, planted

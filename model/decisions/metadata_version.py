@@ -653,10 +653,14 @@ def mv_update_rule(catalog: Any, profile: str, release: str, dry_run: bool, x: A
     return top, result, written
 
 
-def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int) -> Formula:
+def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int,
+                      own: bool = False) -> Formula:
     """:func:`mv_update_rule` over named inputs: voter 0 is the controller (``llo`` / ``lhi``); ``has_v<i>``
-    0 means voter i has not registered; every broker is registered."""
-    names = ["x", "y", "dt", "llo", "lhi", *(f"{f}{i}" for i in range(1, voters) for f in ("has_v", "vlo", "vhi")),
+    0 means voter i has not registered; every broker is registered. ``own``: voter 0's own registration is
+    an input too (``has_v0``, ``vlo0``, ``vhi0``), which the rule never reads: Kafka checks the local
+    controller by the range its binary supports, and skips its registration among the controllers'."""
+    first = 0 if own else 1
+    names = ["x", "y", "dt", "llo", "lhi", *(f"{f}{i}" for i in range(first, voters) for f in ("has_v", "vlo", "vhi")),
              *(f"{f}{i}" for i in range(brokers) for f in ("blo", "bhi"))]
 
     def build(v: dict[str, z3.ArithRef]) -> dict[str, Any]:
@@ -671,10 +675,12 @@ def mv_update_formula(catalog: Any, profile: str, release: str, dry_run: bool, v
 
 def mv_update_reference(catalog: Any, profile: str, release: str, dry_run: bool, voters: int, brokers: int
                         ) -> Callable[[Inputs], Outputs]:
+    def registered(x: Inputs, i: int) -> VersionRange | None:
+        return VersionRange(x[f"vlo{i}"], x[f"vhi{i}"]) if x[f"has_v{i}"] else None
+
     def run(x: Inputs) -> Outputs:
         local = VersionRange(x["llo"], x["lhi"])
-        vs = ((0, local), *((i, VersionRange(x[f"vlo{i}"], x[f"vhi{i}"]) if x[f"has_v{i}"] else None)
-                            for i in range(1, voters)))
+        vs = ((0, registered(x, 0) if "has_v0" in x else local), *((i, registered(x, i)) for i in range(1, voters)))
         bs = tuple(BrokerRegistration(voters + i, ((FEATURE_NAME, VersionRange(x[f"blo{i}"], x[f"bhi{i}"])),), False)
                    for i in range(brokers))
         ctl = QuorumController(catalog=catalog, node_id=0, local_supported=((FEATURE_NAME, local),), voters=vs,
@@ -723,6 +729,30 @@ def mv_update_cases(catalog_name: str = "example", voters: int = 2, brokers: int
             yield (f"{catalog_name} catalog, {profile} {release}, dry_run={dry}",
                    mv_update_formula(cat, profile, release, dry, voters, brokers), domain(),
                    mv_update_reference(cat, profile, release, dry, voters, brokers))
+
+
+def mv_own_registration_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
+    """The active controller's own ControllerRegistration beside the range its binary supports (Kafka 3.9 and
+    4.0, the kafka catalog from controller registration on, where FeatureControlManager reads the
+    controllers' registrations): its own is never read (QuorumFeatures.reasonNotLocallySupported checks the
+    local binary; the controllers' loop skips the local node, registered or not, stale or not). In the
+    system every registration names its binary, so only this domain tells a reference that read it (the
+    campaign's metadata_version api.py:523 and :529 survivors)."""
+    cat = CATALOGS["kafka"]
+    reg = cat.controller_registration_level
+    lv = cat.levels
+    ranges = [(cat.minimum, hi) for hi in lv if hi >= reg - 1] + [(reg, cat.latest)]
+    own_opts = [(0, 1, 1)] + [(1, lo, hi) for lo, hi in ranges]
+    for release in ("3.9", "4.0"):
+        def domain() -> Iterable[Inputs]:
+            xs = (reg, reg + 1, cat.latest)
+            ys = (reg - 1, reg, reg + 1, cat.latest, cat.latest + 1)
+            for xv, y, dt, local, (h, lo, hi) in itertools.product(xs, ys, (0, 1), ranges, own_opts):
+                yield {"x": xv, "y": y, "dt": dt, "llo": local[0], "lhi": local[1], "has_v0": h, "vlo0": lo,
+                       "vhi0": hi}
+        yield (f"kafka catalog, kafka {release}, the controller's own registration",
+               mv_update_formula(cat, "kafka", release, False, 1, 0, own=True), domain(),
+               mv_update_reference(cat, "kafka", release, False, 1, 0))
 
 
 MV_LEADER = 7  # the active controller a non-active node knows of, when it knows one
