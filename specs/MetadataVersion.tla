@@ -122,7 +122,7 @@ RpcLevel(sw, lvl) == IF "rpc_from_binary" \in Mutations THEN Softwares[sw].max E
 (* levels within 0 .. the latest (0 asks for a deletion), a non-empty set of known downgrade types,       *)
 (* record levels of the catalog, the bounds, and only the broken variants this spec implements.         *)
 (* Software names are distinct by construction (Softwares is a function): the binding refuses a config   *)
-(* that names one twice, and one whose initial software is not among them.                              *)
+(* that names one twice; an initial software not among them is refused here.                            *)
 SpecMutations == {"skip_quorum_check", "skip_broker_check", "allow_lossy_safe_downgrade", "register_incompatible",
                   "broker_ignores_unsupported", "lossless_drops_records", "dry_run_writes", "rpc_from_binary",
                   "skip_floor_check", "restart_skips_version_check", "allow_downgrade_unchecked",
@@ -135,6 +135,7 @@ ConfigOk(c) ==
        /\ \A sw \in DOMAIN c.Softwares : /\ c.Softwares[sw].min \in c.CatalogLevels
                                         /\ c.Softwares[sw].max \in c.CatalogLevels
                                         /\ c.Softwares[sw].min <= c.Softwares[sw].max
+       /\ c.OldSoftware \in DOMAIN c.Softwares  \* before it is applied: TLC evaluates /\ in order
        /\ c.Softwares[c.OldSoftware].min <= c.StartLevel /\ c.StartLevel <= c.Softwares[c.OldSoftware].max
        /\ \A l \in c.RequestedLevels : 0 <= l /\ l <= latest
        /\ c.DowngradeTypes # {} /\ c.DowngradeTypes \subseteq {"NONE", "SAFE", "UNSAFE"}

@@ -27,7 +27,7 @@ def constants(config: MetadataVersionConfig) -> dict[str, Any]:
         "BootstrapFloor": catalog.bootstrap_floor,
         "ControllerRegistrationLevel": catalog.controller_registration_level,
         "Softwares": {s.name: Record(min=s.min_level, max=s.max_level) for s in config.softwares},
-        "OldSoftware": config.old.name,
+        "OldSoftware": config.initial_software,  # the field itself, as the Z3 model reads it
         "NewSoftware": config.new.name,
         "StartLevel": config.start_level,
         "NVoters": config.voters,
@@ -53,9 +53,16 @@ def domain_values(config: MetadataVersionConfig) -> dict[str, tuple[Any, ...]]:
     lo, hi = catalog.minimum, catalog.latest
     first = config.softwares[0] if config.softwares else Software("s", lo, hi)
     rest = config.softwares[1:]
+    # The last software broken too, not only the first: a first (initial) software with a bad range is refused
+    # again further on (its range cannot hold the start level), so only another one's shows whether validate
+    # itself reads each bound (the campaign's config.py:109 survivors).
+    last = config.softwares[-1] if config.softwares else first
+    head = config.softwares[:-1]
     softwares = ((), (*config.softwares, first), (Software(first.name, hi, lo), *rest),
                  (Software(first.name, lo - 1, hi), *rest), (Software(first.name, lo, hi + 1), *rest),
-                 (Software(first.name, lo, lo), *rest), (*config.softwares, Software("newest", lo, hi)))
+                 (Software(first.name, lo, lo), *rest), (*config.softwares, Software("newest", lo, hi)),
+                 (*head, Software(last.name, hi, lo)), (*head, Software(last.name, lo - 1, hi)),
+                 (*head, Software(last.name, lo, hi + 1)))
     return {"profile": ("kip", "kafka"), "kafka_release": ("3.9", "4.0"), "catalog": tuple(sorted(CATALOGS)),
             "voters": (5, 6), "softwares": softwares, "initial_software": tuple(s.name for s in config.softwares),
             "initial_level": (None, *range(-1, hi + 2)),

@@ -51,7 +51,10 @@ TWO_VOTERS = replace(CRASHES, voters=2, max_down=2)
 # for a dry run (dry_run off). Every other config is formatted with a version and offers dry runs, so a reference
 # that read the preview cluster's start or the dry-run switch wrongly went unnoticed (the campaign's survivors
 # metadata_version system.py:102, :121). A story config the gate also checks.
-PREVIEW = replace(SMALL, initial_level=0, dry_run=False)
+# Its softwares are listed newest first, the only config where the initial software is not the first one: the
+# reference finds it by name (MetadataVersionConfig.software), the Z3 model and the spec read the field, so a
+# lookup that took the first software (the campaign's config.py:72 survivor) starts the cluster elsewhere.
+PREVIEW = replace(SMALL, initial_level=0, dry_run=False, softwares=tuple(reversed(SMALL.softwares)))
 
 
 _mutant = partial(config_mutation, MetadataVersionSystem)  # a variant: the reference with one mutation in its config
