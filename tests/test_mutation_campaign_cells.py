@@ -102,6 +102,9 @@ def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp
     for e in entries:
         lines = {ln.strip() for ln in (ROOT / "reference_impl" / e.protocol / e.module).read_text().splitlines()}
         assert e.before in lines, f"{e.protocol}/{e.module}: no line {e.before!r}"
+    # An edit argued twice is an entry someone wrote without finding the first (session 58 did, three times).
+    keys = [(e.protocol, e.module, e.operator, e.before, e.after, e.function, e.column) for e in entries]
+    assert not [k for k in set(keys) if keys.count(k) > 1], "an edit listed twice"
     bad = tmp_path / "bad.toml"
     bad.write_text('[[equivalent]]\nprotocol = "zk_migration"\n')
     with pytest.raises(ValueError, match="entry 1 must have exactly"):
