@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,48 @@ from benchmarks.mutation import Cell, cells_of, z3_argv, z3_cells_of
 from rollcheck.gate import default_gate_config, plan_cells
 from rollcheck.registry import get_protocol
 
+
+class RecordingRunner:
+    """A fake ``mutation.Runner``: every step holds or agrees and is recorded in ``ran`` ("explore small/kip",
+    "decisions kafka", "z3 small/kip", "variants", "conform small/kip"); ``z3_says`` / ``decisions_say`` give a
+    step's verdict instead (None: agrees)."""
+
+    def __init__(self, work: Path, ran: list[str], spec: bool = False,
+                 z3_says: Callable[[Cell], tuple[str, str] | None] = lambda cell: None,
+                 decisions_say: Callable[[str], tuple[str, str] | None] = lambda profile: None) -> None:
+        self.work, self.ran, self.spec, self.z3_says, self.decisions_say = work, ran, spec, z3_says, decisions_say
+
+    def workdir(self, mutant: object) -> Path:
+        return self.work
+
+    def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> Any:
+        from benchmarks.mutation import CellResult
+
+        self.ran.append(f"explore {cell.config}/{cell.profile}")
+        return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
+
+    def has_z3(self, protocol: str) -> bool:
+        return True
+
+    def snapshot_has_spec(self, protocol: str) -> bool:
+        return self.spec
+
+    def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
+        self.ran.append(f"decisions {profile}")
+        return self.decisions_say(profile) or ("agrees", "")
+
+    def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
+        self.ran.append(f"z3 {cell.config}/{cell.profile}")
+        return self.z3_says(cell) or ("agrees", "")
+
+    def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
+        self.ran.append("variants")
+        return "caught", ""
+
+    def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float,
+                    domain_only: bool = False) -> tuple[str, str]:
+        self.ran.append(f"conform {cell.config}/{cell.profile}")
+        return "agrees", ""
 
 def test_the_campaigns_z3_step_runs_where_the_ci_gates_z3_differential_cells_do(tmp_path: Path) -> None:
     """small under every profile, then each story config under the profiles it is valid for (the ci tier's
@@ -327,28 +371,8 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
     ran: list[str] = []
 
     def runner(kills: bool) -> object:
-        class Runner:
-            def workdir(self, mutant: Mutant | None) -> Path:
-                return tmp_path
-
-            def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
-                ran.append(f"explore {cell.config}/{cell.profile}")
-                return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
-
-            def has_z3(self, protocol: str) -> bool:
-                return True
-
-            def snapshot_has_spec(self, protocol: str) -> bool:
-                return False
-
-            def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
-                ran.append(f"z3 {cell.config}/{cell.profile}")
-                return ("disagrees", "steps otherwise") if kills and cell == story else ("agrees", "")
-
-            def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
-                ran.append("variants")
-                return "caught", ""
-        return Runner()
+        return RecordingRunner(tmp_path, ran, z3_says=lambda cell: ("disagrees", "steps otherwise")
+                               if kills and cell == story else None)
 
     base = Baseline("zk_migration", [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
                                      for c in cells_of("zk_migration")], 10.0, {})
@@ -699,39 +723,9 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
 
     ran: list[str] = []
 
-    class Runner:
-        def __init__(self, decide: str = "agrees") -> None:
-            self.decide = decide
-
-        def workdir(self, mutant: Mutant | None) -> Path:
-            return tmp_path
-
-        def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> CellResult:
-            ran.append(f"explore {cell.config}/{cell.profile}")
-            return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
-
-        def has_z3(self, protocol: str) -> bool:
-            return True
-
-        def snapshot_has_spec(self, protocol: str) -> bool:
-            return True
-
-        def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
-            ran.append(f"decisions {profile}")
-            return (self.decide, f"decisions/{profile}: mv_update: differs") if profile == "kafka" else ("agrees", "")
-
-        def run_z3(self, work: Path, protocol: str, cell: Cell, timeout: float) -> tuple[str, str]:
-            ran.append(f"z3 {cell.config}/{cell.profile}")
-            return "agrees", ""
-
-        def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
-            ran.append("variants")
-            return "caught", ""
-
-        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float,
-                        domain_only: bool = False) -> tuple[str, str]:
-            ran.append(f"conform {cell.config}/{cell.profile}")
-            return "agrees", ""
+    def runner(decide: str = "agrees") -> RecordingRunner:
+        return RecordingRunner(tmp_path, ran, spec=True, decisions_say=lambda profile: (
+            decide, f"decisions/{profile}: mv_update: differs") if profile == "kafka" else None)
 
     proto = "metadata_version"
     base = Baseline(proto, [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
@@ -741,19 +735,19 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
         return Mutant(f"{proto}:{module}:1:1:cmp_swap", proto, "cmp_swap", f"reference_impl/{proto}/{module}",
                       module, 1, 1, "a < b", "a <= b", "")
 
-    row = run_mutant(Runner("disagrees"), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
+    row = run_mutant(runner("disagrees"), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
     assert row["status"] == "killed (z3)" and ran == [f"decisions {p}" for p in profiles_of(proto)]
     assert row["z3"][-1]["config"] == "decisions" and "mv_update" in row["z3"][-1]["detail"]
     ran.clear()
-    row = run_mutant(Runner(), mutant("api.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
+    row = run_mutant(runner(), mutant("api.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
     small = [f"explore small/{p}" for p in profiles_of(proto)]
     assert row["status"] == "screened" and ran == [*(f"decisions {p}" for p in profiles_of(proto)), *small]
     ran.clear()
-    row = run_mutant(Runner(), mutant("system.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
+    row = run_mutant(runner(), mutant("system.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
     assert row["status"] == "screened" and ran == small
     ran.clear()
     # In full, the decision rows do not stand in for the z3 cell on small: that still walks every state.
-    row = run_mutant(Runner(), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
+    row = run_mutant(runner(), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
     assert row["status"] == "survived" and all(f"z3 {c.config}/{c.profile}" in ran for c in z3_cells_of(proto))
     assert "variants" in ran and any(r.startswith("conform ") for r in ran)
     screened = dict(row, id="s", status="screened")
