@@ -1064,25 +1064,16 @@ class Runner:
         disagreement kills a mutant the properties missed; an error (an exception the mutated reference
         raises where the decision differential calls it) is reported as such."""
         cmd = [sys.executable, "-m", "rollcheck", *z3_argv(protocol, cell.profile, work / "prove", cell.config)]
-
-        def why(doc: dict[str, Any]) -> str:
-            text = str((doc.get("differential") or {}).get("mismatch")
-                       or (doc.get("decisions") or {}).get("disagreement") or "")
-            return text.splitlines()[0] if text else ""
-
-        return self._verdict("z3", f"{cell.config}/{cell.profile}", self._run_tool(work, cmd, timeout), timeout, why)
+        return self._verdict("z3", f"{cell.config}/{cell.profile}", self._run_tool(work, cmd, timeout), timeout,
+                             _prove_disagreement)
 
     def run_decisions(self, work: Path, protocol: str, profile: str, timeout: float) -> tuple[str, str]:
         """``rollcheck prove --decisions-only`` under ``profile`` from the mutated copy: the decision rules alone
         (the ci tier's z3 cell on small runs them too, after its walk of every state). Same verdicts as
         :meth:`run_z3`."""
         cmd = [sys.executable, "-m", "rollcheck", *decisions_argv(protocol, profile, work / "decisions")]
-
-        def why(doc: dict[str, Any]) -> str:
-            text = str((doc.get("decisions") or {}).get("disagreement") or "")
-            return text.splitlines()[0] if text else ""
-
-        return self._verdict("z3", f"decisions/{profile}", self._run_tool(work, cmd, timeout), timeout, why)
+        return self._verdict("z3", f"decisions/{profile}", self._run_tool(work, cmd, timeout), timeout,
+                             _prove_disagreement)
 
     def run_variants(self, work: Path, protocol: str, timeout: float, z3: bool = True) -> tuple[str, str]:
         """The gate's broken variants from the mutated copy (the gate's variant cells alone, ``variants_argv``):
@@ -1155,6 +1146,14 @@ class Runner:
             procs = list(self._procs.values())
         for proc in procs:
             _kill_group(proc)
+
+
+def _prove_disagreement(doc: dict[str, Any]) -> str:
+    """The first line of what a ``rollcheck prove --json`` summary says differs: the successor differential's
+    mismatch, else the decision rules' disagreement (``--decisions-only`` has no successor differential)."""
+    text = str((doc.get("differential") or {}).get("mismatch") or (doc.get("decisions") or {}).get("disagreement")
+               or "")
+    return text.splitlines()[0] if text else ""
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
