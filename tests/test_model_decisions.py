@@ -329,7 +329,8 @@ def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: 
 
 
 @pytest.mark.parametrize("planted", ["partial bootstrap not aborted", "no record read as the latest version",
-                                     "NONE log with migration enabled accepted", "bootstrap version not named"])
+                                     "NONE log with migration enabled accepted", "bootstrap version not named",
+                                     "state record printed without its state", "end record printed with a field"])
 def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's first controller activates an empty log with no partial transaction, and every replayed log
@@ -346,6 +347,10 @@ def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str
             r = real_empty(*a, **k)
             return dataclasses.replace(r, message=r.message.replace(" at metadata.version", " at"))
         monkeypatch.setattr(zk_api, "records_for_empty_log", unnamed)
+    elif planted == "state record printed without its state":
+        monkeypatch.setattr(zk_api.MetadataRecord, "__str__", lambda self: self.name)
+    elif planted == "end record printed with a field":
+        monkeypatch.setattr(zk_api.MetadataRecord, "__str__", lambda self: f"{self.name}({self.value})")
     elif planted == "no record read as the latest version":
         monkeypatch.setattr(zk_api, "records_for_non_empty_log",
                             lambda offset, enabled, mv, *a: real_log(offset, enabled, mv or 21, *a))

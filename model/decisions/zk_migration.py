@@ -365,6 +365,18 @@ BOOTSTRAP_SOURCE = "the format command"  # recordsForEmptyLog's bootstrap source
 _BOOTSTRAP_SAID = re.compile(r"ppending (\d+) bootstrap record\(s\) .*?at metadata\.version (\S+) from bootstrap "
                              r"source '([^']*)'\.")
 _LEVEL_OF_NAME = {str(mv): mv.feature_level for mv in VERSIONS}
+_STATE_CODE_OF_NAME = {state.name: state.code for state in zk_api.ZkMigrationState}
+# A printed record: its class name, then its one field in parentheses when the record has one (an
+# EndTransactionRecord has none, so "(None)" is no field but a misprint).
+_PRINTED_RECORD = re.compile(r"([A-Za-z]+Record)(?:\((?!None\))(.+)\))?")
+
+
+def _read_record(text: str) -> tuple[str, str | None]:
+    """The kind and field of a record read back from its printed form; kind "?" when the text is no record."""
+    m = _PRINTED_RECORD.fullmatch(text)
+    if m is None or (m[1] == "EndTransactionRecord") != (m[2] is None):
+        return "?", None
+    return m[1], m[2]
 ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
 
 
@@ -415,13 +427,20 @@ def zk_activation_records_cases() -> Iterable[tuple[str, Formula, Iterable[Input
         except ValueError as exc:
             refused = str(exc).startswith("an empty log is activated at the bootstrap metadata.version")
             return {"error": NO_BOOTSTRAP_VERSION if refused else CODEC_ERROR, **failed}
-        kinds = [rec.name for rec in r.records]
+        # The records as they are printed ("ZkMigrationStateRecord(PRE_MIGRATION)", "EndTransactionRecord"): the
+        # rule reads the kinds and the state written from that text, so a rendering that drops or garbles a field
+        # is a disagreement like a wrong record.
+        read = [_read_record(str(rec)) for rec in r.records]
+        kinds = [kind for kind, _ in read]
         expected_order = sorted(kinds, key=["AbortTransactionRecord", "BeginTransactionRecord", "FeatureLevelRecord",
-                                            "ZkMigrationStateRecord", "EndTransactionRecord"].index)
+                                            "ZkMigrationStateRecord", "EndTransactionRecord", "?"].index)
         written = r.zk_migration_state
+        states = [field for kind, field in read if kind == "ZkMigrationStateRecord"]
+        printed = _STATE_CODE_OF_NAME.get(states[0] or "", CODEC_ERROR) if len(states) == 1 else -1
         said = sum(1 << i for i, text in enumerate(ACTIVATION_SENTENCES) if text in r.message)
+        ok = kinds == expected_order and "?" not in kinds and printed == (-1 if written is None else written.code)
         return {"message": said,
-                "error": 0 if kinds == expected_order else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
+                "error": 0 if ok else CODEC_ERROR, "abort": kinds.count("AbortTransactionRecord"),
                 "begin": kinds.count("BeginTransactionRecord"), "boot": kinds.count("FeatureLevelRecord"),
                 "written": -1 if written is None else written.code, "end": kinds.count("EndTransactionRecord"),
                 "atomic": int(r.is_atomic)}
