@@ -11,7 +11,8 @@ RPC level). Entries every node has read are dropped after each step that can adv
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
-MV-05, MV-11, MV-13, MV-16. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15. The
+MV-05, MV-11, MV-13, MV-16. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15,
+MV-17. The
 parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
 downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
 (role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
@@ -65,7 +66,7 @@ class MetadataVersionZ3(SymbolicSystem):
                            "MV-16": self.mv16}
         self.step_properties = {"MV-02": self.mv02, "MV-03": self.mv03, "MV-04": self.mv04, "MV-06": self.mv06,
                                 "MV-07": self.mv07, "MV-08": self.mv08, "MV-09": self.mv09, "MV-10": self.mv10,
-                                "MV-14": self.mv14, "MV-15": self.mv15}
+                                "MV-14": self.mv14, "MV-15": self.mv15, "MV-17": self.mv17}
         self.strengthening = {}
 
     # ---- layout
@@ -450,6 +451,11 @@ class MetadataVersionZ3(SymbolicSystem):
                                                           "ElectLeader")])
         changed = z3.Or([v2[k] != v[k] for k in v])
         return z3.Implies(z3.And(commits, changed), self.running_voters(v) * 2 > self.nv)
+
+    def mv17(self, v: V, v2: V) -> z3.BoolRef:
+        """A broker is unfenced only once it has caught up: a step that unfences it leaves it at the log's end."""
+        return z3.And([z3.Implies(z3.And(v[f"b{i}.fenced"], z3.Not(v2[f"b{i}.fenced"])),
+                                  v2[f"b{i}.off"] == v2["loglen"] - 1) for i in range(self.nb)] or [z3.BoolVal(True)])
 
     def mv04(self, v: V, v2: V) -> z3.BoolRef:
         """Records are lost only by an UNSAFE UpdateFeatures: every other action (and request) that makes the

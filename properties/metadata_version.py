@@ -158,6 +158,19 @@ def unfenced_registered(s: MetadataVersionState) -> bool:
     return all(b.fenced or (_running(b) and b.registration == b.software) for b in s.brokers)
 
 
+@step_property("MV-17", "a broker is unfenced only once it has caught up with the metadata log: the step that "
+               "unfences it leaves it at the log's end",
+               source="KIP-631 (broker registration, which KIP-778 builds on): a registered broker stays fenced until "
+               "it has caught up with the metadata log (Kafka's BrokerHeartbeatManager unfences a broker only once "
+               "its reported metadata offset has reached its registration's; the model has no offset for the "
+               "registration, so the whole log is the bar)")
+def unfenced_caught_up(s: MetadataVersionState, a: Action, t: MetadataVersionState) -> bool:
+    # MV-16 says who may be unfenced; this says when: a broker unfenced one record early would serve a
+    # cluster whose metadata it has not read.
+    return all(not (b.fenced and not nb.fenced) or nb.offset == len(t.log) - 1
+               for b, nb in zip(s.brokers, t.brokers, strict=True))
+
+
 @step_property("MV-12", "under Kafka's rules a metadata.version update never drops metadata: every downgrade it "
                "commits is lossless, UNSAFE included",
                source="Apache Kafka FeatureControlManager.updateMetadataVersion: \"Unsafe metadata downgrade is not "
@@ -392,6 +405,16 @@ def node_terminated(s: MetadataVersionState) -> bool:
 def incompatible_broker_fenced(ctx: MetadataVersionContext, s: MetadataVersionState) -> bool:
     level = s.log[-1]
     return any(b.fenced and _running(b) and not ctx.supports(b.software, level) for b in s.brokers)
+
+
+@witness("MV-W6", "a running broker registered for its binary is still fenced two log entries behind the end (it "
+         "registered while lagging, and catches up before it is unfenced)",
+         source="KIP-631 (broker registration): a registered broker stays fenced until it has caught up with the "
+         "metadata log (MV-17 checks the bar; this says a config puts a broker far enough behind for it to matter)",
+         when=lambda ctx: ctx.config.brokers >= 1 and ctx.config.max_log >= 3)
+def registered_broker_lagging(s: MetadataVersionState) -> bool:
+    return any(b.fenced and _running(b) and b.registration == b.software and b.offset <= len(s.log) - 3
+               for b in s.brokers)
 
 
 PROPERTIES = PropertySet.of(globals(), context=MetadataVersionContext.of)

@@ -426,6 +426,11 @@ MV_15_Step == (/\ vars' # vars
               => Cardinality(RunningVoters) * 2 > NVoters
 MV_15 == [][MV_15_Step]_vars
 
+(* MV-17: a broker is unfenced only once it has caught up with the metadata log: the step that unfences *)
+(* it leaves it at the log's end.                                                                       *)
+MV_17_Step == \A b \in BIdx : (brokers[b].fenced /\ ~brokers'[b].fenced) => brokers'[b].offset = Len(log') - 1
+MV_17 == [][MV_17_Step]_vars
+
 (* MV-12 (kafka profile): a metadata.version update never drops metadata; every downgrade it commits is   *)
 (* lossless, UNSAFE included (Kafka refuses a lossy one).                                              *)
 (* MV-13: the active controller is a running voter. *)
@@ -514,4 +519,10 @@ MV_W4 == \/ \E v \in VIdx : voters[v].status = "TERMINATED"
 (* MV-W5: a running broker whose binary cannot support the finalized metadata.version stays         *)
 (* fenced (the controller rejects its registration).                                                *)
 MV_W5 == \E b \in BIdx : brokers[b].fenced /\ Running(brokers[b]) /\ ~Supports(brokers[b].software, Level)
+
+(* MV-W6: a running broker registered for its binary is still fenced two log entries behind the end *)
+(* (it registered while lagging, and catches up before it is unfenced).                             *)
+MV_W6 == \E b \in BIdx : /\ brokers[b].fenced /\ Running(brokers[b])
+                        /\ brokers[b].registration = brokers[b].software
+                        /\ brokers[b].offset <= Len(log) - 3
 =============================================================================================

@@ -220,6 +220,32 @@ def test_mv15_catches_a_quorum_check_off_by_one() -> None:
     assert not explore(_HalfIsAQuorum(ENTRY.configs["crashes"]), max_depth=8, stop_at_first=False).violations
 
 
+class _UnfencedOneEntryEarly(MetadataVersionSystem):
+    """A planted bug: a registered broker is unfenced by the next record it replicates, caught up or not."""
+
+    def replicate(self, s: MetadataVersionState, i: int) -> MetadataVersionState:
+        t = super().replicate(s, i)
+        b = t.brokers[i]
+        if b.fenced and b.status is NodeStatus.RUNNING and b.registration == b.software:
+            return replace(t, brokers=(*t.brokers[:i], replace(b, fenced=False), *t.brokers[i + 1:]))
+        return t
+
+
+def test_mv17_catches_a_broker_unfenced_before_it_caught_up() -> None:
+    """MV-16 says who may be unfenced, MV-17 when. Where a broker lags one entry at most (max_log 2, every config
+    but ``lagging``), the record that unfences it early is the last one, so nothing tells the bug apart; on
+    ``lagging`` a broker registers two entries behind (MV-W6) and MV-17 catches it."""
+    cfg = ENTRY.configs["lagging"]
+    assert "lagging" in ENTRY.story_configs and cfg.max_log == 3
+    for profile in ("kip", "kafka"):
+        ok = explore(ENTRY.build(replace(cfg, profile=profile)), stop_at_first=False)
+        assert ok.ok and dict((p.id, p.status) for p in ok.properties)["MV-W6"].startswith("reached")
+        r = explore(_UnfencedOneEntryEarly(replace(cfg, profile=profile)), stop_at_first=False)
+        assert r.violated_ids == {"MV-17"}
+        assert not explore(_UnfencedOneEntryEarly(replace(ENTRY.configs["crashes"], profile=profile)),
+                           stop_at_first=False).violations
+
+
 class _PreviewFormattedAsNew(MetadataVersionSystem):
     """A planted bug: a preview cluster (no metadata.version in meta.properties) bootstraps at the software's
     default, as a freshly formatted one does, instead of at version 1."""

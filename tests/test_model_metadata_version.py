@@ -71,7 +71,7 @@ def test_mv16_refuted_under_restart_keeps_session() -> None:
 
 # ---- step properties (MV-02 ... MV-04, MV-06 ... MV-10, MV-14, MV-15)
 
-STEP = ("MV-02", "MV-03", "MV-04", "MV-06", "MV-07", "MV-08", "MV-09", "MV-10", "MV-14", "MV-15")
+STEP = ("MV-02", "MV-03", "MV-04", "MV-06", "MV-07", "MV-08", "MV-09", "MV-10", "MV-14", "MV-15", "MV-17")
 
 
 def test_every_step_property_is_encoded() -> None:

@@ -46,6 +46,13 @@ LOSSY = replace(SMALL, record_levels=(3, 4, 5))
 # system.py:182 and :185). 9,388 states under kip, 7,012 under kafka. A story config the gate also checks.
 TWO_VOTERS = replace(CRASHES, voters=2, max_down=2)
 
+# A broker two log entries behind: one voter (a single-node quorum, which never lags itself) and three unread
+# entries (max_log 3; two in every other config, where a broker lags one entry at most). A broker restarted and
+# registered while two entries behind must stay fenced until it reaches the end; with a lag of one, a broker
+# unfenced one entry early was unfenced at the end anyway, and nothing told them apart (MV-17; the campaign's
+# system.py:273 survivor). 4,068 states under kip, 1,944 under kafka. A story config the gate also checks.
+LAGGING = replace(SMALL, voters=1, max_log=3)
+
 # KIP-778 "Initialization", its special case: a "preview" KRaft cluster whose meta.properties has no
 # metadata.version (initial_level 0) is initialized at version 1 and upgraded from there; the operator never asks
 # for a dry run (dry_run off). Every other config is formatted with a version and offers dry runs, so a reference
@@ -110,8 +117,8 @@ PROTOCOL = ProtocolEntry(
     summary="KIP-778 metadata.version in KRaft: upgrades, lossless/lossy downgrades, quorum and broker checks",
     config_type=MetadataVersionConfig,
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "kafka-catalog": KAFKA_CATALOG, "crashes": CRASHES,
-             "lossy": LOSSY, "two-voters": TWO_VOTERS, "preview": PREVIEW},
-    story_configs=("crashes", "lossy", "two-voters", "preview"),
+             "lossy": LOSSY, "two-voters": TWO_VOTERS, "preview": PREVIEW, "lagging": LAGGING},
+    story_configs=("crashes", "lossy", "two-voters", "preview", "lagging"),
     build=MetadataVersionSystem,
     variants=VARIANTS,
     sources=("KIP-778 (shared/seeds/000_6603b37640297d7b.txt)",
