@@ -130,8 +130,8 @@ def test_tier_is_a_gate_config_key_and_the_flag_wins(tmp_path: Path) -> None:
             load_gate_config(toml, tmp_path)
     # conform_configs: the registration's by default, a file's table per protocol (an empty list: none)
     toml.write_text("[gate]\nprotocols = ['streams_probing']\n")
-    assert load_gate_config(toml, tmp_path).conform_configs == {"streams_probing": ["operator-from-1.1",
-                                                                                    "operator-from-2.0"]}
+    assert load_gate_config(toml, tmp_path).conform_configs == {"streams_probing": [
+        "operator-from-1.1", "operator-from-2.0", "operator-from-0.10.1"]}
     toml.write_text("[gate]\nprotocols = ['streams_probing']\nconform_configs = { streams_probing = [] }\n")
     cfg = load_gate_config(toml, tmp_path)
     cells, _ = plan_cells(cfg)

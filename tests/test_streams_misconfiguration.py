@@ -89,3 +89,20 @@ def test_under_the_kip_rules_the_same_mistake_fails_the_leader() -> None:
     assert "STR-W6" not in {p.id for p in ts.properties()} and "STR-06" not in {p.id for p in ts.properties()}
     r = explore(ts, stop_at_first=False)
     assert r.violations == []
+
+
+def test_operator_from_0101_is_where_the_new_release_refuses_the_old_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1.1 lists only "0.10.0" for upgrade.from, so an operator upgrading a 0.10.1 group has nothing to set. The
+    conformance config is the one operator upgrade with that refusal: a reference that set the old release's name
+    anyway (the campaign's config.py:123) differs there from the spec's own reading, which conform compares."""
+    import reference_impl.streams_probing.config as streams_config
+    from reference_impl.streams_probing.releases import ConfigException, configured_metadata_version
+    from specs.streams_probing import first_upgrade_from
+
+    cfg = ENTRY.configs["operator-from-0.10.1"]
+    assert "operator-from-0.10.1" in ENTRY.conform_configs
+    with pytest.raises(ConfigException, match=r"String must be one of: null, 0\.10\.0$"):
+        configured_metadata_version(cfg.new, cfg.old.name, cfg.profile)
+    assert cfg.upgrade_from is None and first_upgrade_from(cfg) is None
+    monkeypatch.setattr(streams_config, "configured_metadata_version", lambda *a: 2)
+    assert cfg.upgrade_from == "0.10.1" != first_upgrade_from(cfg)

@@ -90,6 +90,8 @@ WITNESSES = {"small": _PROBING, "default": _PROBING, "kafka-latest": _PROBING, "
              "operator-from-1.1": _TWO_BOUNCES,
              # a 2.0 group bounced onto 3.9 by the operator: version probing, upgrade.from never set
              "operator-from-2.0": _PROBING,
+             # 0.10.1 -> 1.1: version 2 on both sides, and 1.1 refuses upgrade.from "0.10.1": no story applies
+             "operator-from-0.10.1": (),
              # post-2.0 probes (W1-W3), the operator may set upgrade.from (W4), and sets it wrong (W6)
              "misconfigured-upgrade-from": (*_PROBING[:3], "STR-W4", "STR-W5", "STR-W6")}
 

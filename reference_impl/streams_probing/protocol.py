@@ -46,6 +46,12 @@ OPERATOR_FROM_11 = StreamsProbingConfig(instances=2, from_release="1.1", to_rele
 OPERATOR_FROM_20 = StreamsProbingConfig(profile="kafka", instances=2, from_release="2.0", to_release="3.9",
                                         procedure="operator")
 
+# An operator bouncing a 0.10.1 group onto 1.1, two instances: 1.1's StreamsConfig lists only "0.10.0" for
+# upgrade.from (KIP-268 added the others in 2.0), so the operator has no value to set and every bounce leaves it
+# unset. A conformance config: the one operator upgrade where the new release refuses the old one's name, so a
+# reference that set it anyway (the campaign's config.py:123 survivor) differs from the spec's own reading.
+OPERATOR_FROM_0101 = StreamsProbingConfig(instances=2, from_release="0.10.1", to_release="1.1", procedure="operator")
+
 LARGE = StreamsProbingConfig(instances=4, from_release="0.10.0", to_release="post-2.0", max_crashes=2)
 
 
@@ -90,13 +96,13 @@ PROTOCOL = ProtocolEntry(
     configs={"small": SMALL, "default": DEFAULT, "large": LARGE, "pre20": PRE20, "from-0.10.0": FROM_0100,
              "no-upgrade-from": NO_UPGRADE_FROM, "kafka-latest": KAFKA_LATEST,
              "misconfigured-upgrade-from": MISCONFIGURED, "operator-from-1.1": OPERATOR_FROM_11,
-             "operator-from-2.0": OPERATOR_FROM_20},
+             "operator-from-2.0": OPERATOR_FROM_20, "operator-from-0.10.1": OPERATOR_FROM_0101},
     # The default config is one bounce from 2.0 (version probing): the gate also checks KIP-268's two
     # bounces with upgrade.from, from 1.1 and from 0.10.0, which only the test matrix ran before, and an
     # operator's wrong upgrade.from (kafka only), the one story that reaches the members' error shutdown.
     story_configs=("pre20", "from-0.10.0", "misconfigured-upgrade-from", "kafka-latest"),
     # Conformance beside small: the view's upgrade.from and failure kind, compared nowhere else.
-    conform_configs=("operator-from-1.1", "operator-from-2.0"),
+    conform_configs=("operator-from-1.1", "operator-from-2.0", "operator-from-0.10.1"),
     build=StreamsProbingSystem,
     variants=VARIANTS,
     sources=("KIP-268 (shared/seeds/004_06894be9ea0d2c9e.txt)",
