@@ -377,6 +377,8 @@ def _read_record(text: str) -> tuple[str, str | None]:
     if m is None or (m[1] == "EndTransactionRecord") != (m[2] is None):
         return "?", None
     return m[1], m[2]
+
+
 ACTIVATION_LEVELS = (0, 1, 4, 7, 8, 12, 13, 21)  # 0: the log holds no FeatureLevelRecord for metadata.version
 
 
