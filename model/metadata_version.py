@@ -12,8 +12,7 @@ RPC level). Entries every node has read are dropped after each step that can adv
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
 MV-05, MV-11, MV-13, MV-16. Step properties: MV-02, MV-03, MV-04, MV-06, MV-07, MV-08, MV-09, MV-10, MV-14, MV-15,
-MV-17. The
-parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
+MV-17. The parameters they read come from sub-relations (``parameter_relations``): UpdateFeatures per (level,
 downgrade, dry_run), WriteRecord per record type, RestartNode per (role, node, software), RecoverNode per
 (role, node); a step property fails on a step when some action that makes it (with its parameters) breaks
 it. ``actions["UpdateFeatures"]`` and ``actions["RestartNode"]`` are the same relations written with one

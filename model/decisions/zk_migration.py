@@ -366,9 +366,9 @@ _BOOTSTRAP_SAID = re.compile(r"ppending (\d+) bootstrap record\(s\) .*?at metada
                              r"source '([^']*)'\.")
 _LEVEL_OF_NAME = {str(mv): mv.feature_level for mv in VERSIONS}
 _STATE_CODE_OF_NAME = {state.name: state.code for state in zk_api.ZkMigrationState}
-# A printed record: its class name, then its one field in parentheses when the record has one (an
-# EndTransactionRecord has none, so "(None)" is no field but a misprint).
-_PRINTED_RECORD = re.compile(r"([A-Za-z]+Record)(?:\((?!None\))(.+)\))?")
+# A printed record: its class name, then its one field in parentheses when the record has one (every record
+# here but an EndTransactionRecord, which has none: _read_record refuses "EndTransactionRecord(None)").
+_PRINTED_RECORD = re.compile(r"([A-Za-z]+Record)(?:\((.+)\))?")
 
 
 def _read_record(text: str) -> tuple[str, str | None]:
