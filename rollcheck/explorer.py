@@ -630,19 +630,30 @@ def _replay(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any], le
     return steps
 
 
-def reachable_states(ts: TransitionSystem[Any], limit: int | None = None) -> tuple[set[Any], set[str]]:
+def reachable_states(ts: TransitionSystem[Any], limit: int | None = None,
+                     admit: Callable[[Any], bool] | None = None) -> tuple[set[Any], set[str]]:
     """Every reachable state and every action name on the way (depth-first, no bookkeeping): for the
-    checks that need the whole set at once (conformance, drift). ``limit`` bounds the number of states."""
-    seen = set(ts.initial_states())
+    checks that need the whole set at once (conformance, drift). ``limit`` bounds the number of states.
+    ``admit`` sees each state as it is first reached; the walk stops at the first one it refuses (the sets
+    then hold what was reached so far, that state among them)."""
+    seen: set[Any] = set()
     names: set[str] = set()
-    todo = list(seen)
+    todo: list[Any] = []
+
+    def reached(t: Any) -> bool:
+        seen.add(t)
+        if limit is not None and len(seen) > limit:
+            raise ValueError(f"more than {limit} reachable states")
+        todo.append(t)
+        return admit is None or admit(t)
+
+    for s in ts.initial_states():
+        if s not in seen and not reached(s):
+            return seen, names
     while todo:
         for a, t in ts.successors(todo.pop()):
             names.add(a.name)
-            if t not in seen:
-                seen.add(t)
-                if limit is not None and len(seen) > limit:
-                    raise ValueError(f"more than {limit} reachable states")
-                todo.append(t)
+            if t not in seen and not reached(t):
+                return seen, names
     return seen, names
 

@@ -300,6 +300,47 @@ def test_a_story_config_whose_state_space_blows_up_meets_z3_on_that_story(tmp_pa
     assert row["status"] == "killed (z3)" and story.config in ran
 
 
+def test_an_explorer_timeout_still_meets_conform_on_its_small_configs(tmp_path: Path) -> None:
+    """A mutant that removes a bound (features system.py:521, the IBP roll's count not incremented) times the
+    explorer out on the gate's config; conform's configs are small and TLC's reachable set is bounded by the
+    spec, so they still run, each capped, and their disagreement kills it. Agreement leaves it a timeout."""
+    from benchmarks.mutation import CONFORM_AFTER_TIMEOUT, Baseline, CellResult, Mutant, run_mutant
+
+    gate = get_protocol("features").gate_config
+
+    class Runner(RecordingRunner):
+        says = "agrees"
+        limits: list[float] = []
+
+        def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> Any:
+            self.ran.append(f"explore {cell.config}/{cell.profile}")
+            outcome = "timeout" if cell.config == gate else "holds"
+            return CellResult(cell.config, cell.profile, outcome, None, 1.0, distinct_states=10)
+
+        def run_conform(self, work: Path, protocol: str, cell: Cell, timeout: float,
+                        domain_only: bool = False) -> tuple[str, str]:
+            self.ran.append(f"conform {cell.config}/{cell.profile}")
+            self.limits.append(timeout)
+            return (self.says, "reachable sets differ") if cell.config == "ibp-roll" else ("agrees", "")
+
+    for says, status in (("disagrees", "killed (conform)"), ("agrees", "timeout")):
+        ran: list[str] = []
+        runner = Runner(tmp_path, ran, spec=True)
+        runner.says, runner.limits = says, []
+        base = Baseline("features", [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
+                                     for c in cells_of("features")], 10.0, {})
+        m = Mutant("m", "features", "drop_increment", "reference_impl/features/system.py", "system.py", 1, 1,
+                   "n + 1", "n + 0", "")
+        row = run_mutant(runner, m, base, timeout=2400.0, all_cells=False)
+        assert row["status"] == status, row
+        assert "variants" not in ran and any(r.startswith("conform ibp-roll/") for r in ran)
+        assert runner.limits and max(runner.limits) <= CONFORM_AFTER_TIMEOUT
+    # A mutant nothing stopped short meets conform with the whole time left, as before.
+    ran = []
+    run_mutant(RecordingRunner(tmp_path, ran, spec=True), m, base, timeout=2400.0, all_cells=False)
+    assert "variants" in ran and any(r.startswith("conform ") for r in ran)
+
+
 def test_a_configs_field_defaults_are_data_and_its_validation_is_mutated() -> None:
     """The defaults of a ``*Config`` class's fields are not mutated (every copy of the rules reads them alike);
     its methods are, and so is any other class's default."""

@@ -75,7 +75,8 @@ def test_a_divergent_reference_is_caught_by_each_check(tmp_path: Path) -> None:
     spec_ts = ENTRY.build(ENTRY.configs["default"])
     divergent = ENTRY.build(replace(ENTRY.configs["default"], mutations=frozenset({"no_leader_follow_up"})))
     r = conform(BINDING, spec_ts, divergent, tmp_path, config_name="default", traces=40, depth=30)
-    assert r.by_check("reachable") and "only in TLC" in r.by_check("reachable")[0].message
+    # The reference's walk stops at its first view outside TLC's (a reference blown up by a bug is seen at once).
+    assert r.by_check("reachable") and "only in the reference" in r.by_check("reachable")[0].message
     replay = r.by_check("replay")
     assert replay and any("follow_up" in d.differences for d in replay)
     assert r.by_check("validation"), "TLC accepted every walk of the divergent reference"
