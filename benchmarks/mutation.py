@@ -1422,7 +1422,9 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             # The decision rules call the API level's code (api.py, the catalog, the releases, the config's
             # validation), not the system module: a mutant there that they catch dies in seconds, ahead of the
             # explorer and of Z3's walk of every state (whose cell runs the rules again, after the walk).
-            for profile in profiles_of(protocol):
+            # A resumed kill by one profile's rules runs that profile first (each is a process of seconds).
+            said = first[1].profile if first is not None and first[0] == "z3" and first[1].config == DECISIONS else ""
+            for profile in sorted(profiles_of(protocol), key=lambda p: p != said):
                 verdict, detail = runner.run_decisions(work, protocol, profile, timeout - (time.perf_counter() - t0))
                 differential.append({"config": DECISIONS, "profile": profile, "verdict": verdict, "detail": detail})
                 if verdict != "agrees":

@@ -760,7 +760,16 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
     else, and a kill there ends it in seconds; a system-module mutant skips them (the rules never call it). With
     ``screen`` only the cheap steps run: a mutant they leave alive is "screened", which the kill rate leaves out
     and ``--resume`` runs again even at the same sources."""
-    from benchmarks.mutation import Baseline, CellResult, Mutant, carried_rows, profiles_of, run_mutant, summarize
+    from benchmarks.mutation import (
+        Baseline,
+        CellResult,
+        Mutant,
+        carried_rows,
+        kill_hint,
+        profiles_of,
+        run_mutant,
+        summarize,
+    )
 
     ran: list[str] = []
 
@@ -779,6 +788,12 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
     row = run_mutant(runner("disagrees"), mutant("api.py"), base, 900.0, False)  # type: ignore[arg-type]
     assert row["status"] == "killed (z3)" and ran == [f"decisions {p}" for p in profiles_of(proto)]
     assert row["z3"][-1]["config"] == "decisions" and "mv_update" in row["z3"][-1]["detail"]
+    ran.clear()
+    # Resumed from a row those rules killed, the profile that killed it runs first, and alone.
+    hint = kill_hint(row)
+    assert hint == ("z3", Cell("decisions", "kafka"))
+    row = run_mutant(runner("disagrees"), mutant("api.py"), base, 900.0, False, first=hint)  # type: ignore[arg-type]
+    assert row["status"] == "killed (z3)" and ran == ["decisions kafka"]
     ran.clear()
     row = run_mutant(runner(), mutant("api.py"), base, 900.0, False, screen=True)  # type: ignore[arg-type]
     small = [f"explore small/{p}" for p in profiles_of(proto)]
