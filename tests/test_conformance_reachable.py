@@ -4,6 +4,9 @@ after millions of states or never."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from rollcheck.conformance import reference_views
@@ -38,3 +41,21 @@ def test_reachable_states_stops_where_admit_refuses() -> None:
     seen, _ = reachable_states(ts, admit=lambda s: s.a + s.b < 2)
     assert any(s.a + s.b == 2 for s in seen) and len(seen) < len(reachable_states(ts)[0])
     assert sum(s.a + s.b >= 2 for s in seen) == 1  # the refused state is the last one reached
+
+
+@pytest.mark.tlc
+def test_a_reference_that_reaches_less_than_the_spec_is_a_divergence(tmp_path: Path) -> None:
+    """The other way round: every reference view is among TLC's (the walk goes to its end), and the views only
+    TLC reaches are counted. Here the reference may restart no broker where the spec's constants allow one."""
+    from rollcheck.conformance import compare_reachable
+    from rollcheck.registry import get_protocol
+    from specs.features import BINDING
+
+    entry = get_protocol("features")
+    config = entry.configs["no-deprecation"]
+    assert config.max_restarts == 1
+    divergences, res, views, states = compare_reachable(
+        BINDING, entry.build(config), entry.build(replace(config, max_restarts=0)), tmp_path, 600.0)
+    assert not res.error and res.distinct_states is not None and views == states < res.distinct_states
+    assert len(divergences) == 1
+    assert f"{res.distinct_states - views} only in TLC, 0 only in the reference" in divergences[0].message
