@@ -1667,6 +1667,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    "a row of FILE is kept as it is while every module is unchanged since it ran, a kill while "
                    "reference_impl/ alone is unchanged (the checkers may have grown), and every other mutant runs; "
                    "a mutant whose edit FILE killed at another reference runs the step that killed it first")
+    p.add_argument("--carry-equivalents", action="store_true",
+                   help="with --resume: a row FILE judged equivalent that the list of equivalent mutants still names "
+                   "is kept even where reference_impl/ changed (a run could only confirm it or show the entry "
+                   "stale, and costs every step); the row keeps its commit and is flagged equivalent_carried")
     p.add_argument("--screen", action="store_true",
                    help="only the cheap steps (a config module's domain, the decision rules, the explorer on small: "
                    "seconds a mutant): what they kill is killed, the rest is \"screened\", no verdict (left out of "
@@ -1688,6 +1692,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.previous = args.resumed = None
     if args.screen and args.recheck is not None:
         p.error("--screen runs the cheap steps, --recheck the steps after the explorer: give one")
+    if args.carry_equivalents and args.resume is None:
+        p.error("--carry-equivalents keeps rows of the campaign --resume goes on from: give --resume FILE")
     if args.resume is not None:
         if args.recheck is not None:
             p.error("--resume and --recheck are two ways of going on from FILE: give one")
@@ -1800,6 +1806,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "max_memory_gib": args.max_memory,
                    "all_cells": args.all_cells, "conform": not args.no_conform, "z3": not args.no_z3,
                    "variants": not args.no_variants, "screen": args.screen,
+                   "carry_equivalents": args.carry_equivalents,
                    "profiles": {p: list(profiles_of(p)) for p in protocols}},
         "baseline": {}, "dropped_sites": dropped, "mutants": [], "summary": {},
         "rechecked_from": None if args.previous is None else {"file": str(args.recheck),
@@ -1862,7 +1869,8 @@ def select(args: argparse.Namespace, protocol: str, source: Path) -> tuple[list[
 
 def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc: dict[str, Any],
                  equivalents: Sequence[Equivalent] = (),
-                 grown: Callable[[dict[str, Any], str], bool] | None = None) -> dict[str, dict[str, Any]]:
+                 grown: Callable[[dict[str, Any], str], bool] | None = None,
+                 carry_equivalents: bool = False) -> dict[str, dict[str, Any]]:
     """The rows of an earlier campaign (``--resume``) that stand at this checkout, by mutant id: the same edit
     (id, line before and after), and either every module unchanged since the row ran (any verdict stands; a
     timeout is none, and runs again) or
@@ -1872,7 +1880,11 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
     "equivalent" and kept like a kill: it survived the checkers of its time, and more checkers cannot kill an
     edit that changes nothing (if they do, the entry is wrong: ``--resume`` from a campaign at the old reference
     sees it). ``grown`` (:func:`registry_growth`): a standing row also stands where the reference changed only by
-    its registry entry's growth (configs added: every check the row met still runs), flagged ``registry_grew``."""
+    its registry entry's growth (configs added: every check the row met still runs), flagged ``registry_grew``.
+    ``carry_equivalents`` (``--carry-equivalents``): an equivalent row the list still names stands even where the
+    reference changed, flagged ``equivalent_carried``: a run can only confirm it (a survivor the list names is
+    "equivalent" again) or show the entry stale (killed), never leave a survivor, and it costs every step (about
+    seven minutes a streams_probing mutant); whether the argument still holds is the list's review, not a run's."""
     wanted = {m.id: m for ms in selected.values() for m in ms}
     out: dict[str, dict[str, Any]] = {}
     for r in earlier["mutants"]:
@@ -1904,6 +1916,9 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         elif standing and grown is not None and grown(dict(r, commit=row_commit), m.protocol):
             out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref, carried=True,
                              registry_grew=True)
+        elif carry_equivalents and r["status"] == "equivalent" and any(e.names(r) for e in equivalents):
+            out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref, carried=True,
+                             equivalent_carried=True)
     return out
 
 
@@ -1999,7 +2014,8 @@ def _campaign(args: argparse.Namespace, protocols: list[str], selected: dict[str
     bases: dict[str, Baseline] = {}
     timeouts: dict[str, float] = {}
     carried = {} if args.resumed is None else carried_rows(
-        args.resumed, selected, doc, args.equivalents, registry_growth(runner.snapshot, protocol_packages()))
+        args.resumed, selected, doc, args.equivalents, registry_growth(runner.snapshot, protocol_packages()),
+        args.carry_equivalents)
     hints = {} if args.resumed is None else kill_hints(args.resumed, selected, carried)
     resumed_same = args.resumed is not None and args.resumed.get("sources_sha256") == doc["sources_sha256"]
 

@@ -132,6 +132,14 @@ def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path:
     kept = carried_rows(earlier, {"zk_migration": [mutant(row), mutant(survivor)]},
                         {"sources_sha256": "S2", "reference_sha256": "R"}, [entry])
     assert sorted(kept) == ["e1"] and kept["e1"]["status"] == "equivalent" and kept["e1"]["carried"]
+    # Where the reference changed, an equivalent runs again unless --carry-equivalents, and then only while the
+    # list still names it (an entry removed since, its mutant killed by a new check, runs again).
+    changed = {"sources_sha256": "S2", "reference_sha256": "R2"}
+    assert carried_rows(earlier, {"zk_migration": [mutant(row), mutant(survivor)]}, changed, [entry]) == {}
+    kept = carried_rows(earlier, {"zk_migration": [mutant(row), mutant(survivor)]}, changed, [entry],
+                        carry_equivalents=True)
+    assert sorted(kept) == ["e1"] and kept["e1"]["equivalent_carried"] and kept["e1"]["commit"] == "c0"
+    assert carried_rows(earlier, {"zk_migration": [mutant(row)]}, changed, [], carry_equivalents=True) == {}
 
 
 def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp_path: Path) -> None:
