@@ -1919,6 +1919,29 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
         elif carry_equivalents and r["status"] == "equivalent" and any(e.names(r) for e in equivalents):
             out[m.id] = dict(r, commit=row_commit, sources_sha256=src, reference_sha256=ref, carried=True,
                              equivalent_carried=True)
+    if carry_equivalents:
+        out.update(_moved_equivalents(earlier, wanted, out, equivalents))
+    return out
+
+
+def _moved_equivalents(earlier: dict[str, Any], wanted: dict[str, Mutant], kept: dict[str, dict[str, Any]],
+                       equivalents: Sequence[Equivalent]) -> dict[str, dict[str, Any]]:
+    """For ``--carry-equivalents``: an equivalent row whose line an edit above moved (a new id), matched to its
+    mutant by the same edit of the same function at the same column where that is unique on both sides (as
+    :func:`kill_hints` matches), under the mutant's id and flagged ``moved_from`` the row's."""
+    todo = [m for m in wanted.values() if m.id not in kept]
+    by_edit = _unique_by_edit([(_edit_key(m.protocol, m.module, m.function, m.operator, m.col, m.before, m.after), m)
+                               for m in todo])
+    rows = _unique_by_edit([(_row_edit_key(r), r) for r in earlier["mutants"]])
+    out: dict[str, dict[str, Any]] = {}
+    for key, row in rows.items():
+        m = by_edit.get(key)
+        r = judge_equivalent(row, equivalents)  # a survivor the list names since
+        if m is None or m.id == r["id"] or r.get("status") != "equivalent" or not any(
+                e.names(r) for e in equivalents):
+            continue
+        out[m.id] = dict(r, id=m.id, line=m.line, moved_from=r["id"], commit=r.get("commit", earlier.get("commit")),
+                         carried=True, equivalent_carried=True)
     return out
 
 

@@ -140,6 +140,14 @@ def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path:
                         carry_equivalents=True)
     assert sorted(kept) == ["e1"] and kept["e1"]["equivalent_carried"] and kept["e1"]["commit"] == "c0"
     assert carried_rows(earlier, {"zk_migration": [mutant(row)]}, changed, [], carry_equivalents=True) == {}
+    # A line an edit above moved: the same edit of the same function at the same column, under the new id.
+    old_id, new_id = "zk_migration:api.py:1:1:if_false", "zk_migration:api.py:9:1:if_false"
+    there = dict(row, id=old_id, function="f", col=1)
+    moved = dataclasses.replace(mutant(there), id=new_id, line=9, function="f")
+    kept = carried_rows(dict(earlier, mutants=[there, survivor]), {"zk_migration": [moved, mutant(survivor)]},
+                        changed, [entry], carry_equivalents=True)
+    assert sorted(kept) == [new_id] and kept[new_id]["moved_from"] == old_id and kept[new_id]["line"] == 9
+    assert kept[new_id]["status"] == "equivalent" and kept[new_id]["commit"] == "c0"
 
 
 def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp_path: Path) -> None:
