@@ -1437,6 +1437,13 @@ def run_mutant(runner: Runner, mutant: Mutant, base: Baseline, timeout: float, a
             elif step == "z3" and with_z3 and cell in z3_cells_of(protocol):
                 hinted = f"z3 {cell.config}/{cell.profile}"
                 differ([cell])
+            elif step == "conform" and conform and runner.snapshot_has_spec(protocol) \
+                    and cell in conform_cells_of(protocol):
+                # A TLC conformance kill: its one cell (a minute at most) ahead of the minutes of every other step.
+                hinted = f"conform {cell.config}/{cell.profile}"
+                verdict, detail = runner.run_conform(work, protocol, cell, timeout - (time.perf_counter() - t0))
+                conformance.append({"config": cell.config, "profile": cell.profile, "verdict": verdict,
+                                    "detail": detail})
         # After a hinted kill nothing else runs (the explorer's other cells too, unless --all-cells); a hinted
         # step that timed out is the mutant's verdict, as when the usual order reaches it.
         going = explore(fresh([c for c in todo if c.config == "small"])) if alive() or all_cells else False
@@ -1950,9 +1957,10 @@ KillHint = tuple[str, Cell]
 
 def kill_hint(row: dict[str, Any]) -> KillHint | None:
     """The step that killed a row: ("explore", the cell whose property broke, or where it crashed), ("z3", the
-    cell where Z3 disagreed or raised); None for any other verdict (a survivor, a timeout, an equivalent edit)
-    and for a kill by the broken variants' cells or by conform: minutes each, where a story config added since
-    may kill in seconds (a hinted variant run took 253 s on a mutant the usual order kills in 80)."""
+    cell where Z3 disagreed or raised), ("conform", the cell whose TLC conformance disagreed: about a minute,
+    where the steps ahead of it take minutes); None for any other verdict (a survivor, a timeout, an equivalent
+    edit) and for a kill by the broken variants' cells: minutes, where a story config added since may kill in
+    seconds (a hinted variant run took 253 s on a mutant the usual order kills in 80)."""
     status = str(row.get("status", ""))
     if status == "killed" and row.get("killed_by"):
         kb = row["killed_by"][0]
@@ -1967,6 +1975,12 @@ def kill_hint(row: dict[str, Any]) -> KillHint | None:
         for r in row.get("runs") or []:
             if r.get("outcome") == "crash":
                 return "explore", Cell(r["config"], r["profile"])
+    if status == "killed (conform)":
+        # The whole check on the cell that disagreed (its config domain alone, a config module's first step,
+        # runs first anyway).
+        for c in row.get("conform") or []:
+            if c.get("verdict") == "disagrees" and not c.get("domain_only"):
+                return "conform", Cell(c["config"], c["profile"])
     return None
 
 

@@ -401,6 +401,13 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
     assert kill_hint({"status": "killed (crash)", "variants": {}, "z3": [], "runs": [
         {"config": "small", "profile": "kip", "outcome": "crash"}]}) == ("explore", Cell("small", "kip"))
     assert kill_hint({"status": "survived"}) is None and kill_hint({"status": "timeout"}) is None
+    conform_row = {"status": "killed (conform)", "variants": {"verdict": "caught"}, "z3": [], "conform": [
+        {"config": "small", "profile": "kip", "verdict": "agrees"},
+        {"config": "operator-from-1.1", "profile": "kafka", "verdict": "disagrees"}]}
+    assert kill_hint(conform_row) == ("conform", Cell("operator-from-1.1", "kafka"))
+    domain = {"status": "killed (conform)", "conform": [
+        {"config": "small", "profile": "kip", "verdict": "disagrees", "domain_only": "yes"}]}
+    assert kill_hint(domain) is None  # a config module's domain runs first anyway
 
     def mutant(mid: str) -> Mutant:
         return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
@@ -442,6 +449,39 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
     assert len(ran) == len(set(ran)) and "variants" in ran  # every step ran, none twice
     assert sum(r.startswith("explore ") for r in ran) == len(cells_of("zk_migration"))
     assert sum(r.startswith("z3 ") for r in ran) == len(z3_cells_of("zk_migration"))
+
+
+def test_a_conform_kill_resumed_runs_that_conform_cell_first(tmp_path: Path) -> None:
+    """A kill by TLC conformance at another reference: the cell that disagreed runs first, and alone when it
+    disagrees again; when it agrees now, the usual order follows and the whole conform step runs at its end."""
+    from benchmarks.mutation import Baseline, CellResult, Mutant, conform_cells_of, run_mutant
+
+    proto = "streams_probing"
+    cell = Cell("operator-from-1.1", "kafka")
+    assert cell in conform_cells_of(proto)
+    ran: list[str] = []
+
+    class Runner(RecordingRunner):
+        kills = True
+
+        def run_conform(self, work: Path, protocol: str, c: Cell, timeout: float,
+                        domain_only: bool = False) -> tuple[str, str]:
+            self.ran.append(f"conform {c.config}/{c.profile}")
+            return ("disagrees", "a view only in the reference") if self.kills and c == cell else ("agrees", "")
+
+    base = Baseline(proto, [CellResult(c.config, c.profile, "holds", 0, 1.0, distinct_states=10)
+                            for c in cells_of(proto)], 10.0, {})
+    m = Mutant(f"{proto}:system.py:1:1:cmp_swap", proto, "cmp_swap", f"reference_impl/{proto}/system.py",
+               "system.py", 1, 1, "a < b", "a <= b", "")
+    row = run_mutant(Runner(tmp_path, ran, spec=True), m, base, 900.0, False, first=("conform", cell))
+    assert row["status"] == "killed (conform)" and ran == ["conform operator-from-1.1/kafka"]
+    assert row["first_step"] == "conform operator-from-1.1/kafka"
+    ran.clear()
+    agrees = Runner(tmp_path, ran, spec=True)
+    agrees.kills = False
+    row = run_mutant(agrees, m, base, 900.0, False, first=("conform", cell))
+    assert row["status"] == "survived" and ran[0] == "conform operator-from-1.1/kafka" and "variants" in ran
+    assert ran[-len(conform_cells_of(proto)):] == [f"conform {c.config}/{c.profile}" for c in conform_cells_of(proto)]
 
 
 def test_resume_keeps_a_kill_where_only_the_registry_entry_grew() -> None:
