@@ -1900,7 +1900,10 @@ def carried_rows(earlier: dict[str, Any], selected: dict[str, list[Mutant]], doc
             continue
         # The enclosing function of rows from before the field: the same edit of the same line is in the same
         # function while the code stands, which is all a carried row needs.
-        r = judge_equivalent(r if "function" in r else dict(r, function=m.function), equivalents)
+        r = r if "function" in r else dict(r, function=m.function)
+        if r["status"] == "equivalent" and not any(e.names(r) for e in equivalents):
+            r = dict(r, status="survived")  # its entry is gone (found stale): a survivor, run again
+        r = judge_equivalent(r, equivalents)
         # Rows written before these fields were: the campaign's own.
         src = r.get("sources_sha256", earlier.get("sources_sha256"))
         ref = r.get("reference_sha256", earlier.get("reference_sha256"))

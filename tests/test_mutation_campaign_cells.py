@@ -140,6 +140,14 @@ def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path:
                         carry_equivalents=True)
     assert sorted(kept) == ["e1"] and kept["e1"]["equivalent_carried"] and kept["e1"]["commit"] == "c0"
     assert carried_rows(earlier, {"zk_migration": [mutant(row)]}, changed, [], carry_equivalents=True) == {}
+    # An equivalent row whose entry is gone (found stale) is a survivor again: it runs, even at the same sources.
+    judged = dict(row, status="equivalent", equivalent="x is never true here")
+    same = {"sources_sha256": "S", "reference_sha256": "R"}
+    assert carried_rows(dict(earlier, mutants=[judged]), {"zk_migration": [mutant(row)]}, same, [entry]) != {}
+    assert carried_rows(dict(earlier, mutants=[judged]), {"zk_migration": [mutant(row)]}, changed, [],
+                        carry_equivalents=True) == {}
+    assert carried_rows(dict(earlier, mutants=[judged]), {"zk_migration": [mutant(row)]}, same, [])["e1"][
+        "status"] == "survived"
     # A line an edit above moved: the same edit of the same function at the same column, under the new id.
     old_id, new_id = "zk_migration:api.py:1:1:if_false", "zk_migration:api.py:9:1:if_false"
     there = dict(row, id=old_id, function="f", col=1)
