@@ -3,12 +3,15 @@
     python benchmarks/mutation_summary.py benchmarks/results/mutation-campaign-20261129-piece25.json \\
         benchmarks/results/mutation-campaign-20261129-streams13.json ...
     python benchmarks/mutation_summary.py --json FILE ...    # the same rows as JSON
+    python benchmarks/mutation_summary.py --latest FILE ...  # one row per protocol: the last file that has it
 
 Each file is a ``benchmarks/mutation.py`` result (``--resume`` pieces carry every earlier row, so the latest
 piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every kill (a property,
 a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents; a
 timeout counts as not killed, and a mutant a ``--screen`` left "screened" (no verdict yet) is out of it.
-Survivors are listed with their edit. A file that is not a campaign result is refused in one line (exit 2).
+Survivors are listed with their edit. With ``--latest`` each protocol has one row, from the last file given that
+holds it (as ``--resume`` reads pieces: a later row replaces an earlier one), so a whole campaign is one table
+row per protocol however many files it took. A file that is not a campaign result is refused in one line (exit 2).
 """
 
 from __future__ import annotations
@@ -47,6 +50,15 @@ def protocol_rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
     return rows
 
 
+def latest_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per protocol: the last one given (files in the order named), placed where that row stands."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        latest.pop(row["protocol"], None)  # re-insert: a protocol's place is where its latest file puts it
+        latest[row["protocol"]] = row
+    return list(latest.values())
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| protocol | file | commit | complete | mutants | by a property | by a variant | by z3 | by conform "
             "| by crash | equivalent | survived | timeout | kill rate |")
@@ -66,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="campaign result JSON")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--latest", action="store_true",
+                        help="one row per protocol, from the last file given that holds it")
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
     for path in args.files:
@@ -77,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"mutation_summary: {path}: not a campaign result ({exc})", file=sys.stderr)
             return 2
+    if args.latest:
+        rows = latest_rows(rows)
     try:
         print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     except BrokenPipeError:  # a reader that stopped early (| head): nothing more to say

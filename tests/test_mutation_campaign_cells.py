@@ -674,6 +674,26 @@ def test_mutation_summary_reports_each_protocol_and_refuses_other_files(
     assert len(err) == 1 and "not a campaign result" in err[0]
 
 
+def test_mutation_summary_latest_keeps_one_row_per_protocol_from_the_last_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--latest: a campaign in several files is one row per protocol, the last file's (as --resume merges)."""
+    from benchmarks.mutation_summary import main
+
+    def campaign(name: str, commit: str, statuses: dict[str, str]) -> str:
+        rows = [{"id": f"{proto}:api.py:1:1:cmp_swap", "protocol": proto, "status": status}
+                for proto, status in statuses.items()]
+        (tmp_path / name).write_text(json.dumps({"commit": commit, "mutants": rows}))
+        return str(tmp_path / name)
+
+    first = campaign("a.json", "old", {"p": "survived", "q": "killed"})
+    second = campaign("b.json", "new", {"p": "killed"})
+    assert main(["--latest", "--json", first, second]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["protocol"], r["commit"], r["survived"]) for r in rows] == [("q", "old", 0), ("p", "new", 0)]
+    assert main(["--json", first, second]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+
+
 def test_a_config_module_edit_meets_the_config_domain_first() -> None:
     """A config module's mutants meet conform's config domain alone first (one TLC run, seconds, where their
     explorer and Z3 runs took minutes each before conform killed them): the same check the gate's conform
