@@ -37,6 +37,17 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: None = None) -> argparse.Namespace:
+        # argparse reports a subcommand's unknown flag from the top parser ("see rollcheck --help"); the
+        # command's own help is the one that lists its flags.
+        known, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(known, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            self.exit(2, f"{prog}: error: unrecognized arguments: {' '.join(extras)} (see {prog} --help)\n")
+        return known
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(

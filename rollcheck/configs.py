@@ -38,7 +38,7 @@ def resolve_config(entry: ProtocolEntry, spec: str | None) -> tuple[str, Any]:
     if spec in entry.configs:
         return spec, entry.configs[spec]
     path = Path(spec)
-    if spec.endswith(".toml") or path.exists():
+    if spec.strip() and (spec.endswith(".toml") or path.exists()):  # Path("") is "." and exists: not a file name
         return str(path), load_config_file(entry, path)
     names = ", ".join(entry.configs)
     raise UserError(

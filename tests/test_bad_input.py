@@ -138,7 +138,9 @@ def test_the_command_itself_prints_one_line_and_exits_2(tmp_path: Path) -> None:
     (["explore", "features", "--max-depth", "x"], "--max-depth: not a whole number: 'x'"),
     (["gate", "--parallel", "0"], "--parallel: must be at least 1: 0"),
     (["gate", "--tier", "weekly"], "--tier: invalid choice: 'weekly'"),
-    (["explore", "features", "--bogus"], "unrecognized arguments: --bogus"),
+    (["explore", "features", "--bogus"], "rollcheck explore: error: unrecognized arguments: --bogus"),
+    (["export-test", "t.itf.json", "--zz"], "unrecognized arguments: --zz (see rollcheck export-test --help)"),
+    (["--bogus"], "rollcheck: error: unrecognized arguments: --bogus (see rollcheck --help)"),
 ])
 def test_numeric_and_unknown_flags_are_one_line(argv: list[str], says: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from rollcheck.codec import CodecError, StateCodec
-from rollcheck.configs import config_from_mapping, load_config_file
+from rollcheck.configs import config_from_mapping, load_config_file, resolve_config
 from rollcheck.errors import UserError
 from rollcheck.explorer import explore
 from rollcheck.hypothesis_machine import PropertyViolated, machine_for
@@ -141,6 +141,9 @@ def test_config_file_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not found"):
         load_config_file(PROTOCOL, tmp_path / "missing.toml")
     assert config_from_mapping(PROTOCOL, {}) == PROTOCOL.configs["default"]
+    for blank in ("", " "):  # Path("") is ".", which exists: an empty --config is a name, not the cwd
+        with pytest.raises(UserError, match="unknown config"):
+            resolve_config(PROTOCOL, blank)
 
 
 def test_hypothesis_machine_holds_and_catches_variant() -> None:
