@@ -35,7 +35,10 @@ class _Parser(argparse.ArgumentParser):
     ``rollcheck explore --help`` shows that."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self._fail(self.prog, message)
+
+    def _fail(self, prog: str, message: str) -> NoReturn:
+        self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: None = None) -> argparse.Namespace:
@@ -45,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
         if extras:
             command = getattr(known, "command", None)
             prog = f"{self.prog} {command}" if command else self.prog
-            self.exit(2, f"{prog}: error: unrecognized arguments: {' '.join(extras)} (see {prog} --help)\n")
+            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
         return known
 
 
