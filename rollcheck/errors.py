@@ -11,12 +11,21 @@ class ExitCode(enum.IntEnum):
     RUN_FAILED = 2         # the run itself failed: bad input or config, Java missing, a checker crashed
     DISAGREEMENT = 3       # two checkers disagreed (counts, verdicts, or a trace that does not replay)
     TOOL_UNAVAILABLE = 4   # an optional tool (Apalache) is not installed; nothing was checked
+    INCONCLUSIVE = 5       # the check did not run in full (a budget, a bound, every solver call cancelled,
+    #                        every pair skipped): nothing was found, nothing was shown to hold
+    OUTPUT_CLOSED = 141    # stdout was closed by its reader (``| head``): the output was cut (128 + SIGPIPE)
 
 
 class UserError(Exception):
     """A mistake in the user's input: printed as one clear line, exit code 2, never a traceback."""
 
     exit_code = ExitCode.RUN_FAILED
+
+
+class Inconclusive(Exception):
+    """The check stopped short of a verdict: printed as one line naming what was not checked, exit 5."""
+
+    exit_code = ExitCode.INCONCLUSIVE
 
 
 class ToolUnavailable(Exception):
