@@ -26,6 +26,7 @@ from typing import Any
 
 import itf_py
 
+from rollcheck.safefs import make_dirs
 from rollcheck.transition import Action, TransitionSystem
 
 
@@ -197,10 +198,17 @@ def trace_to_itf(trace: Trace, ts: TransitionSystem[Any]) -> dict[str, Any]:
     return doc
 
 
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write a file so that readers never see half of it (a temp file in the same folder, then rename)."""
+def write_text_atomic(path: Path, text: str, root: Path | None = None) -> Path:
+    """Write a file so that readers never see half of it (a temp file in the same folder, then rename).
+
+    The rename replaces a link at ``path`` rather than writing through it; with ``root`` (the user's
+    ``--out``), every directory between it and ``path`` is a real one, never a planted link
+    (:func:`rollcheck.safefs.make_dirs`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if root is not None:
+        make_dirs(path.parent, root)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -213,8 +221,8 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def write_json_atomic(path: Path, doc: Any) -> Path:
-    return write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+def write_json_atomic(path: Path, doc: Any, root: Path | None = None) -> Path:
+    return write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", root)
 
 
 def write_itf(path: Path, trace: Trace, ts: TransitionSystem[Any]) -> Path:
