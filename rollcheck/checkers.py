@@ -131,7 +131,7 @@ def save_traces(report: CheckerReport, ts: TransitionSystem[Any], ctx: CheckCont
             continue
         path = ctx.trace_dir(report) / f"{verdict.id}.itf.json"
         verdict.trace.config = verdict.trace.config or report.config  # so that `rollcheck replay` finds it
-        write_itf(path, verdict.trace, ts)
+        write_itf(path, verdict.trace, ts, root=ctx.out_dir)
         verdict.trace_path = str(path)
         verdict.trace_text = format_trace(verdict.trace, ts)
 
@@ -207,7 +207,8 @@ def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext
     out = ctx.out_dir / "spark" / name
     result = explore_spark(entry.name, config, config_name=label, variant=ctx.variant,
                            master=ctx.spark_master,
-                           partitions=ctx.spark_partitions, checkpoint_dir=out, resume=False, max_depth=None,
+                           partitions=ctx.spark_partitions, checkpoint_dir=out,
+                           checkpoint_root=ctx.out_dir, resume=False, max_depth=None,
                            max_states=None, stop_at_first=ctx.variant is not None, progress=None,
                            workers=ctx.cores, spark_min=int(ctx.options.get("spark_min", 0)))
     report = from_exploration("spark", entry, label, config, result)

@@ -3,7 +3,8 @@
 A chunk is a run of consecutive frontier positions. Its expansion generates every labelled successor,
 checks the step properties on every edge and the invariants on every successor that is new (neither in
 the visited set as it stood when the level began nor generated earlier in the chunk), and returns the new
-candidates as fingerprints, ``(parent position, successor index)`` pairs and pickled states. Nothing in a
+candidates as fingerprints, ``(parent position, successor index)`` pairs and pickled states (and, when
+the run is checkpointed, each state's canonical encoding, which is what goes to disk). Nothing in a
 chunk's result depends on how the level was cut into chunks: the explorer merges the results in chunk
 order, which is exactly the order a single process would have found them in, so counts, violations and
 counterexamples are the same for any number of workers.
@@ -39,36 +40,49 @@ ViolationKey = tuple[int, int, int, int]
 
 @dataclass
 class Segment:
-    """Consecutive frontier states pickled together; ``keep`` masks the items that belong to the frontier
-    (a merge may drop candidates that another chunk found first). The pickle is in memory or in a file."""
+    """Consecutive frontier states pickled together, in memory (between this process and its workers or
+    Spark's executors; never read from disk); ``keep`` masks the items that belong to the frontier (a merge
+    may drop candidates that another chunk found first). ``codes``: the items' canonical encodings
+    (:mod:`rollcheck.codec`) back to back, ``code_ends`` where each ends, made where the states were found
+    when the run is checkpointed, so that the checkpoint writes them without decoding the pickle."""
 
     items: int
     keep: np.ndarray | None = None
     blob: bytes | None = None
-    path: str | None = None
-    offset: int = 0
-    length: int = 0
+    codes: bytes | None = None
+    code_ends: np.ndarray | None = None
 
     @property
     def size(self) -> int:
         return self.items if self.keep is None else int(self.keep.sum())
 
     def raw(self) -> bytes:
-        if self.blob is not None:
-            return self.blob
-        assert self.path is not None
-        with open(self.path, "rb") as fh:
-            fh.seek(self.offset)
-            data = fh.read(self.length)
-        if len(data) != self.length:
-            raise OSError(f"{self.path}: truncated frontier segment at offset {self.offset}")
-        return data
+        assert self.blob is not None
+        return self.blob
 
     def load(self) -> list[Any]:
         states: list[Any] = pickle.loads(self.raw())
         if self.keep is None:
             return states
         return [s for s, k in zip(states, self.keep.tolist(), strict=True) if k]
+
+    def kept_codes(self) -> tuple[bytes, np.ndarray]:
+        """The encodings of the items that belong to the frontier, back to back, and their lengths."""
+        assert self.codes is not None and self.code_ends is not None
+        ends = self.code_ends
+        lengths = np.diff(ends, prepend=0)
+        if self.keep is None or bool(self.keep.all()):
+            return self.codes, lengths
+        idx = np.flatnonzero(self.keep)
+        view = memoryview(self.codes)
+        data = b"".join(view[a:b] for a, b in zip((ends - lengths)[idx].tolist(), ends[idx].tolist(), strict=True))
+        return data, lengths[idx]
+
+
+def encode_all(encode: Callable[[Any], bytes], states: Sequence[Any]) -> tuple[bytes, np.ndarray]:
+    """The states' encodings back to back and where each ends (``Segment.codes``, ``Segment.code_ends``)."""
+    encoded = [encode(t) for t in states]
+    return b"".join(encoded), np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
 
 
 @dataclass
@@ -88,6 +102,7 @@ class ChunkResult:
     # Witnesses first met in this chunk: id -> (parent position, successor index) of the first new state
     # that satisfies it (the chunk's discovery order).
     witnessed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    codec_error: str | None = None  # encoding a candidate for the checkpoint failed (``Expander.encode``)
 
 
 @dataclass
@@ -102,6 +117,7 @@ class Expander:
     stop_at_first: bool
     marks: MarkColumns | None  # graph mode: keep every edge and evaluate these on every new state
     witnesses: Sequence[Witness[Any]] = ()  # the witnesses not reached yet: evaluated on new states
+    encode: bool = False  # checkpointed run: encode every candidate (``Segment.codes``) here, in parallel
 
     def fingerprint(self, state: Any) -> int:
         return (hash(state if self.key is None else self.key(state)) & MASK64) or 1
@@ -133,6 +149,8 @@ class Expander:
         actions: list[Action] = []
         witnesses = list(self.witnesses)
         witnessed: dict[str, tuple[int, int]] = {}
+        encode = self.ts.encode if self.encode else None
+        codec_error: list[str] = []
 
         def flush() -> bool:
             """Keep the pending successors that are not visited; check invariants on them. True: stop."""
@@ -170,7 +188,13 @@ class Expander:
                 chosen = [pend_t[i] for i in fresh.tolist()]
                 if marks is not None:
                     out_marks.append(marks.evaluate(chosen))
-                segments.append(Segment(len(chosen), blob=pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL)))
+                seg = Segment(len(chosen), blob=pickle.dumps(chosen, protocol=pickle.HIGHEST_PROTOCOL))
+                if encode is not None and not codec_error:
+                    try:
+                        seg.codes, seg.code_ends = encode_all(encode, chosen)
+                    except Exception as exc:  # the explorer refuses to checkpoint, in one line naming it
+                        codec_error.append(f"{type(exc).__name__}: {exc}")
+                segments.append(seg)
             pend_fp.clear()
             pend_pos.clear()
             pend_k.clear()
@@ -235,6 +259,7 @@ class Expander:
             edge_code=None if edge_fp is None else np.asarray(edge_code, dtype=np.uint32),
             actions=actions,
             witnessed=witnessed,
+            codec_error=codec_error[0] if codec_error else None,
             cand_marks=None if marks is None else (
                 np.concatenate(out_marks) if out_marks else np.zeros((0, len(marks.predicates)), dtype=bool)),
         )

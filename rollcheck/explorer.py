@@ -21,12 +21,21 @@ from typing import Any
 import numpy as np
 
 from rollcheck.errors import UserError
-from rollcheck.expansion import Chunk, ChunkResult, Expander, Segment, expand_level, plan_chunks
+from rollcheck.expansion import Chunk, ChunkResult, Expander, Segment, encode_all, expand_level, plan_chunks
 from rollcheck.fingerprint import FingerprintSet, collision_probability
 from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.levelstore import Checkpoint, LevelStore
 from rollcheck.traces import Step, Trace
-from rollcheck.transition import Action, GraphProperty, TransitionSystem, properties_by_kind, witnesses_of
+from rollcheck.transition import (
+    Action,
+    GraphProperty,
+    Invariant,
+    StepProperty,
+    TransitionSystem,
+    Witness,
+    properties_by_kind,
+    witnesses_of,
+)
 
 
 @dataclass
@@ -272,6 +281,7 @@ def explore(
     workers: int = 1,
     symmetry: bool = False,
     checkpoint_dir: Path | None = None,
+    checkpoint_root: Path | None = None,
     resume: bool = False,
     graph_limit: int = GRAPH_LIMIT,
     max_memory: int | None = None,
@@ -286,9 +296,13 @@ def explore(
     violated property and the search goes on. Graph properties (liveness) are checked only when the
     exploration is complete and the graph has at most ``graph_limit`` states. ``workers`` processes expand
     each level (the result does not depend on it). ``symmetry`` keeps one state per orbit of the
-    protocol's ``symmetry_key``. With ``checkpoint_dir`` every level is checkpointed there and ``resume``
-    continues from the last one. ``max_memory`` (bytes) stops the run, resumable, before a level that
-    would not fit. Levels narrower than ``parallel_min`` states are expanded in this process.
+    protocol's ``symmetry_key``. With ``checkpoint_dir`` every completed level is checkpointed there (a
+    level cut short by ``max_states`` or by a violation is not: a resume expands it again) and ``resume``
+    continues from the last one to the result of an uninterrupted run; ``checkpoint_root`` (the user's
+    ``--out``, default the checkpoint's parent) is where the directories rollcheck makes for it start, each
+    one refused if it is a link. ``max_memory`` (bytes) stops the
+    run, resumable, before a level that would not fit. Levels narrower than ``parallel_min`` states are
+    expanded in this process.
 
     ``distribute`` (the Spark engine's) expands the chunks of every level of at least ``distribute_min``
     states, cut into ``distribute_slices`` chunks, elsewhere; its results must be what
@@ -314,13 +328,14 @@ def explore(
     if checkpoint_dir is not None:
         key = {"protocol": ts.name, "config": config_name, "profile": getattr(ts.config, "profile", None),
                "variant": variant, "symmetry": symmetry, "config_repr": repr(ts.config)}
-        ckpt = Checkpoint(checkpoint_dir, key)
+        ckpt = Checkpoint(checkpoint_dir, key, checkpoint_root)
 
     def expander() -> Expander:
         return Expander(ts, [p for p in inv if p.id not in violated],
                         [p for p in step_props if p.id not in violated], key_fn, visited, stop_at_first,
                         None if graph is None else graph.columns,
-                        [w for w in witnesses if w.id not in {f.property_id for f in witnessed}])
+                        [w for w in witnesses if w.id not in {f.property_id for f in witnessed}],
+                        encode=ckpt is not None)
 
     # Level 0: the initial states, deduplicated in order (a resume rebuilds them the same way).
     initial: list[Any] = []
@@ -334,18 +349,23 @@ def explore(
             initial.append(s)
             first_fp.append(f)
 
+    initial_codes = _encodings(ts, initial) if ckpt is not None else None
+
     level = 0
     frontier: list[Segment]
     if resume and ckpt is not None and ckpt.exists():
-        point = ckpt.load(store)
+        point = ckpt.load(store, ts.decode, fp_of)
         for lv in range(len(store)):
-            visited.add_new(np.asarray(store.fps(lv)))
+            fps = np.asarray(store.fps(lv), dtype=np.uint64)
+            if (fps == 0).any() or np.unique(fps).shape[0] != fps.shape[0] or visited.contains(fps).any():
+                raise ckpt.damaged(f"level {lv} repeats a state of its own or of an earlier level")
+            visited.add_new(fps)
         level = point.level
         frontier = point.frontier
         tot = point.totals
         generated, terminal = tot["generated"], tot["terminal"]
         action_counts = dict(tot["action_counts"])
-        found = [_Found(**f) for f in tot["found"]]
+        found = [_Found(**f) for f in tot["found"]]  # each checked by ckpt.load
         violated = {f.property_id for f in found}
         witnessed = [_Found(**f) for f in tot.get("witnessed", [])]
         levels = [LevelStats(**lv) for lv in tot["levels"]]
@@ -372,12 +392,14 @@ def explore(
         if graph is not None:
             graph.add_states(graph.columns.evaluate(initial))
         frontier = [Segment(len(initial), blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL))]
+        if initial_codes is not None:
+            frontier[0].codes, frontier[0].code_ends = initial_codes
         levels.append(LevelStats(0, len(initial), len(visited), 0, time.perf_counter() - t0))
         if progress:
             progress(levels[-1])
         if ckpt is not None:
-            frontier = ckpt.save(store, 0, frontier, _totals(generated, terminal, action_counts, found, levels,
-                                                             time.perf_counter() - t0, witnessed))
+            ckpt.save(store, 0, frontier, _totals(generated, terminal, action_counts, found, levels,
+                                                  time.perf_counter() - t0, witnessed))
     stopped = bool(found) and stop_at_first
     truncated = False
     full_depth = 0  # on a truncated run: every state within this many steps was checked
@@ -406,6 +428,11 @@ def explore(
             n = workers if width >= parallel_min else 1
             results = expand_level(expander(), plan_chunks(frontier, n), n)
         phases["expand"] += time.perf_counter() - tick
+        if ckpt is not None:
+            bad = next((r.codec_error for r in results if r.codec_error), None)
+            if bad is not None:
+                raise UserError(f"protocol '{ts.name}': a state of level {level + 1} cannot be written to the "
+                                f"checkpoint ({_line(bad)}); its state type's codec cannot encode it")
         tick = time.perf_counter()
         vkey: tuple[int, int, int, int] | None = None
         if stop_at_first:
@@ -476,7 +503,7 @@ def explore(
         at = 0
         for r in results:
             for seg in r.segments:
-                frontier.append(Segment(seg.items, keep[at: at + seg.items], seg.blob))
+                frontier.append(Segment(seg.items, keep[at: at + seg.items], seg.blob, seg.codes, seg.code_ends))
                 at += seg.items
         phases["merge"] += time.perf_counter() - tick
         tick = time.perf_counter()
@@ -492,12 +519,19 @@ def explore(
                                  elapsed_before + time.perf_counter() - t0))
         if progress:
             progress(levels[-1])
-        if ckpt is not None:
+        # Only a completed level is checkpointed: a level cut by max_states or by a violation holds part of
+        # what its parents reach, and a resume that took it for whole would report too few states.
+        if ckpt is not None and not (stopped or truncated):
             tick = time.perf_counter()
-            frontier = ckpt.save(store, level, frontier, _totals(
+            ckpt.save(store, level, frontier, _totals(
                 generated, terminal, action_counts, found, levels, elapsed_before + time.perf_counter() - t0,
                 witnessed))
+            for seg in [*frontier, *(seg for r in results for seg in r.segments)]:
+                seg.codes = seg.code_ends = None  # written: the next level's expansion needs the memory
             phases["checkpoint"] += time.perf_counter() - tick
+        elif ckpt is not None and truncated:
+            notes.append(f"level {level} was cut by the state budget: the checkpoint keeps levels 0 to "
+                         f"{level - 1}, and --resume explores level {level} again in full")
         if truncated:
             break
     sizes = store.sizes()
@@ -592,18 +626,55 @@ def _violation(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any],
                fp_of: Callable[[Any], int], config_name: str) -> Violation:
     steps = _replay(ts, store, initial, f.level, f.pos, fp_of)
     if f.k is not None:
-        a, t = _nth(ts, steps[-1].state, f.k)
+        prop = next((p for p in ts.properties() if p.id == f.property_id), None)
+        a, t = _nth(ts, steps[-1].state, f.k, _shows(prop))
         steps.append(Step(a, t))
     trace = Trace(steps, protocol=ts.name, config=config_name, property_id=f.property_id,
                   description=f.description)
     return Violation(f.property_id, f.kind, f.description, len(steps) - 1, trace)
 
 
-def _nth(ts: TransitionSystem[Any], s: Any, k: int) -> tuple[Action, Any]:
-    for i, (a, t) in enumerate(ts.successors(s)):
-        if i == k:
-            return a, t
+def _shows(prop: Any) -> Callable[[Any, Action, Any], bool] | None:
+    """Does the edge (s, a, t) show ``prop`` failing (a witness: holding)?"""
+    if isinstance(prop, Invariant):
+        return lambda s, a, t: not prop.predicate(t)
+    if isinstance(prop, StepProperty):
+        return lambda s, a, t: not prop.predicate(s, a, t)
+    if isinstance(prop, Witness):
+        return lambda s, a, t: bool(prop.predicate(t))
+    return None
+
+
+def _nth(ts: TransitionSystem[Any], s: Any, k: int,
+         shows: Callable[[Any, Action, Any], bool] | None = None) -> tuple[Action, Any]:
+    """Successor ``k`` of ``s``, where the exploration found what ``shows`` tests. Successor order can
+    follow how a state's frozensets were built (a state decoded from a checkpoint iterates them in another
+    order than the object replayed here): if successor k does not show it, the first successor that does."""
+    succ = list(ts.successors(s))
+    if k < len(succ) and (shows is None or shows(s, *succ[k])):
+        return succ[k]
+    if shows is not None:
+        for a, t in succ:
+            if shows(s, a, t):
+                return a, t
     raise RuntimeError(f"{ts.name}: trace replay found no successor {k} (successors are not deterministic?)")
+
+
+def _encodings(ts: TransitionSystem[Any], initial: list[Any]) -> tuple[bytes, np.ndarray]:
+    """The initial states' canonical encodings, for the checkpoint; refused up front, in one line, when the
+    system's codec cannot write its states or read them back (a checkpoint never holds a pickle)."""
+    try:
+        if any(ts.decode(ts.encode(s)) != s for s in initial):
+            raise ValueError("a state does not decode to itself")
+        return encode_all(ts.encode, initial)
+    except Exception as exc:  # whatever the codec raises, the one line names it
+        why = _line(f"{type(exc).__name__}: {exc}")
+        raise UserError(f"protocol '{ts.name}': its states cannot be written to a checkpoint ({why}); its state "
+                        "type's codec cannot encode them") from None
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())[:200]
 
 
 def _replay(ts: TransitionSystem[Any], store: LevelStore, initial: list[Any], level: int, pos: int,

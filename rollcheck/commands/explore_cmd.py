@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
                              stop_at_first=not args.collect_all, progress=progress, variant=args.variant,
                              workers=args.workers, symmetry=args.symmetry, checkpoint_dir=run_dir.checkpoint,
-                             resume=args.resume, graph_limit=args.graph_limit,
+                             checkpoint_root=Path(args.out), resume=args.resume, graph_limit=args.graph_limit,
                              max_memory=int(budget) if budget else None)
         doc = result.to_json()
         doc["actions"] = action_coverage(entry, result.extra.get("action_counts", {}), result.complete)
@@ -107,7 +107,7 @@ def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, che
                          max_depth=args.max_depth, max_states=args.max_states,
                          stop_at_first=not args.collect_all, progress=progress, workers=args.workers,
                          symmetry=args.symmetry, spark_min=args.spark_min, graph_limit=args.graph_limit,
-                         max_memory=max_memory)
+                         max_memory=max_memory, checkpoint_root=Path(args.out))
 
 
 def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path,

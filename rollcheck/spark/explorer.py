@@ -8,7 +8,9 @@ local engine keeps, the visited set as of the level's start arrives as a broadca
 narrower level is expanded in the driver by the local engine's worker processes, where a Spark job
 would cost more than it saves. Chunk results do not depend on where a chunk ran, and they are merged in
 chunk order by the same code, so the counts, the violations, the counterexamples and the checkpoint are
-identical whichever way each level went (tests run every level on Spark, none, and a mix).
+identical whichever way each level went (tests run every level on Spark, none, and a mix). With a
+checkpoint, the tasks also return their new states' canonical encodings (``Expander.encode``), which the
+driver writes as the frontier: the pickled segments only ever travel between processes, never to disk.
 
 What this design keeps in the driver: the visited set (about 20 bytes a state), the per-level parent
 pointers and the checkpoint (memory-mapped files under ``--out``), as the local engine does; what goes
@@ -92,7 +94,7 @@ def explore_spark(protocol: str, config: Any, *, config_name: str, variant: str 
                   max_states: int | None, stop_at_first: bool,
                   progress: Callable[[LevelStats], None] | None, workers: int = 1, symmetry: bool = False,
                   spark_min: int = SPARK_MIN, graph_limit: int = GRAPH_LIMIT,
-                  max_memory: int | None = None) -> ExplorationResult:
+                  max_memory: int | None = None, checkpoint_root: Path | None = None) -> ExplorationResult:
     """Explore a registered protocol (or one of its variants) with the Spark engine on ``master``."""
     from rollcheck.spark.session import get_session
 
@@ -101,7 +103,8 @@ def explore_spark(protocol: str, config: Any, *, config_name: str, variant: str 
     return explore_system_spark(ts, spark, checkpoint_dir=checkpoint_dir, config_name=config_name, variant=variant,
                                 partitions=partitions, resume=resume, max_depth=max_depth, max_states=max_states,
                                 stop_at_first=stop_at_first, progress=progress, workers=workers,
-                                symmetry=symmetry, spark_min=spark_min, graph_limit=graph_limit, max_memory=max_memory)
+                                symmetry=symmetry, spark_min=spark_min, graph_limit=graph_limit, max_memory=max_memory,
+                                checkpoint_root=checkpoint_root)
 
 
 def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, checkpoint_dir: Path | None, config_name: str = "",
@@ -109,12 +112,13 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, checkpoint_di
                          max_depth: int | None = None, max_states: int | None = None, stop_at_first: bool = True,
                          progress: Callable[[LevelStats], None] | None = None, workers: int = 1,
                          symmetry: bool = False, spark_min: int = SPARK_MIN, graph_limit: int = GRAPH_LIMIT,
-                         max_memory: int | None = None) -> ExplorationResult:
+                         max_memory: int | None = None, checkpoint_root: Path | None = None) -> ExplorationResult:
     """The engine for any transition system (shipped to the executors in the tasks' closures).
 
     ``partitions``: tasks a wide level is cut into (default: four per executor core). ``workers``: the
     driver's processes for the narrow levels. ``spark_min``: the narrowest level sent to Spark (0: all).
-    With ``checkpoint_dir`` each level is checkpointed there in the local engine's format.
+    With ``checkpoint_dir`` each completed level is checkpointed there in the local engine's format
+    (``checkpoint_root``: the user's directory it lies under, as for :func:`rollcheck.explorer.explore`).
     """
     sc = spark.sparkContext
     levels = SparkLevels(sc, partitions or max(2, sc.defaultParallelism * 4))
@@ -123,6 +127,7 @@ def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, checkpoint_di
                      stop_at_first=stop_at_first, progress=progress, variant=variant, workers=workers,
                      symmetry=symmetry, resume=resume, graph_limit=graph_limit,
                      checkpoint_dir=None if checkpoint_dir is None else Path(checkpoint_dir),
+                     checkpoint_root=checkpoint_root,
                      max_memory=max_memory, distribute=levels, distribute_min=spark_min,
                      distribute_slices=levels.slices)
     result.engine = "spark"
