@@ -37,6 +37,9 @@ from rollcheck.transition import TransitionSystem
 
 Progress = Callable[[str], None]
 
+# TLC's errors that report something about the spec rather than a run that failed.
+_FINDINGS = ("Error: Temporal properties were violated", "Error: Deadlock reached")
+
 
 @dataclass
 class Divergence:
@@ -357,13 +360,18 @@ def conform(binding: SpecBinding, spec_ts: TransitionSystem[Any], ts: Transition
     model = write_model(binding, spec_ts, directory / "check")
     check = run_tlc(model.directory, model.module, model.cfg, timeout=timeout)
     spec_traces: list[tuple[str, list[TraceStep]]] = []
+    # The spec's model check did not finish (a timeout, a TLC failure): a counterexample it would give is not
+    # replayed. A liveness violation or a deadlock is the spec's finding, not a failed run: (a) goes on.
+    if check.error and not check.error.startswith(_FINDINGS):
+        report.error = f"TLC (model check): {check.error}"
     if check.violated and check.trace:
         report.counterexamples = 1
         spec_traces.append((f"counterexample {check.violated}", check.trace))
     sims, sim_res = tlc_simulation_traces(binding, spec_ts, directory / "simulate", traces=traces, depth=depth,
                                           seed=seed, timeout=timeout)
-    if sim_res.error:
-        report.error = f"TLC (simulation): {sim_res.error}"
+    if sim_res.error or len(sims) < traces:  # fewer traces replayed than asked is not a full check (a)
+        why = sim_res.error or f"TLC wrote {len(sims)} of the {traces} simulation traces asked for"
+        report.error = (report.error + "; " if report.error else "") + f"TLC (simulation): {why}"
     spec_traces += [(f"simulation {i}", t) for i, t in enumerate(sims)]
     for name, steps in spec_traces:
         _trace, div = replay_spec_trace(ts, steps, name, binding.actions)

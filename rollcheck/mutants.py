@@ -4,6 +4,9 @@ A variant (a plausible real bug: a skipped range check, a non-conditional ZooKee
 *killed* by a checker when that checker reports a violated property on it, or a witness it makes vacuous
 (a liveness bug blocks a story). Every variant must be killed by at least one checker; the score per
 checker shows how strong each checker is on its own.
+
+A cell whose checker did not run on the variant (``skipped``: not installed, no encoding, too many states;
+or ``error``) neither kills nor lets survive: a variant no checker ran on is *not checked*, never a survivor.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from rollcheck.cellrun import Cell, CellResult, run_cells
 from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext, CheckerReport, available_checkers
+from rollcheck.errors import ToolUnavailable
 from rollcheck.registry import get_protocol
 from rollcheck.transition import ProtocolEntry
 
@@ -32,10 +36,37 @@ class Kill:
     message: str = ""
     disagrees: bool = False  # the checker's own copy of the rules stepped otherwise (:func:`disagrees`)
 
+    @property
+    def checked(self) -> bool:
+        """The checker ran on the variant: a kill, or a run that ended with a verdict (not skipped, no error)."""
+        return self.killed or self.status not in NOT_RUN
+
     def to_json(self) -> dict[str, Any]:
-        return {"checker": self.checker, "killed": self.killed, "properties": self.properties,
-                "elapsed_seconds": round(self.elapsed, 3), "status": self.status, "message": self.message,
-                "disagrees": self.disagrees}
+        return {"checker": self.checker, "killed": self.killed, "checked": self.checked,
+                "properties": self.properties, "elapsed_seconds": round(self.elapsed, 3), "status": self.status,
+                "message": self.message, "disagrees": self.disagrees}
+
+
+# Cell statuses in which the checker gave no verdict on the variant.
+NOT_RUN = frozenset({"skipped", "error"})
+
+
+def unavailable(checker: str) -> str | None:
+    """Why ``checker`` cannot run on this machine (its package or its tool is not installed), or None."""
+    if checker not in available_checkers():
+        return f"{checker} is not installed (its Python package is missing)"
+    try:
+        if checker == "apalache":
+            from rollcheck.tla.apalache import find_apalache
+
+            find_apalache()
+        elif checker in ("tlc", "conform"):
+            from rollcheck.tla.tlc import tla2tools_jar
+
+            tla2tools_jar()
+    except ToolUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def disagrees(report: CheckerReport) -> bool:
@@ -59,6 +90,11 @@ class MutantOutcome:
         return any(k.killed for k in self.kills)
 
     @property
+    def checked(self) -> bool:
+        """At least one checker ran on it: not killed then means survived."""
+        return any(k.checked for k in self.kills)
+
+    @property
     def first_killer(self) -> Kill | None:
         killers = [k for k in self.kills if k.killed]
         return min(killers, key=lambda k: k.elapsed) if killers else None
@@ -67,7 +103,7 @@ class MutantOutcome:
         first = self.first_killer
         return {"protocol": self.protocol, "variant": self.variant, "story": self.story,
                 "expect": list(self.expect), "config": self.config, "killed": self.killed,
-                "first_killed_by": first.checker if first else None,
+                "checked": self.checked, "first_killed_by": first.checker if first else None,
                 "kills": [k.to_json() for k in self.kills]}
 
 
@@ -112,12 +148,13 @@ def run_mutants(protocols: Sequence[str], checkers: Sequence[str], ctx: CheckCon
 
 
 def scores(outcomes: Sequence[MutantOutcome]) -> dict[str, Any]:
-    """Overall and per-checker mutation scores (killed / run)."""
+    """Overall and per-checker mutation scores (killed / run: a cell that did not run is not counted); the
+    survivors (checked, not killed) and the variants no checker ran on (``not_checked``)."""
     per: dict[str, list[int]] = {}
     for o in outcomes:
         for k in o.kills:
             ran_killed = per.setdefault(k.checker, [0, 0])
-            ran_killed[0] += 1
+            ran_killed[0] += int(k.checked)
             ran_killed[1] += int(k.killed)
     total = len(outcomes)
     killed = sum(o.killed for o in outcomes)
@@ -127,6 +164,7 @@ def scores(outcomes: Sequence[MutantOutcome]) -> dict[str, Any]:
         "score": round(killed / total, 4) if total else None,
         "per_checker": {c: {"run": r, "killed": kd, "score": round(kd / r, 4) if r else None}
                         for c, (r, kd) in per.items()},
-        "survivors": [f"{o.protocol}:{o.variant}" for o in outcomes if not o.killed],
+        "survivors": [f"{o.protocol}:{o.variant}" for o in outcomes if o.checked and not o.killed],
+        "not_checked": [f"{o.protocol}:{o.variant}" for o in outcomes if not o.checked],
     }
 

@@ -2,10 +2,12 @@
 
 Every ITF file rollcheck writes says in its ``#meta`` the protocol, the config (a name, or the file it was
 read from), the profile and the broken variant, if any, and the config's ``repr``. :func:`replay_itf`
-rebuilds that system, follows the trace step by step (each recorded state must be the successor of the
-previous one by the recorded action) and evaluates every property along it: invariants at each state, step
-properties at each transition, graph (liveness) properties at the last state by exploring what is
-reachable from it. The result says where the trace stops replaying, or which properties fail and where.
+rebuilds that system, follows the trace step by step (the first recorded state must be an initial state of
+the system, each later one the successor of the previous one by the recorded action) and evaluates every
+property along it: invariants at each state, step properties at each transition, graph (liveness)
+properties at the last state by exploring what is reachable from it. The result says where the trace
+stops replaying, or which properties fail and where, and which could not be checked (``unchecked``: then
+"every property holds" is not said).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class ReplayResult:
     failures: list[Failure] = field(default_factory=list)
     divergence: str | None = None  # why the trace does not replay on the rebuilt system
     notes: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)  # properties not checked along it (see ``notes``)
     witness: bool | None = None  # a witness's trace: does its last state satisfy the witness (None: not one)
 
     @property
@@ -73,7 +76,7 @@ class ReplayResult:
                 "replays": self.divergence is None, "divergence": self.divergence,
                 "reproduced": self.reproduced, "witness": self.witness,
                 "failures": [f.to_json() for f in self.failures],
-                "notes": self.notes}
+                "unchecked": self.unchecked, "notes": self.notes}
 
 
 def system_of(meta: dict[str, Any], path: Path, config_file: Path | None = None,
@@ -132,7 +135,12 @@ def replay_itf(path: Path, config_file: Path | None = None, on_reference: bool =
     except Exception as exc:
         result.divergence = f"a recorded state does not decode on this system ({type(exc).__name__}: {exc})"
         return result
-    result.failures = check_trace(ts, trace, result.notes)
+    if trace.steps[0].state not in set(ts.initial_states()):
+        # A run starts at an initial state: a trace that does not is no run of this system, whatever fails on it.
+        result.divergence = (f"the trace does not start at an initial state: state 0 is not an initial state of "
+                             f"{ts.name}/{label}/{ts.config.profile}")
+        return result
+    result.failures = check_trace(ts, trace, result.notes, unchecked=result.unchecked)
     for w in witnesses_of(ts):
         if w.id == result.claimed:
             result.witness = w.holds(trace.steps[-1].state)
@@ -140,11 +148,11 @@ def replay_itf(path: Path, config_file: Path | None = None, on_reference: bool =
 
 
 def check_trace(ts: TransitionSystem[Any], trace: Trace, notes: list[str],
-                only: Collection[str] | None = None) -> list[Failure]:
+                only: Collection[str] | None = None, unchecked: list[str] | None = None) -> list[Failure]:
     """The properties that fail along ``trace`` on ``ts``, each at its first failing step: invariants at
     each state, step properties at each transition, graph properties at the last state. ``only``: just
     these property ids (``rollcheck.regression`` checks the one a counterexample was written for). What
-    could not be checked is appended to ``notes``."""
+    could not be checked is appended to ``notes`` (and its id to ``unchecked``)."""
     failures: list[Failure] = []
     failed: set[str] = set()
     props = [p for p in ts.properties() if only is None or p.id in only]
@@ -167,6 +175,8 @@ def check_trace(ts: TransitionSystem[Any], trace: Trace, notes: list[str],
             if verdict is None:
                 notes.append(f"{p.id}: not checked at the last state (more than {GRAPH_REPLAY_LIMIT:,} states "
                              "reachable from it)")
+                if unchecked is not None:
+                    unchecked.append(p.id)
             elif not verdict:
                 failures.append(Failure(p.id, p.kind, len(trace.steps) - 1, p.description))
     return failures

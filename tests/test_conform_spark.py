@@ -54,7 +54,7 @@ def test_a_clean_run_writes_a_verdict_per_trace(spark: Any, tmp_path: Path) -> N
     assert doc["spark"]["master"] == spark.sparkContext.master
     assert "Apalache" in doc["apalache"]
     assert doc["parquet"] == str(run / "verdicts.parquet")
-    top = json.loads((tmp_path / f"{PROTOCOL}-conformance-spark.json").read_text())
+    top = json.loads((tmp_path / f"{PROTOCOL}-small-kip-conformance-spark.json").read_text())
     assert top["ok"] and top["engine"] == "spark" and len(top["reports"]) == 1
     # --keep-traces: TLC's files stay, and the workers' cached reading of them is parse_simulation_trace's
     files = sorted((run / "tlc" / "sim").glob("tr_*"))

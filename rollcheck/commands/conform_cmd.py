@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.registry import check_profile, get_protocol
-from rollcheck.rundir import StagedRun, run_name, staged_run
+from rollcheck.rundir import StagedRun, config_tag, run_name, staged_run
 from rollcheck.spark.conform import PARTIAL_VERDICTS, SUMMARY, SparkConformResult, check_local_master
 from rollcheck.tla.binding import binding_for
 from rollcheck.traces import write_json_atomic
@@ -68,6 +69,22 @@ def _profiles(entry: ProtocolEntry, given: list[str] | None) -> list[str]:
     return [check_profile(entry, p) for p in dict.fromkeys(given)]
 
 
+def summary_name(protocol: str, labels: list[str], profiles: list[str], engine: str | None = None) -> str:
+    """The run's summary file: named by its protocol, configs and profiles (as :func:`rollcheck.rundir.run_name`
+    names each pair's directory), so that runs of other configs into the same ``--out`` keep theirs."""
+    configs = "+".join(dict.fromkeys(config_tag(label) for label in labels))
+    return f"{protocol}-{configs}-{'+'.join(profiles)}-conformance{'-' + engine if engine else ''}.json"
+
+
+def _not_checked(doc: dict[str, Any], skipped: list[dict[str, str]]) -> None:
+    """Every pair skipped: nothing was compared, so the run is not "ok" (exit 5)."""
+    doc["skipped"] = skipped
+    if not doc["reports"]:
+        doc["ok"] = False
+        doc["reason"] = ("every config/profile pair was skipped (" + "; ".join(
+            f"{s['config']}/{s['profile']}: {s['reason']}" for s in skipped) + "): nothing was checked")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         if args.domain_only:
@@ -85,14 +102,18 @@ def run(args: argparse.Namespace) -> int:
     binding = binding_for(entry.name)
     console = err_console()
     reports: list[ConformanceReport] = []
+    skipped: list[dict[str, str]] = []
+    labels: list[str] = []
     for cfg_name in args.config or ["small"]:
         label, base = resolve_config(entry, cfg_name)
+        labels.append(label)
         for profile in profiles:
             config = replace_config(base, profile=profile)
             try:
                 ts = entry.build(config)
             except ValueError as exc:  # e.g. a kafka-only release under kip
-                console.print(f"skipped {label}/{profile}: {exc}")
+                console.print(f"skipped {label}/{profile}: {exc}", markup=False, soft_wrap=True)
+                skipped.append({"config": label, "profile": profile, "reason": str(exc)})
                 continue
             progress = None if args.quiet else (lambda m, lb=label, pr=profile: console.print(f"{lb}/{pr}: {m}"))
             with staged_run(args.out, run_name(entry.name, label, profile)) as run_dir, \
@@ -104,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                 write_json_atomic(run_dir.staging / "conformance.json", rep.to_json())
             reports.append(rep)
     doc = {"protocol": entry.name, "ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]}
-    write_json_atomic(args.out / f"{entry.name}-conformance.json", doc)
+    _not_checked(doc, skipped)
+    write_json_atomic(args.out / summary_name(entry.name, labels, profiles), doc, root=args.out)
     if args.json:
         print_json(doc)
     elif not args.quiet:
@@ -154,16 +176,24 @@ def run_spark(args: argparse.Namespace) -> int:
     check_local_master(master)
     traces = args.traces or SPARK_TRACES
     pairs = []
+    skipped: list[dict[str, str]] = []
+    labels: list[str] = []
     for cfg_name in args.config or ["small"]:
         label, base = resolve_config(entry, cfg_name)
+        labels.append(label)
         for profile in profiles:
             config = replace_config(base, profile=profile)
             try:
                 entry.build(config)
             except ValueError as exc:  # e.g. a kafka-only release under kip
-                err_console().print(f"skipped {label}/{profile}: {exc}", markup=False)
+                err_console().print(f"skipped {label}/{profile}: {exc}", markup=False, soft_wrap=True)
+                skipped.append({"config": label, "profile": profile, "reason": str(exc)})
                 continue
             pairs.append((label, config))
+    if not pairs:  # nothing to replay: said before Spark starts
+        doc: dict[str, Any] = {"protocol": entry.name, "engine": "spark", "ok": True, "reports": []}
+        _not_checked(doc, skipped)
+        return _finish_spark(args, doc, [], labels, profiles)
     from rollcheck.spark.session import get_session  # imported late: PySpark is heavy
 
     spark = get_session(master)
@@ -185,7 +215,13 @@ def run_spark(args: argparse.Namespace) -> int:
         results.append(res)
     doc = {"protocol": entry.name, "engine": "spark", "ok": all(r.ok for r in results),
            "reports": [r.to_json() for r in results]}
-    write_json_atomic(args.out / f"{entry.name}-conformance-spark.json", doc)
+    _not_checked(doc, skipped)
+    return _finish_spark(args, doc, results, labels, profiles)
+
+
+def _finish_spark(args: argparse.Namespace, doc: dict[str, Any], results: list[SparkConformResult],
+                  labels: list[str], profiles: list[str]) -> int:
+    write_json_atomic(args.out / summary_name(doc["protocol"], labels, profiles, "spark"), doc, root=args.out)
     if args.json:
         print_json(doc)
     elif not args.quiet:
@@ -246,9 +282,12 @@ def show_spark(results: list[SparkConformResult], out: Path) -> None:
 
 def _exit_code(doc: dict[str, Any]) -> int:
     """3 where a report found a divergence, even if another of its steps then failed (TLC cannot compare a
-    value of the reference's view with the spec's: the divergence is the answer); else 2 where a run failed,
-    else 0."""
+    value of the reference's view with the spec's: the divergence is the answer); else 2 where a run failed;
+    5 where every pair was skipped (nothing was checked); else 0."""
     reports = doc["reports"]
+    if not reports:
+        print(f"rollcheck: inconclusive: {doc['reason']}", file=sys.stderr)
+        return int(ExitCode.INCONCLUSIVE)
     if any(isinstance(r.get(k), dict) and r[k].get("divergences")
            for r in reports for k in ("reachable", "replay", "validation")):
         return int(ExitCode.DISAGREEMENT)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
 from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.fuzz import FuzzResult, fuzz_hypothesis
+from rollcheck.fuzz import SUMMARY, FuzzResult, fuzz_hypothesis, prepare_campaign_dir
 from rollcheck.outlock import output_lock
 from rollcheck.rundir import run_name
 
@@ -42,21 +43,26 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot create {out}: {exc.strerror}") from None
     with output_lock(out), on_interrupt(lambda: _kept(out)):
-        return _campaign(args, entry.name, label, ts, out)
+        # Before Spark starts: the last campaign's files go, and a summary path that cannot be written
+        # (a directory, a planted link) is one line now, not after the budget was spent.
+        written = prepare_campaign_dir(out)
+        return _campaign(args, entry.name, label, ts, out, written)
 
 
 def _kept(out: Path) -> str:
     db = f"the example database in {out / 'hypothesis-db'} keeps what the campaign found (the next run replays it)"
     try:
-        doc = json.loads((out / "fuzz-summary.json").read_text(encoding="utf-8"))
+        doc = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return db
+    if not isinstance(doc, dict):
         return db
     found = f"{doc['violation']['property']} violated" if doc.get("violation") else "no violation"
     return (f"{doc.get('rounds', 0)} rounds, {doc.get('examples', 0):,} examples, {found}: "
-            f"{out / 'fuzz-summary.json'}; {db}")
+            f"{out / SUMMARY}; {db}")
 
 
-def _campaign(args: argparse.Namespace, protocol: str, label: str, ts: Any, out: Path) -> int:
+def _campaign(args: argparse.Namespace, protocol: str, label: str, ts: Any, out: Path, written: set[str]) -> int:
     console = err_console()
 
     def show(r: FuzzResult) -> None:
@@ -71,9 +77,16 @@ def _campaign(args: argparse.Namespace, protocol: str, label: str, ts: Any, out:
         walker = spark_walker(ts, get_session(args.master), walks=args.spark_walks, depth=args.steps,
                               out_dir=out, config_name=label)
     result = fuzz_hypothesis(ts, out_dir=out, minutes=args.minutes, seed=args.seed, config_name=label,
-                             examples_per_round=args.examples, steps=args.steps, progress=show, walker=walker)
+                             examples_per_round=args.examples, steps=args.steps, progress=show, walker=walker,
+                             written=written)
     if args.json:
         print_json(result.to_json())
+    if result.inconclusive:
+        # Not one round: no example ran, so "no violation" would claim what was never checked.
+        print(f"rollcheck: inconclusive: the time budget ({args.minutes:g} min) ended before the first round: "
+              f"nothing was checked (0 examples); summary in {out / SUMMARY}", file=sys.stderr)
+        return int(ExitCode.INCONCLUSIVE)
+    if args.json:
         return int(ExitCode.VIOLATION if result.violation else ExitCode.OK)
     results = out_console()
     if result.violation:
@@ -81,6 +94,6 @@ def _campaign(args: argparse.Namespace, protocol: str, label: str, ts: Any, out:
                       f"{result.violation['found_by']}) after {result.rounds} rounds; "
                       f"shrunk trace of {result.violation['length']} steps in {out / 'counterexample.txt'}")
         return int(ExitCode.VIOLATION)
-    results.print("no violation (time budget used): {result.rounds} rounds, {result.examples:,} examples, "
-                  f"{result.elapsed:.0f} s; summary in {out / 'fuzz-summary.json'}")
+    results.print(f"no violation (time budget used): {result.rounds} rounds, "
+                  f"{result.examples:,} examples, {result.elapsed:.0f} s; summary in {out / SUMMARY}", markup=False)
     return int(ExitCode.OK)

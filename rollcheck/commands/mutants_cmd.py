@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ from rich.table import Table
 from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
 from rollcheck.commands.common import positive_int
 from rollcheck.console import err_console, on_interrupt, out_console, print_json
-from rollcheck.errors import ExitCode
-from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores
+from rollcheck.errors import ExitCode, ToolUnavailable
+from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores, unavailable
 from rollcheck.outlock import output_lock
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.rundir import clear_previous_run, record_run
@@ -49,7 +50,14 @@ def run(args: argparse.Namespace) -> int:
     for c in args.checker or DEFAULT:  # 'all' takes the checkers this machine has; a named one is run as asked
         wanted.extend([x for x in ALL if x in present] if c == "all" else [c])
     checkers = list(dict.fromkeys(wanted))
+    # A checker that cannot run would leave every variant unkilled: it is said, before the work, and not run.
+    not_run = {c: why for c in checkers if (why := unavailable(c)) is not None}
+    if len(not_run) == len(checkers):
+        raise ToolUnavailable("; ".join(not_run.values()) + ": nothing was checked")
+    checkers = [c for c in checkers if c not in not_run]
     console = err_console()
+    for why in not_run.values():
+        print(f"rollcheck: {why}: not run", file=sys.stderr)
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
     # Z3's BMC to 5 steps, as in the gate (so that `--checker all` is the nightly tier's mutation matrix).
     ctx = CheckContext(out_dir=args.out, z3_depth=5)
@@ -60,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         _removed, preexisting = clear_previous_run(args.out)
         try:
             outcomes = run_mutants(protocols, checkers, ctx, say, parallel=args.parallel)
-            doc: dict[str, Any] = {"scores": scores(outcomes), "checkers": checkers,
+            doc: dict[str, Any] = {"scores": scores(outcomes), "checkers": checkers, "not_run": not_run,
                                    "mutants": [o.to_json() for o in outcomes]}
             write_json_atomic(args.out / "mutants.json", doc)
         finally:
@@ -75,15 +83,17 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(c, justify="right")
     table.add_column("first killer")
     for o in outcomes:
-        cells = {k.checker: (f"{k.elapsed:.1f}" if k.killed else ("err" if k.status == "error" else "-"))
+        cells = {k.checker: (f"{k.elapsed:.1f}" if k.killed else ("err" if k.status == "error" else
+                                                                   "skip" if k.status == "skipped" else "-"))
                  for k in o.kills}
         first = o.first_killer
         table.add_row(f"{o.protocol}:{o.variant}", o.story, *[cells.get(c, "") for c in checkers],
-                      first.checker if first else "[bold red]SURVIVED[/]")
+                      first.checker if first else "[bold red]SURVIVED[/]" if o.checked else "[yellow]not checked[/]")
     console.print(table)
     s = doc["scores"]
     console.print(f"killed {s['killed']}/{s['mutants']}; per checker: " + ", ".join(
-        f"{c} {v['killed']}/{v['run']}" for c, v in s["per_checker"].items()))
+        f"{c} {v['killed']}/{v['run']}" for c, v in s["per_checker"].items())
+        + (f"; not checked by any checker: {len(s['not_checked'])}" if s["not_checked"] else ""))
     # A checker's own copy of the rules (the Z3 relation, the TLA+ spec) stepping otherwise than the reference
     # under a variant is a disagreement, as in the gate, whether or not the variant was caught.
     diverged = [(o, k) for o in outcomes for k in o.kills if k.disagrees]
@@ -92,4 +102,17 @@ def run(args: argparse.Namespace) -> int:
                       f"{escape(k.message)}", soft_wrap=True)
     if diverged:
         return int(ExitCode.DISAGREEMENT)
-    return int(ExitCode.OK if not s["survivors"] else ExitCode.VIOLATION)
+    if s["survivors"]:
+        return int(ExitCode.VIOLATION)
+    if s["not_checked"]:
+        # No checker ran on these: neither killed nor survived. A checker's error is a failed run (exit 2);
+        # else each was skipped (no encoding, too many states): inconclusive.
+        unchecked = [o for o in outcomes if not o.checked]
+        why = "; ".join(f"{o.protocol}:{o.variant}: " + ", ".join(f"{k.checker} {k.status} ({k.message})"
+                                                                  for k in o.kills) for o in unchecked[:3])
+        more = f" (and {len(unchecked) - 3} more)" if len(unchecked) > 3 else ""
+        failed = any(k.status == "error" for o in unchecked for k in o.kills)
+        print(f"rollcheck: {'error' if failed else 'inconclusive'}: {len(unchecked)} variant(s) not checked by "
+              f"any checker: {why}{more}", file=sys.stderr)
+        return int(ExitCode.RUN_FAILED if failed else ExitCode.INCONCLUSIVE)
+    return int(ExitCode.OK)

@@ -4,6 +4,7 @@ step properties."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         out = run_dir.staging
         results: list[dict[str, Any]] = []
         refuted = False
+        not_checked: list[str] = []  # the solver gave up before BMC reached --depth: no verdict
         replay_failed = ""
         for pid in ids:
             show(f"{pid}: BMC to depth {args.depth}, then k-induction")
@@ -103,11 +105,13 @@ def run(args: argparse.Namespace) -> int:
                 extra = f", with {', '.join(res.strengthening)}" if res.strengthening else ""
                 line = f"proved ({res.depth}-induction{extra})"
             elif res.status == "unknown":
-                line = f"unknown at k={res.depth}"
+                not_checked.append(pid)
+                line = f"not checked: {res.message}"
             results.append(doc)
             if not args.json:
                 console.print(f"{pid}: {line}  [{res.seconds:.2f} s]", markup=False, soft_wrap=True)
         diff = decisions = None
+        nothing_ran = not ids and args.no_differential  # no property encoded, no comparison asked
         if not args.no_differential:
             # The proofs are about the Z3 model, a second copy of the rules: only this comparison sees a bug
             # planted in the reference that the model does not share.
@@ -148,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
                    "depth": args.depth, "timeout": args.timeout, "differential_only": args.differential_only,
                    "decisions_only": args.decisions_only,
                    "not_encoded": [i for i in known if i not in sym.encoded()],
+                   "not_checked": not_checked, "inconclusive": bool(not_checked) or nothing_ran,
                    "results": results, "differential": diff, "decisions": decisions}
         write_json_atomic(out / "summary.json", summary)
     if args.json:
@@ -155,4 +160,14 @@ def run(args: argparse.Namespace) -> int:
     if replay_failed or (diff is not None and diff["mismatch"] is not None) or (
             decisions is not None and decisions["disagreement"] is not None):
         return int(ExitCode.DISAGREEMENT)
-    return int(ExitCode.VIOLATION if refuted else ExitCode.OK)
+    if refuted:
+        return int(ExitCode.VIOLATION)
+    if not_checked or nothing_ran:
+        # A cancelled solver call is no verdict: "proved" or "checked" for the others is not said of these.
+        what = (f"{len(not_checked)} of {len(ids)} properties not checked ({', '.join(not_checked)}): the solver "
+                f"gave up before BMC reached depth {args.depth} (--timeout {args.timeout:g} s per call)"
+                if not_checked else f"{entry.name} has no property encoded in Z3 and --no-differential compares "
+                "nothing: nothing was checked")
+        print(f"rollcheck: inconclusive: {what}", file=sys.stderr)
+        return int(ExitCode.INCONCLUSIVE)
+    return int(ExitCode.OK)

@@ -4,6 +4,7 @@ profile, broken variant: all in its ``#meta``) and replay the trace on it, check
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.markup import escape
@@ -37,7 +38,14 @@ def run(args: argparse.Namespace) -> int:
             console.print(_line(r), soft_wrap=True)
     if any(r.divergence for r in results):
         return int(ExitCode.DISAGREEMENT)
-    return int(ExitCode.VIOLATION if any(r.failures for r in results) else ExitCode.OK)
+    if any(r.failures for r in results):
+        return int(ExitCode.VIOLATION)
+    unchecked = [r for r in results if r.unchecked]
+    if unchecked:  # nothing failed, but not everything was checked: "every property holds" is not shown
+        print("rollcheck: inconclusive: " + "; ".join(f"{r.path}: {', '.join(r.unchecked)} not checked"
+                                                      for r in unchecked), file=sys.stderr)
+        return int(ExitCode.INCONCLUSIVE)
+    return int(ExitCode.OK)
 
 
 def _line(r: ReplayResult) -> str:
@@ -46,11 +54,14 @@ def _line(r: ReplayResult) -> str:
     if r.divergence:
         return f"{head}: [bold red]does not replay[/]: {escape(r.divergence)}"
     if not r.failures:
-        notes = f" ({'; '.join(r.notes)})" if r.notes else ""
+        notes = f" ({escape('; '.join(r.notes))})" if r.notes else ""
         story = ""
         if r.witness is not None:
             story = (f"; it reaches witness {r.claimed}" if r.witness
                      else f"; [yellow]its last state does not satisfy witness {r.claimed}[/]")
+        if r.unchecked:
+            return (f"{head}: replays; [yellow]no property checked fails, {', '.join(r.unchecked)} not checked[/]"
+                    f"{story}{notes}")
         return f"{head}: replays; [green]every property holds[/] along it{story}{notes}"
     parts = []
     for f in r.failures:

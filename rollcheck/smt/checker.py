@@ -224,6 +224,9 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         report.properties[p.id] = verdict
         report.stats[p.id] = res.to_json()
     report.status = VIOLATED if any(v.status == VIOLATED for v in report.properties.values()) else "ok"
+    gave_up = [v.id for v in report.properties.values() if v.status == UNKNOWN]
+    if gave_up:  # "ok" is the cell's run, not these properties: the report names what Z3 did not decide
+        report.message = f"not checked (the solver gave up): {', '.join(gave_up)}"
     if diverged:
         report.status = "diverged"
         report.message = diverged.splitlines()[0]

@@ -24,7 +24,8 @@ def symbolic(ts: TransitionSystem[Any]) -> SymbolicSystem:
 def prove(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None,
           max_k: int = 2) -> ProofResult:
     """BMC to ``depth`` first (a refutation is final); then k-induction for k = 1 .. ``max_k``. The verdict
-    is "proved" if an induction succeeds, else "checked" to the BMC depth ("unknown" if BMC timed out).
+    is "proved" if an induction succeeds, else "checked" to the BMC depth ("unknown" if the solver gave up
+    before BMC reached ``depth``: no verdict, its ``message`` says so).
     A counterexample the reference does not replay is "diverged" (its reason in ``message``): the Z3 model
     and the reference, two copies of the rules, step otherwise; a disagreement, not a crash."""
     t0 = time.perf_counter()
@@ -36,6 +37,7 @@ def prove(sym: SymbolicSystem, prop_id: str, depth: int, timeout: float | None,
         return res
     if res.depth < depth:
         res.status = "unknown"
+        res.message = f"the solver gave up before BMC reached depth {depth} ({res.message or 'solver: unknown'})"
         return res
     for k in range(1, max_k + 1):
         ind = k_induction(sym, prop_id, k, timeout)
