@@ -52,7 +52,7 @@ def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) 
         return report
     ts = ctx.build(entry, config)
     name = run_name(entry.name, label, config.profile, ctx.variant)
-    model = write_model(binding, ts, ctx.out_dir / "tlc" / name)
+    model = write_model(binding, ts, ctx.out_dir / "tlc" / name, root=ctx.out_dir)
     res = run_tlc(model.directory, model.module, model.cfg, timeout=ctx.timeout_seconds, workers=ctx.cores,
                   coverage=True)
     report.elapsed = res.elapsed
@@ -174,13 +174,15 @@ def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCont
     except ToolUnavailable as exc:
         report.status = "skipped"
         report.message = str(exc)
+        report.stats["unavailable"] = True  # the gate's "nothing was checked: a tool is missing" (exit 4)
         return report
     binding = _binding(entry, report)
     if binding is None:
         return report
     ts = ctx.build(entry, config)
     name = run_name(entry.name, label, config.profile, ctx.variant)
-    model = write_model(binding, ts, ctx.out_dir / "apalache" / name, check_properties=False)
+    model = write_model(binding, ts, ctx.out_dir / "apalache" / name, check_properties=False,
+                        root=ctx.out_dir)
     results = run_apalache(model.directory, model.module, model.cfg,
                            invariants=[operator_name(i) for i in model.invariants], length=ctx.z3_depth,
                            timeout=ctx.timeout_seconds)

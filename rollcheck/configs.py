@@ -11,11 +11,17 @@
     brokers = 3
 
 Every value is checked against the config dataclass's type hints; unknown keys, wrong types and
-values the protocol's ``validate()`` rejects give one clear :class:`UserError`.
+values the protocol's ``validate()`` rejects give one clear :class:`UserError`. A file never sets
+``mutations``: those switch on a broken variant's bug, which ``--variant ID`` checks under its own name.
+
+:func:`config_from_repr` rebuilds a config from a trace's ``#meta config_repr`` without running it (the
+text is parsed, never evaluated), and :func:`config_table` is a config as plain data, so an exported
+regression test carries its config without copying any file.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import tomllib
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from rollcheck.errors import UserError
+from rollcheck.registry import variant_ids_for
 from rollcheck.transition import PROFILES, ProtocolEntry
 from rollcheck.userinput import read_text_input
 
@@ -72,6 +79,15 @@ def config_from_mapping(entry: ProtocolEntry, raw: dict[str, Any], origin: str =
         raise UserError(
             f"{origin}: unexpected top-level keys {sorted(extra)}; put config fields under [config]"
         )
+    if table.get("mutations"):
+        # The reference with a bug switched on would be reported as the reference (its traces, the gate's
+        # summary name the config file only): a broken variant is checked under its own name.
+        names = table["mutations"] if isinstance(table["mutations"], list) else [table["mutations"]]
+        named = [str(n) for n in names]
+        variants = variant_ids_for(entry, named)
+        use = f"--variant {' or '.join(variants)}" if variants else "--variant ID (a broken variant; rollcheck list)"
+        raise UserError(f"{origin}: 'mutations' ({', '.join(named)}) switches on a broken variant's bug; a config "
+                        f"file describes the cluster, not the bug: drop it and use {use}")
     return override(entry.configs[base_name], table, origin, entry)
 
 
@@ -181,3 +197,97 @@ def _coerce(tp: Any, value: Any, where: str, current: Any = None) -> Any:
         except ValueError as exc:
             raise UserError(f"{where}: {exc}") from None
     raise UserError(f"{where}: the config type {tp!r} cannot be set from a file")
+
+
+# --------------------------------------------------------------------------- configs as data
+
+_REPR_CHARS = 200_000  # far above any config's repr; a longer text is not one rollcheck wrote
+
+
+def config_table(config: Any) -> dict[str, Any]:
+    """Every field of ``config`` as plain data (JSON, or a TOML ``[config]`` table): tuples and sets as
+    lists, nested dataclasses as tables, enums by name. ``override(base, config_table(c))`` is ``c``."""
+    return {f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)}
+
+
+def _plain(v: Any) -> Any:
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return config_table(v)
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted((_plain(x) for x in v), key=repr)
+    return v
+
+
+def config_from_fields(entry: ProtocolEntry, fields: Any, origin: str) -> Any:
+    """A config from :func:`config_table`'s data (every field checked as a config file's would be)."""
+    if not isinstance(fields, dict):
+        raise UserError(f"{origin}: the embedded config is not a table of fields")
+    return override(next(iter(entry.configs.values())), fields, origin, entry)
+
+
+def config_from_repr(entry: ProtocolEntry, text: object, origin: str) -> Any:
+    """The config whose ``repr`` is ``text`` (a trace's ``#meta config_repr``), rebuilt without running any
+    of it: the text is parsed, and only the config's own dataclasses (called with keywords), literals,
+    tuples, lists and ``frozenset`` are accepted; each field is then checked as a config file's, and the
+    config rebuilt must print as ``text`` exactly."""
+    if not isinstance(text, str) or not text or len(text) > _REPR_CHARS:
+        raise UserError(f"{origin}: the trace records no config (config_repr) to rebuild it from")
+    cls = entry.config_type
+    try:
+        node = ast.parse(text, mode="eval").body
+        table = _literal(node, _dataclass_names(cls), cls.__name__)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UserError(f"{origin}: the trace's config_repr is not a {cls.__name__} rollcheck wrote "
+                        f"({exc})") from None
+    if not isinstance(table, dict):
+        raise UserError(f"{origin}: the trace's config_repr is not a {cls.__name__}")
+    config = override(next(iter(entry.configs.values())), table, origin, entry)
+    if repr(config) != text:
+        raise UserError(f"{origin}: the trace's config_repr does not rebuild to the same {cls.__name__} (a field "
+                        "this version does not know, or of another form)")
+    return config
+
+
+def _dataclass_names(cls: type) -> set[str]:
+    """The names of ``cls`` and of every dataclass its fields' types mention."""
+    names: set[str] = set()
+    todo: list[Any] = [cls]
+    while todo:
+        tp = todo.pop()
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            if tp.__name__ in names:
+                continue
+            names.add(tp.__name__)
+            todo.extend(get_type_hints(tp).values())
+        else:
+            todo.extend(get_args(tp))
+    return names
+
+
+def _literal(node: ast.expr, dataclasses_: set[str], top: str | None = None) -> Any:
+    """A config's repr as TOML-shaped data (dataclass calls as tables, tuples and sets as lists); anything
+    else (a name, an attribute, an operator, another call) is refused."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        return node.value
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool)):
+        return -node.operand.value
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [_literal(x, dataclasses_) for x in node.elts]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        if name == "frozenset" and not node.keywords and len(node.args) <= 1:
+            return _literal(node.args[0], dataclasses_) if node.args else []
+        if name in dataclasses_ and (top is None or name == top) and not node.args:
+            out: dict[str, Any] = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise ValueError("a ** argument")
+                out[kw.arg] = _literal(kw.value, dataclasses_)
+            return out
+        raise ValueError(f"a call of {name}")
+    raise ValueError(f"a {type(node).__name__} expression")

@@ -17,7 +17,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import os
+import stat
 import time
 import tomllib
 from collections.abc import Callable, Sequence
@@ -43,7 +45,8 @@ from rollcheck.gatetables import rerun_command
 from rollcheck.mutants import ALL_MUTANT_CHECKERS, disagrees, mutant_cells, outcomes_from, scores
 from rollcheck.registry import check_profiles, get_protocol, known_profiles, protocol_names
 from rollcheck.regression import export_reports
-from rollcheck.rundir import clear_previous_run, record_run
+from rollcheck.rundir import clear_previous_run, record_run, removable_names
+from rollcheck.safefs import refuse_link
 from rollcheck.spark.session import check_master
 from rollcheck.transition import ProtocolEntry, replace_config
 from rollcheck.userinput import positive_number, read_text_input, whole_number
@@ -244,7 +247,8 @@ def _str_list(table: dict[str, Any], key: str, default: list[str], path: Path) -
 
 @dataclass
 class Finding:
-    kind: str  # "violation", "vacuous" (a witness never reached), "disagreement", "error", "survivor"
+    kind: str  # "violation", "vacuous" (a witness never reached), "disagreement", "error", "survivor",
+    #            "not_checked" (every cell of a protocol or variant skipped), "unavailable" (a tool missing)
     protocol: str
     config: str
     profile: str
@@ -277,6 +281,10 @@ class GateResult:
             return ExitCode.VIOLATION
         if "error" in kinds:
             return ExitCode.RUN_FAILED
+        if "not_checked" in kinds:
+            return ExitCode.INCONCLUSIVE
+        if "unavailable" in kinds:
+            return ExitCode.TOOL_UNAVAILABLE
         return ExitCode.OK
 
     def to_json(self) -> dict[str, Any]:
@@ -390,16 +398,48 @@ def _cell_id(protocol: str, config: str, profile: str, checker: str, variant: st
     return "/".join((protocol, config, profile, checker) + ((variant,) if variant else ()))
 
 
+_SUMMARY_BYTES = 256 << 20  # far above any gate's summary.json; a larger file is not one
+
+
 def previous_timings(out_dir: Path) -> tuple[dict[str, float], str | None]:
-    """Each cell's seconds in the last run's ``summary.json`` under ``out_dir`` (by cell id)."""
+    """Each cell's seconds in the last run's ``summary.json`` under ``out_dir`` (by cell id). A summary that
+    is missing, damaged, not a regular file or a link gives no estimates, never an error: it is about to be
+    replaced."""
     summary = out_dir / "summary.json"
-    try:
-        doc = json.loads(summary.read_text(encoding="utf-8"))
-        rows = doc["plan"]["cells"]
-        return {str(r["id"]): float(r["actual_seconds"]) for r in rows
-                if r.get("actual_seconds") is not None}, str(summary)
-    except (OSError, ValueError, KeyError, TypeError):
+    doc = _read_json_file(summary, _SUMMARY_BYTES)
+    plan = doc.get("plan") if isinstance(doc, dict) else None
+    rows = plan.get("cells") if isinstance(plan, dict) else None
+    if not isinstance(rows, list):
         return {}, None
+    out: dict[str, float] = {}
+    for r in rows:
+        seconds = r.get("actual_seconds") if isinstance(r, dict) else None
+        if (isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(seconds, (int, float))
+                and not isinstance(seconds, bool) and math.isfinite(seconds) and seconds >= 0):
+            out[r["id"]] = float(seconds)
+    return out, str(summary)
+
+
+def _read_json_file(path: Path, limit: int) -> Any:
+    """The JSON document in the regular file ``path`` (not through a link, not a FIFO or a device, at most
+    ``limit`` bytes), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    if len(data) > limit:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
 
 
 def estimate_plan(cfg: GateConfig, cells: Sequence[Cell]) -> dict[str, Any]:
@@ -436,20 +476,23 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     t0 = time.perf_counter()
     ctx = CheckContext(out_dir=cfg.out_dir, **cfg.context)
     cells, skipped = plan_cells(cfg, lookup)
+    keep = kept_names(cfg)
     plan = estimate_plan(cfg, cells)  # from the last run's timings: read before that run is cleared
-    _removed, preexisting = clear_previous_run(cfg.out_dir)
+    cfg.out_dir.mkdir(parents=True, exist_ok=True)
+    check_outputs(cfg.out_dir, set(removable_names(cfg.out_dir, keep)))  # before anything is removed or run
+    _removed, preexisting = clear_previous_run(cfg.out_dir, keep)
     estimates = {i: r["estimated_seconds"] for i, r in enumerate(plan["cells"]) if r["estimated_seconds"]}
     try:
         results = run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
     except BaseException:
         # Interrupted or failed: what the cells wrote goes into the manifest, so the next gate removes it.
-        record_run(cfg.out_dir, preexisting)
+        record_run(cfg.out_dir, preexisting, keep)
         raise
     for row, res in zip(plan["cells"], results, strict=True):
         row["actual_seconds"] = round(res.seconds, 3)
     reference = [r for r in results if r.cell.variant is None]
     reports = [r.report for r in reference]
-    findings = _findings(reports)
+    findings = _findings(reports) + _unchecked(cfg, reports, skipped)
     mutants = None
     if cfg.mutants:
         # A variant's differential-only cell expects agreement (a disagreement is a finding like the
@@ -473,7 +516,11 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
         mutants = {"scores": scores(outcomes), "checkers": names, "mutants": [o.to_json() for o in outcomes],
                    "differentials": [_variant_differential(r) for r in compared]}
         for o in outcomes:
-            if not o.killed:
+            if not o.checked:  # every cell of the variant was skipped: it neither died nor survived
+                findings.append(Finding("not_checked", o.protocol, o.config, "", f"mutant {o.variant} was not "
+                                        f"checked: every cell of it was skipped ({', '.join(names)})",
+                                        ",".join(names)))
+            elif not o.killed:
                 findings.append(Finding("survivor", o.protocol, o.config, "", f"mutant {o.variant} survived "
                                         f"every checker ({', '.join(names)}): {o.story}", ",".join(names)))
     exported = None
@@ -482,6 +529,76 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     elapsed = time.perf_counter() - t0
     plan["actual_seconds"] = round(elapsed, 1)
     return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting, exported)
+
+
+def _unchecked(cfg: GateConfig, reports: Sequence[CheckerReport],
+               skipped: Sequence[dict[str, str]]) -> list[Finding]:
+    """A protocol none of whose cells ran (each skipped: a tool not installed, a size limit) was not
+    checked, and a gate that ran no cell at all checked nothing: neither may pass as "every property
+    holds". Kind ``unavailable`` (exit 4) where only a missing tool is to blame, else ``not_checked`` (5)."""
+    out: list[Finding] = []
+    for proto in cfg.protocols:
+        mine = [r for r in reports if r.protocol == proto]
+        if mine and all(r.status == "skipped" for r in mine):
+            why = "; ".join(dict.fromkeys(f"{r.checker}: {r.message}" for r in mine))
+            kind = "unavailable" if all(r.stats.get("unavailable") for r in mine) else "not_checked"
+            out.append(Finding(kind, proto, "", "", f"nothing was checked: every cell was skipped ({why})"))
+    if not reports:
+        why = "; ".join(f"{s['checker']}: {s['reason']}" for s in skipped) or "the plan has no cell"
+        out.append(Finding("unavailable" if skipped else "not_checked", ",".join(cfg.protocols), "", "",
+                           f"nothing was checked: no cell ran ({why})"))
+    return out
+
+
+# What a gate run writes under its output directory (top-level names): its reports, and the folders its
+# cells write into (the checkers' traces, Spark's, TLC's and Apalache's models, conformance, fuzzing; the broken
+# variants' cells the same under mutants/). Each is checked for a planted link before a run.
+GATE_REPORTS = ("summary.json", "junit.xml", "report.html")
+GATE_DIRS = ("traces", "mutants", "spark", "tlc", "conform", "apalache", "fuzz")
+
+
+def kept_names(cfg: GateConfig) -> frozenset[str]:
+    """Top-level names under the output directory that the gate never removes nor lists as its own: the
+    folder ``--export-tests`` writes into when it lies inside ``--out`` (the user's tests, kept across runs).
+    A folder the gate replaces on every run, or ``--out`` itself, is refused."""
+    if cfg.export_tests is None:
+        return frozenset()
+    try:
+        rel = Path(os.path.abspath(cfg.export_tests)).relative_to(os.path.abspath(cfg.out_dir))
+    except ValueError:
+        return frozenset()
+    if not rel.parts:
+        raise UserError(f"--export-tests {cfg.export_tests}: is the gate's output directory itself, which each run "
+                        "clears; give the tests a folder of their own")
+    first = rel.parts[0]
+    if first in GATE_REPORTS or first in GATE_DIRS or first in (".", ".."):
+        raise UserError(f"--export-tests {cfg.export_tests}: lies inside {cfg.out_dir / first}, which each gate run "
+                        "replaces; give the tests a folder of their own")
+    return frozenset({first})
+
+
+def check_outputs(out_dir: Path, removable: set[str]) -> None:
+    """Refuse, before the run, what would make it write somewhere else or fail at its end: a link at any path
+    the gate writes (its reports, its cells' folders and anything below them) and a directory where a report
+    goes. ``removable``: names the previous run left, which are removed before this run writes."""
+    for name in GATE_REPORTS:
+        path = out_dir / name
+        if name in removable:
+            continue
+        refuse_link(path)
+        if path.is_dir():
+            raise UserError(f"{path} is a directory where the gate writes its {name}: remove it or pick another --out")
+    for name in GATE_DIRS:
+        path = out_dir / name
+        if name in removable:
+            continue
+        refuse_link(path)
+        if os.path.lexists(path) and not path.is_dir():
+            raise UserError(f"{path} exists and is not a directory (the gate's {name} go there): remove it or pick "
+                            "another --out")
+        for root, dirs, files in os.walk(path):  # a folder kept from before: nothing below it may be a link
+            for entry in (*dirs, *files):
+                refuse_link(Path(root) / entry)
 
 
 def _export_tests(reports: Sequence[CheckerReport], out_dir: Path, findings: list[Finding]) -> list[dict[str, Any]]:

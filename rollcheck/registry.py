@@ -9,7 +9,7 @@ exists but fails to load is an error naming it, never silently skipped.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -103,3 +103,20 @@ def check_profiles(profiles: Sequence[str], protocols: Sequence[str], where: str
             raise UserError(f"{where}: {get_protocol(protocols[0]).profile_problem(pr)}")
         raise UserError(f"{where}: unknown profile {pr!r}: none of {', '.join(protocols)} has it; their profiles: "
                         f"{', '.join(known)}")
+
+
+def variant_ids_for(entry: ProtocolEntry, mutations: Iterable[str]) -> list[str]:
+    """The broken variants of ``entry`` whose bug is among ``mutations`` (names a config's ``mutations`` field
+    switches on): each variant is built on its own config and the mutations it adds are compared, so a
+    report can name the variant a config turns the reference into."""
+    wanted = set(mutations)
+    found: list[str] = []
+    for v in entry.variants:
+        try:
+            base = entry.configs[v.config]
+            added = set(getattr(v.system(base).config, "mutations", ())) - set(getattr(base, "mutations", ()))
+        except (KeyError, ValueError, TypeError, UserError):
+            continue  # a variant that does not build on its own config names nothing here
+        if added and added <= wanted:
+            found.append(v.id)
+    return found

@@ -18,6 +18,7 @@ changed the step's effect). The property is checked by :func:`rollcheck.replay.c
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers import VIOLATED, CheckerReport
-from rollcheck.configs import config_from_mapping, resolve_config
+from rollcheck.configs import config_from_fields, config_from_mapping, config_from_repr, config_table, resolve_config
 from rollcheck.errors import UserError
 from rollcheck.registry import build_system, check_profile, get_protocol
 from rollcheck.replay import check_trace
@@ -39,7 +40,7 @@ from rollcheck.transition import Action, GraphProperty, ProtocolEntry, Transitio
 
 VARIANT_ENV = "ROLLCHECK_EXPORT_VARIANT"
 DEFAULT_DIR = Path("tests") / "regressions"
-EXPORT_KEY = "rollcheck-export"  # in the embedded trace's #meta: what the export adds (an embedded config file)
+EXPORT_KEY = "rollcheck-export"  # in the embedded trace's #meta: what the export adds (a config file's fields)
 HASH_LENGTH = 8
 _WIDTH = 116  # the generated file's lines stay under the repository's 120 columns
 
@@ -138,26 +139,57 @@ def exported_name(cx: Counterexample) -> str:
 # --------------------------------------------------------------------------- rebuilding the system
 
 
-def _config(entry: ProtocolEntry, meta: Mapping[str, Any], where: str) -> tuple[str, Any]:
-    """The trace's config: a named one, or the config file the export embedded (else the file, if present)."""
+def _config(entry: ProtocolEntry, meta: Mapping[str, Any], where: str, variant: str | None = None,
+            config_file: Path | None = None) -> tuple[str, Any]:
+    """The trace's config: a named one; else the file the caller named (``config_file``: the user's, on the
+    command line); else the config the export embedded; else the one the trace records (``config_repr``,
+    parsed, never run). A file the trace names is never read: its name is the trace's word, not the user's."""
     label = meta.get("config")
     if not isinstance(label, str) or not label:
         raise UserError(f"{where}: #meta names no config")
-    embedded = (meta.get(EXPORT_KEY) or {}).get("config_toml")
-    if label not in entry.configs and isinstance(embedded, str):
-        try:
-            raw = tomllib.loads(embedded)
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{where}: the embedded config file {label} is not TOML: {exc}") from None
-        config = config_from_mapping(entry, raw, origin=label)
-    elif label not in entry.configs and not Path(label).exists():
-        raise UserError(f"{where}: the trace was made with config file {label}, which is not there")
+    if label in entry.configs:
+        config = entry.configs[label]
+    elif config_file is not None:
+        _, config = resolve_config(entry, str(config_file))
     else:
-        label, config = resolve_config(entry, label)
+        embedded = meta.get(EXPORT_KEY)
+        embedded = embedded if isinstance(embedded, dict) else {}
+        if "config_fields" in embedded:
+            config = config_from_fields(entry, embedded["config_fields"], f"{where}: the embedded config {label}")
+        elif isinstance(embedded.get("config_toml"), str):  # an export written before config_fields
+            try:
+                raw = tomllib.loads(embedded["config_toml"])
+            except tomllib.TOMLDecodeError as exc:
+                raise UserError(f"{where}: the embedded config file {label} is not TOML: {exc}") from None
+            config = config_from_mapping(entry, raw, origin=label)
+        else:
+            try:
+                recorded = config_from_repr(entry, meta.get("config_repr"), f"{where}: config file {label}")
+            except UserError as exc:
+                raise UserError(f"{exc}; name the config file with --config FILE") from None
+            config = _without_variant(entry, recorded, variant, label, where)
     profile = meta.get("profile")
     if isinstance(profile, str):
         config = replace_config(config, profile=check_profile(entry, profile, f"{where}: #meta"))
     return label, config
+
+
+def _without_variant(entry: ProtocolEntry, config: Any, variant: str | None, label: str, where: str) -> Any:
+    """The config a broken variant's system was built from, given the config it ran on (``config_repr``
+    records the latter): the variant's mutations taken out. A variant that also replaces fields leaves their
+    values in the config file unknown, so the file itself is needed."""
+    if variant is None or variant not in {v.id for v in entry.variants}:
+        return config
+    v = entry.variant(variant)
+    base = entry.configs[v.config]
+    after = v.system(base).config
+    changed = [f.name for f in dataclasses.fields(base)
+               if f.name not in ("mutations", "profile") and getattr(after, f.name) != getattr(base, f.name)]
+    if changed:
+        raise UserError(f"{where}: variant {variant} replaces {', '.join(changed)} in its config, so the trace "
+                        f"does not tell config file {label}'s own values: name the file with --config FILE")
+    added = set(after.mutations) - set(base.mutations)
+    return dataclasses.replace(config, mutations=frozenset(set(config.mutations) - added))
 
 
 def _build(entry: ProtocolEntry, config: Any, variant: str | None, where: str) -> TransitionSystem[Any]:
@@ -238,7 +270,7 @@ def check_regression(trace: str | Mapping[str, Any], variant: str | None = None)
     cx = parse_counterexample(doc, "the embedded trace")
     entry = get_protocol(cx.protocol)
     variant = variant or None
-    label, config = _config(entry, cx.meta, cx.path)
+    label, config = _config(entry, cx.meta, cx.path, cx.variant)
     system = f"{cx.protocol}/{label}/{config.profile} " + (f"variant {variant}" if variant else "reference")
     out = RegressionOutcome(cx.property_id, system, len(cx.steps) - 1)
     if variant is not None and variant not in {v.id for v in entry.variants}:
@@ -320,12 +352,15 @@ class Exported:
                 "variant": self.variant, "property": self.property_id, "steps": self.steps}
 
 
-def export_test(path: Path, out_dir: Path = DEFAULT_DIR, command: str | None = None) -> Exported:
+def export_test(path: Path, out_dir: Path = DEFAULT_DIR, command: str | None = None,
+                config_file: Path | None = None) -> Exported:
     """Write the regression test of the counterexample at ``path`` into ``out_dir`` (same trace, same file).
-    ``command``: the command line that exported it, for the docstring (default: ``rollcheck export-test``)."""
+    ``command``: the command line that exported it, for the docstring (default: ``rollcheck export-test``).
+    ``config_file``: the config file the trace was made with, as the user names it (a trace from a config
+    file otherwise carries its config in ``config_repr``; the file it names is never read)."""
     cx = read_counterexample(Path(path))
     entry = get_protocol(cx.protocol)
-    label, config = _config(entry, cx.meta, cx.path)
+    label, config = _config(entry, cx.meta, cx.path, cx.variant, config_file)
     if cx.variant is not None and cx.variant not in {v.id for v in entry.variants}:
         raise UserError(f"{cx.path}: {cx.protocol} has no broken variant {cx.variant} any more")
     recorded = _build(entry, config, cx.variant, cx.path)
@@ -341,13 +376,18 @@ def export_test(path: Path, out_dir: Path = DEFAULT_DIR, command: str | None = N
     name = exported_name(cx)
     target = Path(out_dir) / f"{name}.py"
     doc = json.loads(json.dumps(cx.doc))  # a copy, to add what the export embeds
-    if label not in entry.configs:  # a config file: embedded, so the test runs wherever the file is not
-        doc["#meta"][EXPORT_KEY] = {"config_toml": Path(label).read_text(encoding="utf-8")}
+    doc["#meta"].pop(EXPORT_KEY, None)
+    if label not in entry.configs:
+        # A config file: its fields (never the file's text) embedded, so the test runs wherever the file is not.
+        fields = config_table(config)
+        if repr(config_from_fields(entry, fields, cx.path)) != repr(config):
+            raise UserError(f"{cx.path}: config {label} does not survive being embedded as data")
+        doc["#meta"][EXPORT_KEY] = {"config_fields": fields}
     command = command or shlex.join(["rollcheck", "export-test", str(path), "-o", str(out_dir)])
     story = entry.variant(cx.variant).story if cx.variant else None
     text = render(cx, doc, name, target, command, prop.kind, prop.description, prop.source, story)
     try:
-        write_text_atomic(target, text)
+        write_text_atomic(target, text, root=Path(out_dir))
     except OSError as exc:
         raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
     return Exported(str(target), name, str(path), cx.protocol, cx.variant, cx.property_id, len(cx.steps) - 1)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers import BOUNDED, HOLDS, PROVED, REACHED, VACUOUS, VIOLATED
-from rollcheck.gate import GateResult
+from rollcheck.gate import GateResult, kept_names
 from rollcheck.gatetables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
 from rollcheck.rundir import record_run
 from rollcheck.traces import write_json_atomic, write_text_atomic
@@ -177,11 +177,14 @@ def _table(table_id: str, header: list[str], rows: list[list[str]], status_colum
 
 
 def write_outputs(result: GateResult, out_dir: Path) -> dict[str, str]:
+    """``summary.json``, ``junit.xml`` and ``report.html`` under ``out_dir``, each written atomically (a link
+    standing at one of those names is replaced, never written through), then the run's manifest."""
+    out_dir = Path(out_dir)
     paths = {
-        "summary": write_json_atomic(out_dir / "summary.json", result.to_json()),
-        "junit": write_text_atomic(out_dir / "junit.xml", junit_xml(result)),
-        "html": write_text_atomic(out_dir / "report.html", html_report(result)),
+        "summary": write_json_atomic(out_dir / "summary.json", result.to_json(), root=out_dir),
+        "junit": write_text_atomic(out_dir / "junit.xml", junit_xml(result), root=out_dir),
+        "html": write_text_atomic(out_dir / "report.html", html_report(result), root=out_dir),
     }
-    if Path(out_dir).resolve() == result.config.out_dir.resolve():
-        record_run(Path(out_dir), result.preexisting)
+    if out_dir.resolve() == result.config.out_dir.resolve():
+        record_run(out_dir, result.preexisting, kept_names(result.config))
     return {k: str(v) for k, v in paths.items()}

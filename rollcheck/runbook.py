@@ -31,7 +31,7 @@ from typing import Any
 from rollcheck.configs import override
 from rollcheck.errors import UserError
 from rollcheck.explorer import explore
-from rollcheck.registry import get_protocol
+from rollcheck.registry import get_protocol, variant_ids_for
 from rollcheck.traces import Step, Trace
 from rollcheck.transition import (
     Action,
@@ -48,6 +48,7 @@ from rollcheck.userinput import read_text_input
 
 WAIT = "OperatorWaits"  # the label of a wait step taken (the protocol's state does not change)
 NOOP = "OperatorNoop"  # a repeated command the cluster does not offer at that point: nothing happens
+INCOMPLETE = "incomplete"  # the verdict of an exploration cut short (--max-states): nothing shown either way
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,7 @@ def load_runbook(path: Path) -> Runbook:
             build_runbook_system(book, profile)
         except (ValueError, TypeError) as exc:
             raise UserError(f"{origin}: under profile {profile}: {exc}") from None
+    _check_step_params(book, origin)
     return book
 
 
@@ -225,6 +227,13 @@ def _config(entry: ProtocolEntry, table: Any, origin: str) -> tuple[str, Any]:
         raise UserError(f"{origin}: [config] sets no profile; list them in 'profiles'")
     config = override(entry.configs[base], table, f"{origin}: [config]", entry)
     label = base if not table else f"{base}+{len(table)} field(s)"
+    mutations = sorted(getattr(config, "mutations", ()) or ())
+    if mutations:
+        # A mutation switches on a broken variant's bug: the label carries it into every output (the
+        # console's tables, the JSON, report.md, each trace's #meta), so no verdict reads as the reference's.
+        variants = variant_ids_for(entry, mutations)
+        label += f" (broken: mutations {', '.join(mutations)}" + (
+            f", variant {', '.join(variants)})" if variants else ")")
     return label, config
 
 
@@ -278,6 +287,99 @@ def _step(raw: Any, where: str, operator: set[str], conditions: Mapping[str, Run
     if both:
         raise UserError(f"{where}: {', '.join(both)} both in 'params' and in 'unset'")
     return RunbookStep(sid, says, action=action, params=params, unset=tuple(unset))
+
+
+# How many states of the protocol's own system are searched for examples of its operator actions (their
+# parameter names and value types); every shipped runbook's actions turn up within a few thousand.
+SHAPE_STATES = 5_000
+
+
+def _action_examples(book: Runbook, profile: str, names: set[str]) -> dict[str, dict[str, list[Any]]]:
+    """Per operator action in ``names``: each parameter and the values seen for it, from a breadth-first
+    search of the protocol's system (no runbook: every operator action is free there) that stops once every
+    one of ``names`` was seen, or after :data:`SHAPE_STATES` states."""
+    entry = get_protocol(book.protocol)
+    inner = entry.build(dataclasses.replace(book.config, profile=profile))
+    seen: dict[str, dict[str, list[Any]]] = {}
+    queue = list(inner.initial_states())
+    visited = set(queue)
+    head = 0
+    while head < len(queue) and head < SHAPE_STATES and not names <= set(seen):
+        s = queue[head]
+        head += 1
+        for a, t in inner.successors(s):
+            if a.name in names:
+                params = seen.setdefault(a.name, {})
+                for key, value in a.params:
+                    values = params.setdefault(key, [])
+                    plain = _plain(value)
+                    if len(values) < 32 and plain not in values:
+                        values.append(plain)
+            if t not in visited:
+                visited.add(t)
+                queue.append(t)
+    return seen
+
+
+def _fits(value: Any, examples: Sequence[Any]) -> bool:
+    """Is ``value`` of a type the examples have (None, which TOML cannot write, tells nothing; a list's
+    items are compared with the examples' items)?"""
+    known = [e for e in examples if e is not None]
+    if not known:
+        return True
+    if isinstance(value, tuple):
+        tuples = [e for e in known if isinstance(e, tuple)]
+        if not tuples:
+            return False
+        if len({len(e) for e in tuples} | {len(value)}) == 1:  # a record of fixed arity: item by item
+            return all(_fits(x, [e[i] for e in tuples]) for i, x in enumerate(value))
+        items = [x for e in tuples for x in e]
+        return not items or all(_fits(x, items) for x in value)
+    return any(type(value) is type(e) for e in known)
+
+
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string", tuple: "a list of that shape"}
+
+
+def _check_step_params(book: Runbook, origin: str) -> None:
+    """A step's parameter the action does not have, or of another type than the action's, would match no
+    action: the runbook would stall at that step for a typo. Each is one error naming the file, the step
+    and the parameter, now. The parameters are learnt from the actions the protocol emits; an action not
+    seen in the search (:data:`SHAPE_STATES`) is not checked."""
+    names = {s.action for s in book.steps if s.action is not None}
+    if not names:
+        return
+    examples: dict[str, dict[str, list[Any]]] = {}
+    for profile in book.profiles:
+        examples.update(_action_examples(book, profile, names - set(examples)))
+        if names <= set(examples):
+            break
+    for i, step in enumerate(book.steps, 1):
+        if step.action not in examples:
+            continue  # not seen in the search: the exploration tells
+        params = examples[step.action]
+        where = f"{origin}: step {i} ({step.id})"
+        known = ", ".join(params) or "(none)"
+        for key in [k for k, _ in step.params] + list(step.unset):
+            if key not in params:
+                raise UserError(f"{where}: {step.action} has no parameter {key!r}; its parameters: {known}")
+        for key, value in step.params:
+            if not _fits(value, params[key]):
+                example = next(e for e in params[key] if e is not None)
+                kind = _KINDS.get(type(example), type(example).__name__)
+                raise UserError(f"{where}: parameter {key!r} of {step.action} must be {kind} (as in "
+                                f"{key} = {_toml(example)}), not {_toml(value)}")
+
+
+def _toml(value: Any) -> str:
+    """A parameter's value as the runbook file writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(value)
 
 
 # --------------------------------------------------------------------------- the product system
@@ -443,7 +545,7 @@ class Outcome:
 
     deviation: str
     profile: str
-    verdict: str  # "passes" (as written) / "safe", "breaks", "stalls"
+    verdict: str  # "passes" (as written) / "safe", "breaks", "stalls", or "incomplete" (not checked in full)
     property_id: str | None
     description: str
     length: int | None  # steps of the shortest trace (operator waits included)
@@ -472,9 +574,16 @@ def check(book: Runbook, profile: str, deviation: Deviation, max_states: int | N
     for st in deviation.steps:
         stall_ids[step_property_id(book.id, st.id)] = f"step '{st.id}' can never be taken from the trace's last state"
     safe = "passes" if deviation.id == "as-written" else "safe"
-    if not result.violations and not result.complete:
-        return Outcome(deviation.id, profile, "incomplete", None,
-                       f"stopped at {result.distinct_states:,} states (--max-states)", None,
+    unchecked = [p.id for p in result.properties if p.kind == "graph" and p.status != "holds"]
+    if not result.violations and (not result.complete or unchecked):
+        # Nothing found, nothing shown: a cut search proves no invariant beyond the states it saw and checks
+        # no stall at all (the goal's reachability needs the whole graph).
+        bound = f" (--max-states {max_states:,})" if max_states else ""
+        why = (f"stopped at {result.distinct_states:,} states{bound}" if not result.complete
+               else "the graph of the states was not kept (too many states)")
+        return Outcome(deviation.id, profile, INCOMPLETE, None,
+                       f"{why}: no violation in the states explored; not checked: the rest of the state space "
+                       f"and whether the steps and the goal stay reachable ({', '.join(unchecked)})", None,
                        result.distinct_states, elapsed)
     if not result.violations:
         return Outcome(deviation.id, profile, safe, None, "every property holds and the goal stays reachable",

@@ -22,17 +22,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "traces found there are skipped)")
     p.add_argument("-o", "--out", type=Path, default=DEFAULT_DIR, metavar="DIR",
                    help=f"where the test files go (default: {DEFAULT_DIR}/)")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="the config file the traces were made with, for a trace whose config is a file (by default "
+                   "its config is rebuilt from the trace's own record; a file the trace names is never read)")
     p.add_argument("--json", action="store_true", help="print the files written as JSON on stdout")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.config is not None and not args.config.is_file():
+        raise UserError(f"--config {args.config}: not a file (the config file the traces were made with)")
     written: list[Exported] = []
     skipped: list[dict[str, str]] = []
     for path, named in itf_files(args.paths):
-        command = shlex.join(["rollcheck", "export-test", str(path), "-o", str(args.out)])
+        command = shlex.join(["rollcheck", "export-test", str(path), "-o", str(args.out)]
+                             + (["--config", str(args.config)] if args.config is not None else []))
         try:
-            written.append(export_test(path, args.out, command))
+            written.append(export_test(path, args.out, command, args.config))
         except UserError as exc:
             if named:
                 raise

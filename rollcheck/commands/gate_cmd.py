@@ -11,10 +11,11 @@ from rollcheck.checkers import CHECKERS
 from rollcheck.commands.common import positive_int
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
-from rollcheck.gate import TIERS, GateConfig, estimate_plan, load_gate_config, plan_cells, run_gate
+from rollcheck.gate import TIERS, GateConfig, estimate_plan, kept_names, load_gate_config, plan_cells, run_gate
 from rollcheck.gatetables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
-from rollcheck.outlock import output_lock
+from rollcheck.outlock import LOCK_NAME, output_lock
 from rollcheck.reports import write_outputs
+from rollcheck.safefs import refuse_link
 from rollcheck.userinput import check_output_dir
 
 
@@ -72,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(cfg.out_dir, "out")  # the config file's 'out' too, before any cell runs
     if cfg.export_tests is not None:
         check_output_dir(cfg.export_tests, "--export-tests")
+        kept_names(cfg)  # a folder inside --out that each run replaces is refused now
+    refuse_link(cfg.out_dir / LOCK_NAME)  # the lock file is opened and truncated: never through a link
     with output_lock(cfg.out_dir), on_interrupt(lambda: _kept(cfg.out_dir)), \
             status_progress("gate", enabled=not args.quiet) as status:
         def say(message: str) -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -19,11 +21,14 @@ from rich.table import Table
 from rollcheck.commands.common import add_output_args, positive_int
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, results_line
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.registry import check_profiles, get_protocol
-from rollcheck.runbook import Deviation, Outcome, Runbook, check, deviations, load_runbook
+from rollcheck.forking import end_with_parent
+from rollcheck.registry import check_profiles, get_protocol, variant_ids_for
+from rollcheck.runbook import INCOMPLETE, Deviation, Outcome, Runbook, check, deviations, load_runbook
 from rollcheck.rundir import staged_run
 from rollcheck.traces import write_itf, write_json_atomic, write_text_atomic
 from rollcheck.transition import replace_config
+
+RUN_NAME = "runbooks"  # the run's directory under --out
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,7 +84,7 @@ def _run_all(items: list[tuple[Runbook, str, Deviation]], jobs: int, max_states:
             done(i, _check(item, max_states))
         return
     ctx = multiprocessing.get_context("fork")  # workers inherit the loaded protocols and the hash seed
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=end_with_parent) as pool:
         pending: dict[Future[Outcome], int] = {pool.submit(_check, item, max_states): i for i, item in enumerate(items)}
         try:
             while pending:
@@ -90,6 +95,30 @@ def _run_all(items: list[tuple[Runbook, str, Deviation]], jobs: int, max_states:
             for f in pending:
                 f.cancel()
             raise
+
+
+def _check_output_file(path: Path, flag: str) -> None:
+    """Fail now, not after the explorations, when ``path`` cannot be written: a directory stands there, a
+    file stands where its folder would be made, or that folder refuses a new entry."""
+    if path.is_dir() and not path.is_symlink():
+        raise UserError(f"{flag} {path}: is a directory; give a file name")
+    existing = path.parent
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{flag} {path}: {existing} is a file, so no file can be made under it")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: cannot write under {existing} (permission denied or read-only)")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output path, before any exploration: the results are never thrown away for a path found
+    unwritable at the end."""
+    final = Path(args.out) / RUN_NAME
+    if final.exists() and not final.is_dir() and not final.is_symlink():
+        raise UserError(f"--out {args.out}: {final} exists and is not a directory (the runbooks' results go there)")
+    if args.markdown is not None:
+        _check_output_file(Path(args.markdown), "--markdown")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
     items = [w for b in books for w in _work(b, args)]
     if not items:
         raise UserError("nothing to check: no runbook lists the profile(s) given with --profile")
+    _check_outputs(args)
     progress = err_console()
     outcomes: dict[int, Outcome] = {}
-    with staged_run(args.out, "runbooks") as run_dir, on_interrupt(
+    with staged_run(args.out, RUN_NAME) as run_dir, on_interrupt(
             lambda: f"nothing kept ({len(outcomes)} of {len(items)} explorations had finished)"):
         def done(i: int, o: Outcome) -> None:
             outcomes[i] = o
@@ -125,16 +155,30 @@ def run(args: argparse.Namespace) -> int:
             markdown.append(_markdown(book, mine))
         write_json_atomic(run_dir.staging / "summary.json", {"runbooks": docs})
         write_text_atomic(run_dir.staging / "report.md", "\n".join(markdown))
-        if args.markdown is not None:
+    if args.markdown is not None:
+        # After the run is published: a path that fails now loses nothing (its tables are in report.md).
+        try:
             write_text_atomic(args.markdown, "\n".join(markdown))
-    failed = [d["id"] for d in docs if not d["passes"]]
+        except OSError as exc:
+            raise UserError(f"--markdown {args.markdown}: cannot write it ({exc.strerror or exc}); the tables are "
+                            f"in {run_dir.final / 'report.md'}") from None
+    failed = [d["id"] for d in docs if d["verdict"] == NOT_AS_EXPECTED]
+    cut = [o for o in outcomes.values() if o.verdict == INCOMPLETE]
     if args.json:
         print_json({"runbooks": docs, "out": str(run_dir.final)})
     else:
         for book, doc in zip(books, docs, strict=True):
             _show(book, [outcomes[i] for i, it in enumerate(items) if it[0] is book], doc)
         results_line(f"results in {run_dir.final}")
-    return int(ExitCode.VIOLATION if failed else ExitCode.OK)
+    if failed:
+        return int(ExitCode.VIOLATION)
+    if cut:
+        # Nothing found and nothing shown to hold: exit 5, with what was not checked.
+        first = cut[0]
+        print(f"rollcheck: inconclusive: {len(cut)} of {len(items)} explorations did not run in full; the first, "
+              f"{first.deviation} ({first.profile}), {first.description}", file=sys.stderr)
+        return int(ExitCode.INCONCLUSIVE)
+    return int(ExitCode.OK)
 
 
 # --------------------------------------------------------------------------- reports
@@ -155,13 +199,32 @@ def _write(book: Runbook, outcomes: list[Outcome], staging: Path, final: Callabl
             write_itf(path, o.trace, inner)
             row["trace"] = str(final(path))
         rows.append(row)
-    as_written = [o for o in outcomes if o.deviation == "as-written"]
+    verdict = book_verdict(book, outcomes)
+    mutations = sorted(getattr(book.config, "mutations", ()) or ())
     return {"id": book.id, "title": book.title, "protocol": book.protocol, "file": book.path, "source": book.source,
             "config": book.config_label, "goal": str(book.goal),
             "steps": [{"id": s.id, "says": s.says, "does": str(s)} for s in book.steps],
-            "passes": all(o.verdict == book.expected(o.profile)[0] for o in as_written),
+            "passes": verdict == AS_EXPECTED, "verdict": verdict,
+            # A config that switches on a broken variant's bug: named, so no result reads as the reference's.
+            "mutations": mutations, "variants": variant_ids_for(get_protocol(book.protocol), mutations),
+            "not_checked": [f"{o.deviation} ({o.profile}): {o.description}" for o in outcomes
+                            if o.verdict == INCOMPLETE],
             "expected": {p: {"verdict": v, "why": why} for p, (v, why) in book.expect},
             "outcomes": rows}
+
+
+AS_EXPECTED, NOT_AS_EXPECTED, INCONCLUSIVE = "as expected", "not as expected", "inconclusive"
+
+
+def book_verdict(book: Runbook, outcomes: list[Outcome]) -> str:
+    """"not as expected" when an as-written verdict that was reached differs from the expected one;
+    else "inconclusive" when some exploration (a deviation's too) was cut; else "as expected"."""
+    as_written = [o for o in outcomes if o.deviation == "as-written"]
+    if any(o.verdict != INCOMPLETE and o.verdict != book.expected(o.profile)[0] for o in as_written):
+        return NOT_AS_EXPECTED
+    if any(o.verdict == INCOMPLETE for o in outcomes):
+        return INCONCLUSIVE
+    return AS_EXPECTED
 
 
 def _cell(o: Outcome, md: bool = False) -> str:
@@ -278,5 +341,9 @@ def _show(book: Runbook, outcomes: list[Outcome], doc: dict[str, Any]) -> None:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     for p, (expected, why) in book.expect:
         console.print(f"expected under {p}: {expected} ({escape(why)})", highlight=False)
-    verdict = "[green]as expected[/]" if doc["passes"] else "[bold red]NOT as expected[/]"
-    console.print(f"{book.id} as written: {verdict}", highlight=False)
+    if doc["verdict"] == INCONCLUSIVE:
+        for line in doc["not_checked"]:
+            console.print(f"[yellow]not checked[/] {escape(line)}", soft_wrap=True, highlight=False)
+    verdict = {AS_EXPECTED: "[green]as expected[/]", NOT_AS_EXPECTED: "[bold red]NOT as expected[/]",
+               INCONCLUSIVE: "[yellow]inconclusive[/] (an exploration was cut short: see 'not checked')"}
+    console.print(f"{book.id} as written: {verdict[doc['verdict']]}", highlight=False)
