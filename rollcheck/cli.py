@@ -2,26 +2,35 @@
 exposes ``register(subparsers)``; the command's ``run(args) -> int`` is set as the parser default.
 
 User mistakes (unknown protocol, bad config, malformed file) print one line and exit 2, never a
-traceback; an interrupted run exits 130 after the command has saved what it had.
+traceback; so does an output that cannot be written (a full disk, a read-only file system, no permission:
+the line names the path). An interrupted run exits 130 after the command has saved what it had; Ctrl-C
+during start-up (the command modules take a second to import) is the same one line. A stdout closed by
+its reader (``rollcheck list | head -1``) ends the command quietly with 141.
+
+This module imports almost nothing at its top: the console script imports it before :func:`main` can
+catch anything, so every import that takes time happens inside :func:`main`.
 """
 
 from __future__ import annotations
 
-import _thread
-import argparse
-import importlib
-import importlib.util
-import signal
 import sys
-import threading
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
 
 from rollcheck import __version__
-from rollcheck.errors import ExitCode, Terminated, ToolUnavailable, UserError, interruption, kept_note
-from rollcheck.hashenv import reexec_for_stable_hashes
-from rollcheck.userinput import check_output_dir
+from rollcheck.errors import (
+    ExitCode,
+    Inconclusive,
+    Terminated,
+    ToolUnavailable,
+    UserError,
+    interruption,
+    kept_note,
+)
+
+TYPE_CHECKING = False  # typing itself takes a while to import; mypy reads the block below
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
@@ -30,30 +39,38 @@ COMMANDS = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """A flag mistake is one line naming the command and what was wrong (exit 2), not the usage text:
-    ``rollcheck explore --help`` shows that."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        self._fail(self.prog, message)
+    class _Parser(argparse.ArgumentParser):
+        """A flag mistake is one line naming the command and what was wrong (exit 2), not the usage text:
+        ``rollcheck explore --help`` shows that."""
 
-    def _fail(self, prog: str, message: str) -> NoReturn:
-        self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
+        def error(self, message: str) -> NoReturn:
+            self._fail(self.prog, message)
 
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: None = None) -> argparse.Namespace:
-        # argparse reports a subcommand's unknown flag from the top parser ("see rollcheck --help"); the
-        # command's own help is the one that lists its flags.
-        known, extras = self.parse_known_args(args, namespace)
-        if extras:
-            command = getattr(known, "command", None)
-            prog = f"{self.prog} {command}" if command else self.prog
-            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
-        return known
+        def _fail(self, prog: str, message: str) -> NoReturn:
+            self.exit(2, f"{prog}: error: {message} (see {prog} --help)\n")
+
+        def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                       namespace: None = None) -> argparse.Namespace:
+            # argparse reports a subcommand's unknown flag from the top parser ("see rollcheck --help"); the
+            # command's own help is the one that lists its flags.
+            known, extras = self.parse_known_args(args, namespace)
+            if extras:
+                command = getattr(known, "command", None)
+                prog = f"{self.prog} {command}" if command else self.prog
+                self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+            return known
+
+    return _Parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    import importlib
+    import importlib.util
+
+    parser = _parser_class()(
         prog="rollcheck",
         description="Verify Kafka's rolling-upgrade protocols: feature versions (KIP-584), "
         "metadata.version (KIP-778), ZooKeeper-to-KRaft migration (KIP-866), Streams version probing "
@@ -69,24 +86,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Writing an output failed for a reason of the machine's, not a bug: one line naming the path, exit 2.
+_WRITE_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EFBIG"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:
-        # Fingerprints are Python hashes: a checkpoint must be resumable by a later process and Spark
-        # executors must hash as this process does (see rollcheck.hashenv); it also makes every set's
-        # iteration order, and so every report, the same from run to run.
-        reexec_for_stable_hashes(["-m", "rollcheck", *sys.argv[1:]])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    signals = _StopSignals()
-    if argv is None:
-        signals.install()
-    if not getattr(args, "run", None):
-        parser.print_help(sys.stderr)
-        return int(ExitCode.RUN_FAILED)
+    signals: _StopSignals | None = None
     try:
+        if argv is None:
+            from rollcheck.hashenv import reexec_for_stable_hashes, release_held_signals
+
+            # Fingerprints are Python hashes: a checkpoint must be resumable by a later process and Spark
+            # executors must hash as this process does (see rollcheck.hashenv); it also makes every set's
+            # iteration order, and so every report, the same from run to run.
+            reexec_for_stable_hashes(["-m", "rollcheck", *sys.argv[1:]], hold_interrupts=True)
+            release_held_signals()  # a Ctrl-C held across the re-execution is raised here
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        signals = _StopSignals()
+        if argv is None:
+            signals.install()
+        if not getattr(args, "run", None):
+            parser.print_help(sys.stderr)
+            return int(ExitCode.RUN_FAILED)
         # An output directory that cannot be written fails here, before the run, not after it.
         out = getattr(args, "out", None)
         if out is not None and not getattr(args, "dry_run", False):
+            from rollcheck.userinput import check_output_dir
+
             check_output_dir(out)
         return int(args.run(args))
     except UserError as exc:
@@ -95,13 +122,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolUnavailable as exc:
         print(f"rollcheck: {exc}", file=sys.stderr)
         return int(exc.exit_code)
+    except Inconclusive as exc:  # the check stopped short of a verdict: what was not checked, exit 5
+        print(f"rollcheck: inconclusive: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
     except KeyboardInterrupt as exc:
         return _stopped(exc, kept_note(exc), signals)
     except Exception as exc:
         stop = interruption(exc)  # Ctrl-C inside a py4j call surfaces as a Py4JError raised while handling it
         if stop is not None:
             return _stopped(stop, kept_note(exc) or kept_note(stop), signals)
+        if isinstance(exc, BrokenPipeError) and _stdout_closed():
+            return _stdout_gone()
+        if isinstance(exc, OSError) and _errno_name(exc) in _WRITE_ERRNOS:
+            print(f"rollcheck: error: {_failed_path(exc)}: {exc.strerror or exc}", file=sys.stderr)
+            return int(ExitCode.RUN_FAILED)
         raise
+
+
+def _errno_name(exc: OSError) -> str | None:
+    import errno
+
+    return errno.errorcode.get(exc.errno) if exc.errno is not None else None
+
+
+def _failed_path(exc: OSError) -> str:
+    """The file an OSError is about. A failed write() or flush() on an open file (a full disk) names none:
+    then the ``path`` of the innermost function that had one (the writer's argument)."""
+    import os
+
+    if exc.filename is not None:
+        return str(exc.filename)
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        path = tb.tb_frame.f_locals.get("path")
+        if isinstance(path, (str, os.PathLike)):
+            found = os.fspath(path)
+        tb = tb.tb_next
+    return str(found) if found is not None else "writing an output"
+
+
+def _stdout_closed() -> bool:
+    """Is stdout a pipe or socket whose reader has gone (``| head`` that has read its lines)?"""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test's capture, or closed
+        return False
+    poll = select.poll()
+    poll.register(fd, 0)  # error and hang-up are always reported
+    return any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poll.poll(0))
+
+
+def _stdout_gone() -> int:
+    """The reader closed stdout: what is left to print goes to /dev/null, so that the interpreter's last
+    flush of stdout at exit does not print "Exception ignored ... BrokenPipeError" either."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return int(ExitCode.OUTPUT_CLOSED)
 
 
 class _StopSignals:
@@ -116,10 +200,14 @@ class _StopSignals:
     HARD_STOP_SECONDS = 45.0
 
     def __init__(self) -> None:
+        import threading
+
         self.done = threading.Event()
         self.started = False
 
     def install(self) -> None:
+        import signal
+
         signal.signal(signal.SIGTERM, self.handle)
         default_hook = sys.unraisablehook
 
@@ -135,6 +223,9 @@ class _StopSignals:
             signal.signal(signal.SIGINT, self.handle)
 
     def handle(self, signum: int, _frame: object) -> None:
+        import signal
+        import threading
+
         if not self.started:
             self.started = True
             threading.Thread(target=self._resend, args=(signum,), name="rollcheck-signal", daemon=True).start()
@@ -143,6 +234,10 @@ class _StopSignals:
     def _resend(self, signum: int) -> None:
         # A real signal to the main thread, not _thread.interrupt_main: that only sets a flag, which a main
         # thread blocked in select() (the gate waiting for its cells) would not see until a cell ended.
+        import _thread
+        import signal
+        import threading
+
         main = threading.main_thread().ident
         waited = 0.0
         while not self.done.wait(self.RESEND_SECONDS):
@@ -157,8 +252,11 @@ class _StopSignals:
     def _hard_stop(self, signum: int) -> NoReturn:
         import multiprocessing
         import os
+        import signal
         import tempfile
+        import threading
         import traceback
+        from pathlib import Path
 
         for child in multiprocessing.active_children():
             child.terminate()
@@ -176,9 +274,16 @@ class _StopSignals:
         os._exit(code)
 
 
-def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals) -> int:
-    """One line: how the run ended and what it kept (each command says, see console.on_interrupt)."""
-    signals.done.set()
+def _stopped(exc: KeyboardInterrupt, kept: str | None, signals: _StopSignals | None) -> int:
+    """One line: how the run ended and what it kept (each command says, see console.on_interrupt); a
+    Ctrl-C during start-up (``signals`` not made yet) kept nothing."""
+    if signals is not None:
+        signals.done.set()
+    # CPython marks an interrupt that propagates out of code run by exec() of a string (dataclasses and
+    # namedtuple build their methods so, at import) as unhandled, even when it is caught later, and at
+    # exit the interpreter then kills itself with SIGINT instead of exiting with our code. Each exec() of
+    # a string clears that mark.
+    exec("pass", {})
     how, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
     print(f"rollcheck: {how}; {kept or 'nothing was written'}", file=sys.stderr)
     return code

@@ -5,7 +5,7 @@ long run never looks hung; on a terminal it is one live line."""
 
 from __future__ import annotations
 
-import json
+import errno
 import sys
 import threading
 import time
@@ -18,15 +18,25 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from rollcheck.errors import interruption
 from rollcheck.explorer import LevelStats
+from rollcheck.traces import json_text
 
 HEARTBEAT = 10.0  # seconds between progress lines off a terminal
 
 
+class _Console(Console):
+    """rich's console, except that a closed pipe is an error the command line reports (stdout closed by its
+    reader: exit 141), not rich's ``SystemExit(1)``, which is the violation code."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the output was closed by its reader")
+
+
 def err_console(wide: bool = False) -> Console:
     """stderr; ``wide``: tables get 140 columns where stderr is not a terminal (a CI log), not rich's 80."""
-    console = Console(stderr=True, highlight=False)
+    console = _Console(stderr=True, highlight=False)
     if wide and not console.is_terminal:
-        console = Console(stderr=True, highlight=False, width=140)
+        console = _Console(stderr=True, highlight=False, width=140)
     return console
 
 
@@ -37,14 +47,15 @@ PIPE_WIDTH = 400
 
 
 def out_console() -> Console:
-    console = Console(highlight=False)
+    console = _Console(highlight=False)
     if not console.is_terminal:
-        console = Console(highlight=False, width=PIPE_WIDTH)
+        console = _Console(highlight=False, width=PIPE_WIDTH)
     return console
 
 
 def print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    """The one way a command prints JSON on stdout: always valid JSON (a non-finite number is ``null``)."""
+    sys.stdout.write(json_text(doc, indent=2, default=str) + "\n")
     sys.stdout.flush()
 
 

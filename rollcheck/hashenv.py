@@ -14,19 +14,30 @@ re-executes the current program once with the seed fixed to 0 and randomization 
 workers), so that the same Python binary gives the same hashes in each of them. Where that cannot be
 done, :func:`rollcheck.fingerprint.hash_probe` (which hashes None too) tells the processes apart: a
 checkpoint or a Spark executor that hashes differently is refused, never merged.
+
+The re-executed interpreter runs with ``-P``: ``python -m`` would otherwise put the current directory
+first on the import path, and a ``tomllib.py`` or ``json.py`` lying there would run (``-I`` would do that
+too, but it also ignores ``PYTHONHASHSEED`` and the rest of the ``PYTHON*`` variables). Ctrl-C is held
+(blocked) across the exec, so that one arriving while the new interpreter starts and imports is
+delivered once the command line is ready for it (:func:`release_held_signals`): one line, never a
+traceback from the middle of an import.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 ADDR_NO_RANDOMIZE = 0x0040000
 # The pid that re-executed itself (execve keeps the pid): that process never tries twice, while the
 # processes it starts, which inherit the variable, may still need to (a test that unsets the seed).
 _MARK = "ROLLCHECK_STABLE_HASHES_PID"
+# The signals this process blocked for the exec (numbers, comma-separated), for the new one to unblock.
+_HELD = "ROLLCHECK_HELD_SIGNALS"
 
 
 def _personality(persona: int) -> int:
@@ -47,10 +58,12 @@ def stable_hashes() -> bool:
     return current != -1 and bool(current & ADDR_NO_RANDOMIZE)
 
 
-def reexec_for_stable_hashes(argv: Sequence[str]) -> None:
+def reexec_for_stable_hashes(argv: Sequence[str], *, hold_interrupts: bool = False) -> None:
     """Replace this process by ``argv`` (the same program) under a fixed seed and, on Linux with Python
     3.11, no address-space randomization. Returns without doing anything when that is already so, when
-    it was tried once, or when it cannot be done (the hash probe then guards every comparison)."""
+    it was tried once, or when it cannot be done (the hash probe then guards every comparison).
+    ``hold_interrupts``: Ctrl-C stays blocked across the exec until the new program calls
+    :func:`release_held_signals`."""
     if stable_hashes() or os.environ.get(_MARK) == str(os.getpid()) or getattr(sys, "frozen", False):
         return
     env = dict(os.environ, **{_MARK: str(os.getpid())})
@@ -60,7 +73,36 @@ def reexec_for_stable_hashes(argv: Sequence[str]) -> None:
         current = _personality(0xFFFFFFFF)
         if current != -1:
             _personality(current | ADDR_NO_RANDOMIZE)  # kept across exec
+    # Only on request: a program that does not release them (pytest) must not inherit a blocked Ctrl-C.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT} if hold_interrupts else set())
+    if hold_interrupts and signal.SIGINT not in blocked:
+        env[_HELD] = str(int(signal.SIGINT))
     try:
-        os.execve(sys.executable, [sys.executable, *argv], env)
+        os.execve(sys.executable, [sys.executable, *_path_flags(), *argv], env)
     except OSError:
-        pass  # carry on: the hash probe refuses what this process could not share
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        # carry on: the hash probe refuses what this process could not share
+
+
+def _path_flags() -> list[str]:
+    """``-P`` (no current directory on the import path), unless rollcheck itself is imported from the
+    current directory (a source checkout run from its root, not installed): that is the code's own."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        here = Path.cwd().resolve()
+    except OSError:  # the current directory was removed: nothing can be imported from it
+        return ["-P"]
+    return [] if root == here else ["-P"]
+
+
+def release_held_signals() -> None:
+    """In the process :func:`reexec_for_stable_hashes` started: unblock the signals held across the exec (a
+    Ctrl-C that came meanwhile is raised now). Does nothing in any other process."""
+    held = os.environ.pop(_HELD, None)
+    if held is None or os.environ.get(_MARK) != str(os.getpid()):
+        return
+    try:
+        signals = {signal.Signals(int(n)) for n in held.split(",") if n}
+    except ValueError:
+        return
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)

@@ -93,16 +93,29 @@ def open_nofollow(path: Path | str, mode: str = "w", *, exclusive: bool = False,
 
 def write_bytes(path: Path | str, data: bytes, *, sync: bool = False) -> Path:
     """Create or truncate ``path`` (never through a link) and write ``data``."""
-    with open_nofollow(path, "wb") as fh:
-        fh.write(data)
-        if sync:
-            fh.flush()
-            os.fsync(fh.fileno())
+    try:
+        with open_nofollow(path, "wb") as fh:
+            fh.write(data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+    except OSError as exc:
+        raise _named(exc, path) from None
     return Path(path)
 
 
 def write_text(path: Path | str, text: str) -> Path:
     """Create or truncate ``path`` (never through a link) and write ``text`` as UTF-8."""
-    with open_nofollow(path, "w") as fh:
-        fh.write(text)
+    try:
+        with open_nofollow(path, "w") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _named(exc, path) from None
     return Path(path)
+
+
+def _named(exc: OSError, path: Path | str) -> OSError:
+    """A write's error (a full disk's ENOSPC names no file) with the file it was writing, for the one line."""
+    if exc.filename is None and exc.errno is not None:
+        return OSError(exc.errno, exc.strerror, str(path))
+    return exc

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -215,30 +216,97 @@ def write_text_atomic(path: Path, text: str, root: Path | None = None) -> Path:
             fh.write(text)
         os.chmod(tmp, 0o644)  # mkstemp makes it private; reports are for everyone to read
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:  # a full disk on write(): the error names no file, the user needs it
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
 
 
+def json_text(doc: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that writes JSON only: a NaN or infinite float (a rate over no time, say) is ``null``,
+    never ``NaN`` / ``Infinity``, which JSON does not have and strict readers refuse."""
+    try:
+        return json.dumps(doc, allow_nan=False, **kwargs)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        return json.dumps(_finite(doc), allow_nan=False, **kwargs)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_json_atomic(path: Path, doc: Any, root: Path | None = None) -> Path:
-    return write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", root)
+    return write_text_atomic(path, json_text(doc, indent=1, sort_keys=False) + "\n", root)
 
 
-def write_itf(path: Path, trace: Trace, ts: TransitionSystem[Any]) -> Path:
-    return write_json_atomic(path, trace_to_itf(trace, ts))
+def write_itf(path: Path, trace: Trace, ts: TransitionSystem[Any], root: Path | None = None) -> Path:
+    return write_json_atomic(path, trace_to_itf(trace, ts), root)
+
+
+# A trace file is read whole: one larger than this is refused rather than read (a counterexample of
+# rollcheck's is kilobytes to a few megabytes).
+ITF_MAX_BYTES = 256 << 20
+# How deep values may nest in a trace (a state's variables, a map of records of sets, ...: under 20 in every
+# spec): the readers walk values recursively, so a deeper one is refused when the file is read.
+ITF_MAX_DEPTH = 200
+
+
+def load_json_bounded(path: Path, what: str, max_bytes: int = ITF_MAX_BYTES) -> Any:
+    """The JSON document in ``path``, read up to ``max_bytes`` (never endlessly: ``/dev/zero``) and nested at
+    most :data:`ITF_MAX_DEPTH` deep; anything else is a ``ValueError`` naming the file."""
+    try:
+        with open(path, "rb") as fh:
+            # A regular file says its size: one too large is not read at all; a device or a pipe is read
+            # only so far.
+            size = os.fstat(fh.fileno()).st_size
+            data = b"" if size > max_bytes else fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    if size > max_bytes or len(data) > max_bytes:
+        raise ValueError(f"{path} is larger than {max_bytes >> 20} MiB, more than any {what} rollcheck reads")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not an {what}: not UTF-8 text (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    except RecursionError:  # the decoder's own limit on nesting
+        raise ValueError(f"{path}: values nested more than {ITF_MAX_DEPTH} deep are not an {what}") from None
+    if _depth_exceeds(doc, ITF_MAX_DEPTH):
+        raise ValueError(f"{path}: values nested more than {ITF_MAX_DEPTH} deep are not an {what}")
+    return doc
+
+
+def _depth_exceeds(doc: Any, limit: int) -> bool:
+    """Whether lists and objects nest deeper than ``limit`` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    return False
 
 
 def read_itf(path: Path) -> dict[str, Any]:
     """Read and minimally validate an ITF document (raises ``ValueError`` with a clear message)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read ITF file {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not an ITF trace: not UTF-8 text (byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    doc = load_json_bounded(path, "ITF trace")
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise ValueError(f"{path} is not an ITF trace (no 'states' list)")
     if not doc["states"]:

@@ -10,20 +10,35 @@ from pathlib import Path
 
 from rollcheck.errors import UserError
 
+# A config, gate config or runbook is a few kilobytes: more than this is not one (``/dev/zero``, a log
+# named by mistake), and is refused after reading at most this much.
+TEXT_INPUT_MAX_BYTES = 16 << 20
 
-def read_text_input(path: Path, what: str) -> str:
-    """The text of a file the user named (a config): missing, a directory, unreadable or not UTF-8 are
-    one-line errors."""
+
+def read_text_input(path: Path, what: str, max_bytes: int = TEXT_INPUT_MAX_BYTES) -> str:
+    """The text of a file the user named (a config): missing, a directory, unreadable, not UTF-8 or larger
+    than ``max_bytes`` are one-line errors. At most ``max_bytes`` are read, so a device or pipe that
+    never ends (``/dev/zero``) is refused too, not read until memory runs out."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:  # a regular file says its size: not read at all
+                data = b""
+            else:
+                data = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise UserError(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a directory, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if size > max_bytes or len(data) > max_bytes:
+        raise UserError(f"{what} {path} is larger than {max_bytes >> 20} MiB: not a {what}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a file opened as text reads them
 
 
 def check_output_dir(path: Path, what: str = "--out") -> None:

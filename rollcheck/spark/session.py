@@ -3,6 +3,11 @@
 PySpark 4 runs on Java 17 or 21. The JVM's own stderr (log4j, "incubator modules" warnings) goes to a
 log file under the system temp folder, never to the user's terminal: the gateway JVM inherits the file
 descriptor 2 that is in place when it starts, so it is pointed at the log file for that moment.
+
+The JVM ends with this process however it ends (SIGKILL included): PySpark starts it with a pipe as its
+stdin and it exits when the pipe closes; its Python workers (``pyspark.daemon``) exit when the JVM
+closes theirs. A forked worker of this process holds the pipe too, and dies with it
+(:mod:`rollcheck.forking`).
 """
 
 from __future__ import annotations
@@ -140,7 +145,10 @@ def get_session(master: str = "local[*]", app_name: str = "rollcheck", conf: dic
                .config("spark.driver.extraJavaOptions", java_opts)
                .config("spark.executor.extraJavaOptions", java_opts)
                .config("spark.sql.shuffle.partitions", "8")
-               .config("spark.python.worker.reuse", "true"))
+               .config("spark.python.worker.reuse", "true")
+               # Python workers start as `python -m pyspark.daemon`, which would put their current directory
+               # (this one's, in local mode) first on the import path: a json.py lying there would run.
+               .config("spark.executorEnv.PYTHONSAFEPATH", "1"))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     previous = signal.getsignal(signal.SIGINT)

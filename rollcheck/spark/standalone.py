@@ -15,6 +15,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from rollcheck.forking import die_with_parent
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -47,8 +49,10 @@ class StandaloneCluster:
 
     def _start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         log = open(self.root / f"{name}.log", "wb")
+        # Each dies with this process even when it is SIGKILLed and stop() never runs (rollcheck.forking);
+        # spark-class execs the JVM, which keeps the setting.
         proc = subprocess.Popen([str(_spark_home() / "bin" / "spark-class"), *args], env=self.env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent())
         log.close()
         self.procs.append(proc)
         return proc

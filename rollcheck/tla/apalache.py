@@ -10,7 +10,6 @@ and on the command line it builds; ``rollcheck apalache`` says clearly when the 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -20,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import ToolUnavailable
+from rollcheck.forking import die_with_parent
 from rollcheck.tla.tlc import ModelCheckResult, TraceStep
+from rollcheck.traces import load_json_bounded
 
 INSTALL_HINT = ("Apalache is not installed: put apalache-mc on the PATH or set APALACHE_HOME "
                 "(https://apalache-mc.org/docs/apalache/installation/); TLC covers the same specs meanwhile")
@@ -56,8 +57,8 @@ def apalache_command(binary: Path | str, mode: str, module_file: str, cfg: str, 
 def read_itf_trace(path: Path) -> list[TraceStep]:
     """An ITF trace (Apalache's ``violation*.itf.json``, or any ITF file) as spec steps."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        doc = load_json_bounded(path, "ITF trace")  # bounded in size and depth
+    except ValueError as exc:
         raise ValueError(f"cannot read ITF trace {path}: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
         raise ValueError(f"{path} is not an ITF trace (no 'states' list)")
@@ -104,7 +105,8 @@ def run_apalache(model_dir: Path, module: str, cfg: str, *, mode: str = "check",
                                max_run=max_run, seed=seed)
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False)
+            proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False,
+                                  preexec_fn=die_with_parent())  # its JVM dies with this process
         except subprocess.TimeoutExpired:
             res = ModelCheckResult("apalache", ok=False, error=f"Apalache did not finish within {timeout:.0f} s")
         else:

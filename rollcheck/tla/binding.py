@@ -11,7 +11,6 @@ the spec file sits beside the binding's module unless the binding says otherwise
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from rollcheck.errors import UserError
 from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.safefs import make_dirs, write_bytes, write_text
 from rollcheck.tla.value import to_tla
 from rollcheck.transition import TransitionSystem
 
@@ -81,16 +81,20 @@ class Model:
 def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path,
                 only: Mapping[str, bool] | None = None, extra_definitions: str = "",
                 init: str = "Init", next_: str = "Next", check_properties: bool = True,
-                extra_invariants: tuple[str, ...] = ()) -> Model:
-    """Write the model checking ``ts`` (its config, its variant's mutations) into ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(binding.path, directory / binding.path.name)
+                extra_invariants: tuple[str, ...] = (), root: Path | None = None) -> Model:
+    """Write the model checking ``ts`` (its config, its variant's mutations) into ``directory``.
+
+    ``directory`` and, with ``root`` (the user's ``--out``), every directory between the two are real
+    ones, and each file is created without following a link (:mod:`rollcheck.safefs`): a link planted
+    there is refused, naming it."""
+    make_dirs(directory, root)
+    write_bytes(directory / binding.path.name, binding.path.read_bytes())
     consts = dict(binding.constants(ts.config))
     lines = ["---- MODULE MC ----", f"EXTENDS {binding.module}, TLC", ""]
     for name, value in consts.items():
         lines.append(f"const_{name} == {to_tla(value)}")
     lines += ["", extra_definitions, "===="]
-    (directory / "MC.tla").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(directory / "MC.tla", "\n".join(lines) + "\n")
     invariants: list[str] = []
     properties: list[str] = []
     unchecked: list[str] = []
@@ -105,6 +109,6 @@ def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path
         cfg += [f"INVARIANT {operator_name(i)}" for i in invariants]
         cfg += [f"PROPERTY {operator_name(i)}" for i in properties]
     cfg += [f"INVARIANT {name}" for name in extra_invariants]
-    (directory / "MC.cfg").write_text("\n".join(cfg) + "\n", encoding="utf-8")
+    write_text(directory / "MC.cfg", "\n".join(cfg) + "\n")
     return Model(directory, "MC", "MC.cfg", tuple(invariants), tuple(properties), tuple(unchecked),
                  tuple(witnesses))

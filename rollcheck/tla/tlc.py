@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import ToolUnavailable, UserError
+from rollcheck.forking import die_with_parent
+from rollcheck.safefs import make_dirs, write_text
 from rollcheck.tla.value import parse_state
 
 
@@ -111,12 +113,15 @@ def run_tlc(model_dir: Path, module: str, cfg: str, *, timeout: float = 600.0, *
     # TLC runs inside model_dir, so every path handed to it must be absolute (a relative --out would be
     # resolved twice).
     model_dir = Path(model_dir).resolve()
-    tmpdir = model_dir / ".tlc-tmp"
-    tmpdir.mkdir(parents=True, exist_ok=True)
-    cmd = tlc_command(module, cfg, metadir=model_dir / "states", tmpdir=tmpdir, **kwargs)
+    # The directories TLC writes into are real ones of the model directory, never a planted link.
+    tmpdir = make_dirs(model_dir / ".tlc-tmp", model_dir)
+    metadir = make_dirs(model_dir / "states", model_dir)
+    cmd = tlc_command(module, cfg, metadir=metadir, tmpdir=tmpdir, **kwargs)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False)
+        # TLC's JVM dies with this process, even a SIGKILLed one (rollcheck.forking).
+        proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False,
+                              preexec_fn=die_with_parent())
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         res = parse_tlc_output(out)
@@ -124,7 +129,7 @@ def run_tlc(model_dir: Path, module: str, cfg: str, *, timeout: float = 600.0, *
         res.error = f"TLC did not finish within {timeout:.0f} s"
         res.elapsed = time.perf_counter() - t0
         return res
-    (model_dir / "tlc-output.txt").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    write_text(model_dir / "tlc-output.txt", proc.stdout + proc.stderr)
     res = parse_tlc_output(proc.stdout + proc.stderr)
     res.elapsed = time.perf_counter() - t0
     if proc.returncode != 0 and res.violated is None and not res.error:
@@ -248,7 +253,7 @@ FLAGS = ("-simulate", "-depth", "-dump", "-workers", "-deadlock")
 def check_flags(available: Sequence[str] = FLAGS) -> dict[str, bool]:
     """Which of ``available`` the installed TLC accepts (its usage text lists them)."""
     proc = subprocess.run([java_binary(), "-cp", str(tla2tools_jar()), "tlc2.TLC", "-help"], capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=60, check=False, preexec_fn=die_with_parent())
     text = proc.stdout + proc.stderr
     return {f: f in text for f in available}
 
