@@ -492,7 +492,7 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
         row["actual_seconds"] = round(res.seconds, 3)
     reference = [r for r in results if r.cell.variant is None]
     reports = [r.report for r in reference]
-    findings = _findings(reports) + _unchecked(cfg, reports, skipped)
+    findings = _findings(reports) + _unchecked(cfg, reports, skipped, any_cell=bool(results))
     mutants = None
     if cfg.mutants:
         # A variant's differential-only cell expects agreement (a disagreement is a finding like the
@@ -531,8 +531,8 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting, exported)
 
 
-def _unchecked(cfg: GateConfig, reports: Sequence[CheckerReport],
-               skipped: Sequence[dict[str, str]]) -> list[Finding]:
+def _unchecked(cfg: GateConfig, reports: Sequence[CheckerReport], skipped: Sequence[dict[str, str]], *,
+               any_cell: bool) -> list[Finding]:
     """A protocol none of whose cells ran (each skipped: a tool not installed, a size limit) was not
     checked, and a gate that ran no cell at all checked nothing: neither may pass as "every property
     holds". Kind ``unavailable`` (exit 4) where only a missing tool is to blame, else ``not_checked`` (5)."""
@@ -543,7 +543,7 @@ def _unchecked(cfg: GateConfig, reports: Sequence[CheckerReport],
             why = "; ".join(dict.fromkeys(f"{r.checker}: {r.message}" for r in mine))
             kind = "unavailable" if all(r.stats.get("unavailable") for r in mine) else "not_checked"
             out.append(Finding(kind, proto, "", "", f"nothing was checked: every cell was skipped ({why})"))
-    if not reports:
+    if not any_cell:  # (a plan of broken variants alone is judged by its variants: not_checked above)
         why = "; ".join(f"{s['checker']}: {s['reason']}" for s in skipped) or "the plan has no cell"
         out.append(Finding("unavailable" if skipped else "not_checked", ",".join(cfg.protocols), "", "",
                            f"nothing was checked: no cell ran ({why})"))
