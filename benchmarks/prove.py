@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.decisions import RULES, differential
 from rollcheck.registry import all_protocols, get_protocol
 from rollcheck.smt.core import bmc, k_induction
+from rollcheck.smt.decisions import differential
 from rollcheck.smt.prove import symbolic
 
 
@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_decisions:
         print()
         print(f"{'decision rule':18} {'cases':>6} {'inputs':>9} {'seconds':>8} {'inputs/s':>9}  verdict")
-        for rule, cases in RULES.items():
+        rules = [(rule, cases) for entry in all_protocols() if entry.decisions
+                 for rule, cases in entry.decision_rules().full.items()]
+        for rule, cases in rules:
             res = differential(rule, cases())
             verdict = "agree" if res.ok else f"DISAGREE: {res.disagreement}"
             rate = res.inputs / max(res.seconds, 1e-9)

@@ -4,7 +4,7 @@ An independent restatement of ``reference_impl/features/system.py``: the ``/feat
 DISABLED or ENABLED, its epoch and finalized ranges), the controller, each broker (release, status, cached
 epoch and features, registered, notified), the registration queue (slots ``q0..q{n-1}``, -1 when empty),
 the client, and the restart / IBP bounds. An UpdateFeatures request is decided by
-:func:`model.decisions.features_update_rule`, the formula the differential check compares with the
+:func:`model.decisions.features.features_update_rule`, the formula the differential check compares with the
 reference's ``FeatureController`` over its whole bounded domain.
 
 Encoded: every action (ElectController, StartBroker, ProcessBrokerRegistration, UpdateFeatures,
@@ -15,8 +15,8 @@ FEAT-08, FEAT-09, FEAT-11. Step properties: FEAT-03 ... FEAT-07, FEAT-12, FEAT-1
 (FEAT-14 and FEAT-16 over the step's change, as the spec states them: the reference reads the step's label).
 UpdateFeatures is split into one relation per operator request (``update_reqs``, ``parameter_relations``: the
 action's ``updates`` and ``dry_run``); its ``result`` is the decision of
-:func:`model.decisions.features_update_rule` on the state before (``_outcome``). A step property fails on a step
-when some request that makes the step breaks it, as on the explorer's labelled edges.
+:func:`model.decisions.features.features_update_rule` on the state before (``_outcome``). A step property fails on
+a step when some request that makes the step breaks it, as on the explorer's labelled edges.
 Strengthening for k-induction: ``caches-behind-node`` (no cached epoch above the node's), which makes FEAT-04
 1-inductive, and ``queue-needs-controller`` (no registration queued without a controller), which makes FEAT-14
 so. Not encoded: the graph property FEAT-10 (liveness: the explorers only);
@@ -37,9 +37,9 @@ from typing import Any
 
 import z3
 
-from model.decisions import features_update_rule, gate_differential
+from model.decisions.features import features_update_rule
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
-from reference_impl.features.system import Broker, BrokerStatus, Client, FeaturesState, ZNode
+from reference_impl.features.state import Broker, BrokerStatus, Client, FeaturesState, ZNode
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
@@ -370,12 +370,6 @@ class FeaturesZ3(SymbolicSystem):
 
     def _update(self, v: V, v2: V) -> z3.BoolRef:
         return z3.Or([rel(v, v2) for _req, rel in self.update_reqs])
-
-    def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("features_update", "features_request", "features_atomic", "features_texts",
-                                  "features_unreadable", "version_range", "finalized_cache", "admin_update",
-                                  "feature_znode"),
-                                 self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         return [("UpdateFeatures", {"updates": tuple((u.feature, u.max_version_level, u.allow_downgrade)

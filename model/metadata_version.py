@@ -6,8 +6,8 @@ level), the committed image's record features (one Bool per ``record_levels`` en
 voter (software, status, offset) and per broker (software, status, offset, registration or -1, fenced,
 RPC level). Entries every node has read are dropped after each step that can advance the lowest offset
 (``_normalize``), symbolically by the lowest offset. An UpdateFeatures request is decided by
-:func:`model.decisions.mv_update_rule`, the formula the differential check compares with the reference's
-``QuorumController`` over its bounded domain.
+:func:`model.decisions.metadata_version.mv_update_rule`, the formula the differential check compares with the
+reference's ``QuorumController`` over its bounded domain.
 
 Encoded: every action (UpdateFeatures, WriteRecord, ReplicateMetadata, RegisterBroker, ElectLeader,
 LeaderFailover, RestartNode, CrashNode, RecoverNode) and every mutation of the config. Invariants: MV-01,
@@ -28,8 +28,8 @@ from typing import Any
 
 import z3
 
-from model.decisions import gate_differential, mv_lossless, mv_update_rule
-from reference_impl.metadata_version.system import Broker, MetadataVersionState, NodeStatus, Voter
+from model.decisions.metadata_version import mv_lossless, mv_update_rule
+from reference_impl.metadata_version.state import Broker, MetadataVersionState, NodeStatus, Voter
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
 from rollcheck.transition import TransitionSystem
 
@@ -227,11 +227,6 @@ class MetadataVersionZ3(SymbolicSystem):
                         self._commit(v, v2, self.level(v), new))
         return z3.And(self.has_quorum(v), z3.Or(z3.And(z3.Or([noop for noop, _w in decisions]), frame(v, v2, {})),
                                                  commit))
-
-    def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("mv_lossless", "mv_catalog", "mv_update", "mv_request", "mv_update_forms",
-                                  "mv_replay", "format_storage", "mv_activation", "mv_registration"),
-                                 self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         names = [sw.name for sw in self.sws]

@@ -30,10 +30,9 @@ from typing import Any
 
 import z3
 
-from model.decisions import gate_differential
-from reference_impl.streams_probing.api import MUTATIONS
+from reference_impl.streams_probing.config import MUTATIONS
 from reference_impl.streams_probing.releases import KAFKA, KAFKA_20, StreamsRelease
-from reference_impl.streams_probing.system import (
+from reference_impl.streams_probing.state import (
     Delivered,
     StreamsGroupState,
     StreamsInstance,
@@ -470,10 +469,6 @@ class StreamsProbingZ3(SymbolicSystem):
         ts = self.ts
         return [("stable", self.stable, ts.stable), ("bounces_done", self._bounces_done, ts.bounces_done),
                 ("converged", self._converged, ts.converged)]
-
-    def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("streams_assign", "streams_on_assignment", "streams_codec", "streams_decode",
-                                  "streams_tasks", "streams_releases"), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         out: list[tuple[str, dict[str, Any], Relation]] = [

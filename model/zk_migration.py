@@ -4,7 +4,7 @@ An independent restatement of ``reference_impl/zk_migration/system.py`` and of t
 calls in ``api.py``: the bootstrap of the empty log (``bootstrap_migration_state``, evaluated once in
 Python for the initial state), what a newly elected controller does with the persisted state
 (``activate``: finalize, resign, abort the open transaction; the same formula as the ``zk_triggers`` rule
-of :mod:`model.decisions`), a ZK broker's registration (``zk_broker_registration_error`` with
+of :mod:`model.decisions.zk_migration`), a ZK broker's registration (``zk_broker_registration_error`` with
 ZkMigrationReady set and no KRaft broker), the take-over of ``/controller_epoch``
 (``claim_controller_epoch``), the quorum trigger (under ``kafka``
 ``reason_all_controllers_zk_migration_not_ready`` over the voters' registrations) and the driver's state
@@ -73,16 +73,15 @@ from typing import Any
 
 import z3
 
-from model.decisions import gate_differential
 from reference_impl.metadata_version.catalog import MetadataVersion
-from reference_impl.zk_migration.api import MigrationDriverState, ZkMigrationState
-from reference_impl.zk_migration.config import MUTATIONS
-from reference_impl.zk_migration.system import (
-    KRAFT_ID,
+from reference_impl.zk_migration.config import KRAFT_ID, MUTATIONS
+from reference_impl.zk_migration.state import (
     BrokerMode,
+    MigrationDriverState,
     Shutdown,
     Voter,
     ZkBroker,
+    ZkMigrationState,
     ZkMigrationSystemState,
     ZooKeeper,
 )
@@ -285,9 +284,6 @@ class ZkMigrationZ3(SymbolicSystem):
     def by_voter(self, name: str, i: int) -> Relation:
         """The sub-relation of action ``name`` taken by voter ``i`` (for step properties)."""
         return self._relation(name, i)
-
-    def decision_differential(self) -> list[dict[str, Any]]:
-        return gate_differential(("zk_triggers",), self.config.profile)
 
     def parameter_relations(self) -> list[tuple[str, dict[str, Any], Relation]]:
         """Every broker and voter action per parameter value (``check_parameters`` compares them with the

@@ -9,15 +9,13 @@ reaches one is vacuous.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reference_impl.metadata_version.catalog import Catalog
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from reference_impl.metadata_version.state import MetadataVersionState
 from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
 from rollcheck.transition import Action
-
-if TYPE_CHECKING:  # the system module imports this one (its PROPERTIES): annotations only
-    from reference_impl.metadata_version.system import MetadataVersionState
 
 KIP = "KIP-778"
 

@@ -15,7 +15,7 @@ from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, 
 from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
 from rollcheck.transition import Action
 
-if TYPE_CHECKING:  # the system module imports this one (its properties()): annotations only
+if TYPE_CHECKING:  # the context properties are bound to (PropertySet.bind): annotations only
     from reference_impl.streams_probing.system import StreamsProbingSystem
 
 KIP = "KIP-268"

@@ -13,7 +13,8 @@ A protocol's property module reads like the KIP it checks::
 
     PROPERTIES = PropertySet.of(globals(), context=FeaturesContext.of)
 
-and its system returns ``PROPERTIES.bind(self)`` from ``properties()``. A predicate takes the state (an
+and its protocol's entry names it (``properties="properties.features:PROPERTIES"``); the system's
+``properties()`` returns ``registered_properties(self)``, the set bound to it. A predicate takes the state (an
 invariant or witness), the transition ``(s, a, t)`` (a step property) or the action (a graph property's
 ``allowed``), optionally preceded by a context: what the property set's ``context`` builds once from the
 system (the profile, the config's tables), so that one function serves every config. ``when`` (a predicate

@@ -14,7 +14,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from rollcheck.errors import UserError
-from rollcheck.transition import ProtocolEntry, TransitionSystem
+from rollcheck.transition import AnyProperty, ProtocolEntry, TransitionSystem
 
 GROUP = "rollcheck.protocols"
 
@@ -75,6 +75,21 @@ def check_profile(entry: ProtocolEntry, profile: object, where: str = "") -> str
         raise UserError(f"{where}: {problem}" if where else problem)
     assert isinstance(profile, str)
     return profile
+
+
+def find_protocol(name: str) -> ProtocolEntry | None:
+    """The entry of a registered protocol, or None for a name no entry point registers."""
+    return _load(name) if name in _registered() else None
+
+
+def registered_properties(ts: Any) -> list[AnyProperty]:
+    """The property set ``ts``'s protocol registers (``ProtocolEntry.properties``), bound to ``ts``: what a
+    reference system's ``properties()`` returns, so that the reference never imports its own properties."""
+    entry = get_protocol(ts.name)
+    props = entry.property_set()
+    if props is None:
+        raise UserError(f"protocol '{entry.name}' registers no properties (ProtocolEntry.properties)")
+    return list(props.bind(ts))
 
 
 def build_system(protocol: str, config: Any, variant: str | None = None) -> TransitionSystem[Any]:

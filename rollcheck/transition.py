@@ -233,6 +233,11 @@ class ProtocolEntry:
     # callable from the transition system to a rollcheck.smt.core.SymbolicSystem).
     spec: str | None = None
     z3: str | None = None
+    # The protocol's property set (a rollcheck.declare.PropertySet) and its decision rules (a
+    # rollcheck.smt.decisions.DecisionRules), named the same way: the reference binds neither itself, so nothing
+    # in it reads the properties or the Z3 model that check it (registered_properties binds the set).
+    properties: str | None = None
+    decisions: str | None = None
     gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
     # More configs the gate checks by default, each telling a story the gate config does not (a fault, a
     # misconfiguration, another upgrade path), so that a bug only they reach still fails the gate.
@@ -307,6 +312,20 @@ class ProtocolEntry:
             return None
         encoding, _ = load_reference(self.z3, f"{self.name}: z3")
         return encoding  # type: ignore[no-any-return]
+
+    def property_set(self) -> Any:
+        """The protocol's property set (``properties``: a PropertySet), or None when the entry names none."""
+        if self.properties is None:
+            return None
+        props, _ = load_reference(self.properties, f"{self.name}: properties")
+        return props
+
+    def decision_rules(self) -> Any:
+        """The protocol's decision rules (``decisions``: a rollcheck.smt.decisions.DecisionRules), or None."""
+        if self.decisions is None:
+            return None
+        rules, _ = load_reference(self.decisions, f"{self.name}: decisions")
+        return rules
 
     def variant(self, variant_id: str) -> Variant:
         for v in self.variants:

@@ -1,10 +1,10 @@
 """The decision differential in the gate's z3 cells and in ``rollcheck prove`` (issue #22 item 3).
 
-Each encoding's decision rules (model/decisions/: one UpdateFeatures update, one metadata.version change,
-one Streams assignment, KIP-866's triggers) are compared with the reference on every input of a bounded
-domain, for the cell's profile. A rule that no config's states ask about is reached this way: a controller
-that accepts the deletion of a feature that does not exist (a rule only API unit tests saw) is a
-disagreement, exit 3.
+Each protocol's decision rules (model/decisions/<p>.py, registered through ``ProtocolEntry.decisions``: one
+UpdateFeatures update, one metadata.version change, one Streams assignment, KIP-866's triggers) are compared
+with the reference on every input of a bounded domain, for the cell's profile. A rule that no config's states
+ask about is reached this way: a controller that accepts the deletion of a feature that does not exist (a rule
+only API unit tests saw) is a disagreement, exit 3.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from model.decisions import _for_profile
 from reference_impl.features.api import FeatureController, FeatureUpdate, FinalizedVersionRange
 from rollcheck.checkers import CheckContext
+from rollcheck.checkers.z3options import decisions
 from rollcheck.registry import get_protocol
 from rollcheck.smt.checker import check_z3, decision_differential
+from rollcheck.smt.decisions import for_profile, protocol_differential
 from rollcheck.smt.prove import symbolic
 
 # What each protocol's encoding compares, per profile (the Streams assign() and onAssignment() formulas are the
@@ -48,11 +49,30 @@ def test_every_encoding_compares_its_decision_rules_and_they_agree(protocol: str
     assert all(r["cases"] > 0 and r["inputs"] > 0 for r in res["rules"]), res["rules"]
 
 
+def _for_profile(case: str, profile: str) -> bool:
+    return for_profile(case, profile, get_protocol("streams_probing").profiles)
+
+
 def test_a_case_named_for_one_profile_runs_for_that_profile_only() -> None:
     assert _for_profile("kip, 1 live brokers", "kip") and not _for_profile("kip, 1 live brokers", "kafka")
     assert _for_profile("leader 2.1, kafka 3.9", "kafka") and not _for_profile("leader 2.1, kafka 3.9", "kip")
     assert _for_profile("catalog example", "kafka") and _for_profile("catalog example", "kip")
     assert _for_profile("kafka catalog, voters 1", "kip")  # the catalog, not the profile
+    assert _for_profile("leader 2.0, kafka-2.0", "kafka-2.0") and not _for_profile("leader 2.0, kafka-2.0", "kafka")
+    # the profile words are the protocol's own (ProtocolEntry.profiles): one it lacks names no profile
+    assert for_profile("leader 2.0, kafka-2.0", "kip", ("kip", "kafka"))
+
+
+def test_each_protocol_registers_its_decision_rules_through_its_entry() -> None:
+    """The rules come from ``ProtocolEntry.decisions``, nowhere else: an entry without them compares none."""
+    for name, rules in RULES.items():
+        entry = get_protocol(name)
+        assert list(entry.decision_rules().gate) == rules
+        assert list(entry.decision_rules().full) == rules
+        sym = _sym(name, entry.profiles[0])
+        assert [r["rule"] for r in decision_differential(sym)["rules"]] == rules
+    bare = dataclasses.replace(get_protocol("zk_migration"), decisions=None)
+    assert bare.decision_rules() is None and protocol_differential(bare, "kip") == []
 
 
 def _accept_deleting_a_missing_feature(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,7 +113,7 @@ def test_the_ci_tier_compares_decisions_once_per_profile(tmp_path: Path) -> None
     for name in RULES:
         for profile in get_protocol(name).profiles:
             mine = [c for c in z3 if c.entry.name == name and c.config.profile == profile]
-            assert [c.label for c in mine if c.decisions] == ["small"], (name, profile)
+            assert [c.label for c in mine if decisions(c.settings)] == ["small"], (name, profile)
 
 
 def test_prove_exits_3_on_a_decision_disagreement(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -111,7 +131,7 @@ def test_prove_exits_3_on_a_decision_disagreement(monkeypatch: pytest.MonkeyPatc
 
 def test_prove_differential_only_compares_every_state_and_proves_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """What the ci tier's z3 cell on small runs, and what benchmarks/mutation.py runs on a mutated copy."""
+    """What the ci tier's z3 cell on small runs, and what `rollcheck mutate` runs on a mutated copy."""
     from rollcheck.cli import main
 
     code = main(["prove", "zk_migration", "--config", "small", "--profile", "kafka", "--differential-only",

@@ -104,3 +104,12 @@ def test_the_specs_and_code_do_not_drift(installed: dict[str, str]) -> None:
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
                           check=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_the_decision_rule_registered_through_the_entry_runs(installed: dict[str, str]) -> None:
+    """``ProtocolEntry.decisions``: ``rollcheck prove`` compares the page's rule with the reference."""
+    proc = _run(installed, "rollcheck prove rollout --config small --decisions-only --json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    decisions = json.loads(proc.stdout)["decisions"]
+    assert [r["rule"] for r in decisions["rules"]] == ["finalize"] and decisions["disagreement"] is None
+    assert decisions["rules"][0]["inputs"] == 2 * 3 ** 2  # two levels above the first, nodes at 1-3

@@ -12,18 +12,18 @@ import pytest
 import reference_impl.features.api as features_api
 import reference_impl.streams_probing.api as streams_api
 import reference_impl.zk_migration.api as zk_api
-from model.decisions import (
+from model.decisions.features import (
     admin_update_cases,
-    differential,
     feature_znode_cases,
     features_request_cases,
     features_update_cases,
     features_update_formula,
     features_update_reference,
     finalized_cache_cases,
-    format_storage_cases,
-    mv_activation_cases,
-    mv_request_cases,
+    version_range_cases,
+)
+from model.decisions.metadata_version import format_storage_cases, mv_activation_cases, mv_request_cases
+from model.decisions.streams import (
     streams_assign_cases,
     streams_assign_formula,
     streams_assign_reference,
@@ -31,9 +31,9 @@ from model.decisions import (
     streams_decode_cases,
     streams_on_assignment_cases,
     streams_tasks_cases,
-    version_range_cases,
 )
 from reference_impl.streams_probing.releases import release
+from rollcheck.smt.decisions import differential
 from rollcheck.transition import Action
 
 
@@ -85,7 +85,7 @@ def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, mo
                                                                ) -> None:
     """Two-update requests under KIP-584 and its all-or-nothing revision (features_atomic), and the response's
     ``ok`` (features_atomic, features_request): which error each update reports, and what is applied."""
-    from model.decisions import features_atomic_cases, features_request_cases
+    from model.decisions.features import features_atomic_cases, features_request_cases
 
     res = differential("features_atomic", features_atomic_cases())
     assert res.ok and res.cases == 2 and res.inputs == 2 * 2 * 2 * (3 * 4) ** 2, str(res.disagreement)
@@ -99,7 +99,7 @@ def test_features_atomic_and_request_rules_see_each_planted_bug(planted: Any, mo
                                      "kip's broker words under kafka"])
 def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the kafka-features tool prints of an error, and the node's path by profile."""
-    from model.decisions import features_texts_cases
+    from model.decisions.features import features_texts_cases
 
     res = differential("features_texts", features_texts_cases())
     assert res.ok and res.inputs == 5 * 2 + 2 * 2 * 3 * 2, str(res.disagreement)  # and the refusals' words
@@ -129,7 +129,7 @@ def test_features_texts_rule_sees_each_planted_bug(planted: str, monkeypatch: py
 def test_features_unreadable_rule_sees_each_planted_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the cluster does with a /feature node no reader can decode (system actions no explored state
     reaches: every write is FeatureZNode.encode's): the campaign's features system.py 330 and 355 ran nowhere."""
-    from model.decisions import features_unreadable_cases
+    from model.decisions.features import features_unreadable_cases
     from reference_impl.features import system as features_system
 
     res = differential("features_unreadable", features_unreadable_cases())
@@ -218,7 +218,7 @@ def test_differential_reports_a_concrete_disagreement() -> None:
 
 
 def test_mv_lossless_rule_agrees_on_every_catalog_pair() -> None:
-    from model.decisions import mv_lossless_cases
+    from model.decisions.metadata_version import mv_lossless_cases
 
     res = differential("mv_lossless", mv_lossless_cases())
     assert res.ok, str(res.disagreement)
@@ -226,7 +226,7 @@ def test_mv_lossless_rule_agrees_on_every_catalog_pair() -> None:
 
 
 def test_mv_update_decision_agrees_with_reference() -> None:
-    from model.decisions import mv_update_cases
+    from model.decisions.metadata_version import mv_update_cases
 
     # Two voters (the controller and one that may be unregistered), no brokers; ranges that start at the
     # lowest level or end at the highest (the full domain runs in benchmarks/prove.py).
@@ -238,7 +238,7 @@ def test_mv_update_decision_agrees_with_reference() -> None:
 
 def test_mv_update_decision_agrees_on_kafkas_catalog() -> None:
     """Kafka's own catalog, where 3.9's floor (3.3-IV0) and 4.0's minimum version (3.3-IV3) differ."""
-    from model.decisions import mv_update_cases
+    from model.decisions.metadata_version import mv_update_cases
 
     res = differential("mv_update", mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,)))
     assert res.ok, str(res.disagreement)
@@ -247,7 +247,7 @@ def test_mv_update_decision_agrees_on_kafkas_catalog() -> None:
 
 def test_mv_update_decision_disagreement_is_found() -> None:
     """The kip formula against Kafka 3.9's controller: they differ (a lossy UNSAFE downgrade, for one)."""
-    from model.decisions import mv_update_cases, mv_update_formula
+    from model.decisions.metadata_version import mv_update_cases, mv_update_formula
     from reference_impl.metadata_version.catalog import CATALOGS
 
     case = next(c for c in mv_update_cases("example", voters=1, brokers=0, dry_runs=(False,)) if "kafka 3.9" in c[0])
@@ -257,7 +257,7 @@ def test_mv_update_decision_disagreement_is_found() -> None:
 
 
 def test_zk_migration_triggers_agree_with_reference() -> None:
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     res = differential("zk_triggers", zk_trigger_cases())
     assert res.ok, str(res.disagreement)
@@ -275,7 +275,7 @@ def test_zk_migration_triggers_agree_with_reference() -> None:
 def test_each_form_of_a_metadata_version_is_the_same_version(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system passes levels alone: a to_metadata_version that loses a form (the campaign's survivors
     api.py:146 / 148 if_false) is seen by the decision differential only."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
     from reference_impl.metadata_version.catalog import MetadataVersion, from_feature_level, from_version_string
 
     def lossy(mv: object) -> MetadataVersion:
@@ -298,7 +298,7 @@ def test_zk_state_codes_and_metric_values_are_the_rules_own(planted: str, monkey
     that read the same enum together."""
     import enum
 
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
     from reference_impl.zk_migration import api as zk_api
 
     zs = zk_api.ZkMigrationState
@@ -320,7 +320,7 @@ def test_zk_state_codes_and_metric_values_are_the_rules_own(planted: str, monkey
 
 def test_zk_kraft_broker_registration_rule_sees_a_planted_id_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """No config registers a new KRaft broker: the KIP's id rule is reached by the decision differential only."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
     from reference_impl.zk_migration import api as zk_api
 
     monkeypatch.setattr(zk_api, "kraft_broker_registration_error", lambda broker_id, zk_broker_ids: None)
@@ -335,7 +335,7 @@ def test_zk_activation_records_rule_sees_each_planted_generator_bug(planted: str
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's first controller activates an empty log with no partial transaction, and every replayed log
     has a metadata.version record: the generator's other paths are compared by this case only."""
-    from model.decisions import zk_activation_records_cases
+    from model.decisions.zk_migration import zk_activation_records_cases
     from reference_impl.zk_migration import api as zk_api
 
     assert differential("zk_triggers", zk_activation_records_cases()).ok
@@ -464,7 +464,7 @@ def _planted_driver_helper(planted: str, monkeypatch: pytest.MonkeyPatch) -> str
 def test_zk_driver_helpers_no_config_varies_are_decision_rules(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's leader image always holds what /migration records, its events run under the leader that made
     them and it copies no record batches: a bug in those driver helpers is seen by the decision differential."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     case = _planted_driver_helper(planted, monkeypatch)
     bad = differential("zk_triggers", [c for c in zk_trigger_cases() if c[0] == case])
@@ -474,7 +474,7 @@ def test_zk_driver_helpers_no_config_varies_are_decision_rules(planted: str, mon
 def test_zk_activation_profiles_differ_concretely() -> None:
     """The kip activation formula against Kafka's: a MIGRATION log met by a controller with migration off
     (and not every voter off) resigns in the KIP and finalizes in Kafka."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     cases = {c[0]: c for c in zk_trigger_cases()}
     kip, kafka = cases["activate, kip"], cases["activate, kafka"]
@@ -830,7 +830,7 @@ def test_mv_catalog_rule_agrees_and_sees_each_planted_catalog_bug(planted: Any, 
     """The system reads levels as ints and never prints or parses a version's name: a wrong ZooKeeper-era level,
     a name that no longer reads back, a wrong ``previous()`` are seen by the catalog rule, not only by
     tests/kafka's MetadataVersionTest."""
-    from model.decisions import mv_catalog_cases
+    from model.decisions.metadata_version import mv_catalog_cases
 
     res = differential("mv_catalog", mv_catalog_cases())
     assert res.ok, str(res.disagreement)
@@ -1218,7 +1218,7 @@ def test_streams_tasks_rule_agrees_and_sees_each_planted_dealing_bug(planted: An
 def test_mv_update_forms_rule_sees_each_planted_form_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's operator sends typed updates within the catalog with no ZK migration in progress: the
     request forms and the migration check are compared by this rule only."""
-    from model.decisions import mv_update_form_cases
+    from model.decisions.metadata_version import mv_update_form_cases
     from reference_impl.metadata_version import api as mv_api
 
     assert differential("mv_update_forms", mv_update_form_cases()).ok
@@ -1243,7 +1243,7 @@ def test_mv_update_forms_rule_sees_each_planted_form_bug(planted: str, monkeypat
 @pytest.mark.parametrize("planted", ["4.0 applies kraft.version", "kafka replays an unsupported level",
                                      "level 0 kept as a level"])
 def test_mv_replay_rule_sees_each_planted_replay_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from model.decisions import mv_replay_cases
+    from model.decisions.metadata_version import mv_replay_cases
     from reference_impl.metadata_version import api as mv_api
 
     assert differential("mv_replay", mv_replay_cases()).ok
@@ -1342,7 +1342,7 @@ def test_mv_request_checks_formula_agrees_and_sees_each_planted_bug(planted: str
 def test_records_for_empty_log_reads_its_own_version_and_records(ignored: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's activation passes neither (generate() gives the bootstrap's): a recordsForEmptyLog that
     ignores one (the campaign's survivors api.py:247 if_true / 248 if_false) is seen by the decision rule."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     original = zk_api.records_for_empty_log
 
@@ -1362,7 +1362,7 @@ def test_register_broker_checks_the_system_never_sends_are_decision_rules(plante
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The system registers ZK brokers alone, with the inter-broker listener, a range and no explicit finalized
     level: each of registerBroker's other checks is seen by the decision rule only."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     original = zk_api.register_broker
 
@@ -1389,7 +1389,7 @@ def test_register_broker_checks_the_system_never_sends_are_decision_rules(plante
 def test_kraft_controller_registration_is_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's claim reads only the new epoch: the znode version written and the order of the refusals
     are seen by the rule on tryRegisterKRaftControllerAsActiveController alone."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     def planted_register(cid: int, kraft: int, epoch: int | None,
                          controller_epoch_zk_version: int = 1 if planted == "version 1 by default" else 0,
@@ -1415,7 +1415,7 @@ def test_kraft_controller_registration_is_a_decision_rule(planted: str, monkeypa
 def test_the_activation_message_is_part_of_the_rule(dropped: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The message Kafka logs is what its ActivationRecordsGeneratorTest asserts; no system step reads it, so a
     branch that only writes a sentence (the campaign's api.py:306 survivors) is seen by the rule alone."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     original = zk_api.generate_activation_records
 
@@ -1435,7 +1435,7 @@ def test_the_activation_message_is_part_of_the_rule(dropped: str, monkeypatch: p
 def test_quorum_readiness_reasons_are_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system registers every voter and reads only whether a reason exists: a missing registration, the
     order of the controllers and the 3.7-IV0 floor are seen by the rule alone."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     original = zk_api.reason_all_controllers_zk_migration_not_ready
 
@@ -1464,7 +1464,7 @@ def test_quorum_readiness_reasons_are_a_decision_rule(planted: str, monkeypatch:
 def test_the_driver_state_events_are_a_decision_rule(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's driver runs every event under the leader that made it, after the first publish, from the
     states Kafka allows, and ignores the znodes an event lists: each of those is seen by this rule alone."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     if planted == "first publish not awaited":
         original_quorum = zk_api.wait_for_controller_quorum_event
@@ -1497,7 +1497,7 @@ def test_activation_refusals_no_config_reaches_are_decision_rules(planted: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """No KRaft log replays ZK (the state of a ZooKeeper-mode cluster) and every empty log has a bootstrap
     version: the campaign's survivors api.py:334 if_true / 352 if_false are seen by the generate rule alone."""
-    from model.decisions import zk_trigger_cases
+    from model.decisions.zk_migration import zk_trigger_cases
 
     if planted == "ZK read as POST_MIGRATION":
         original = zk_api.records_for_non_empty_log
@@ -1661,7 +1661,8 @@ def test_code_table_case_sees_a_code_that_drifted_from_kafka_and_a_missing_name(
     whose code moved (or that lost a name) disagrees, even where every other rule reads the enum alike."""
     import enum
 
-    from model.decisions.core import KAFKA_ERRORS, code_table_case
+    from model.decisions.kafka_errors import KAFKA_ERRORS
+    from rollcheck.smt.decisions import code_table_case
 
     def agrees(enum_type: Any) -> bool:
         label, formula, domain, reference = code_table_case("codes", KAFKA_ERRORS, enum_type)
@@ -1677,7 +1678,7 @@ def test_code_table_case_sees_a_code_that_drifted_from_kafka_and_a_missing_name(
 def test_feature_znode_rule_sees_a_planted_setup_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What an elected controller writes to the node: no config elects one under an old IBP over a node already
     disabled and empty, so the rule's comparison is what sees an extra rewrite (the campaign's api.py:736)."""
-    from model.decisions import feature_znode_cases
+    from model.decisions.features import feature_znode_cases
 
     real = features_api.setup_feature_versioning
     status = features_api.FeatureZNodeStatus
@@ -1814,7 +1815,7 @@ def test_mv_registration_rule_agrees_and_sees_each_planted_registration_bug(kind
     meets a request without one (Kafka 3.9 assumes MINIMUM_KRAFT_VERSION, 4.0 refuses with INVALID_REGISTRATION)
     or a second feature sent before metadata.version; kip assumes the minimum whichever release a config names.
     Each planted bug is a disagreement."""
-    from model.decisions import mv_registration_cases
+    from model.decisions.metadata_version import mv_registration_cases
     from reference_impl.metadata_version.api import QuorumController
 
     cases = list(mv_registration_cases())
@@ -1839,7 +1840,7 @@ def test_mv_request_rule_sees_a_kip_request_applied_in_part(monkeypatch: pytest.
     survivor metadata_version api.py:574 (the all-or-nothing block of ``_update_kip`` skipped) survived every
     checker. ``mv_request`` now sends two updates (``mv_atomic_cases``), each valid or refused, in either order;
     a controller that applies the valid one beside a refused one is a disagreement."""
-    from model.decisions import mv_atomic_cases
+    from model.decisions.metadata_version import mv_atomic_cases
     from reference_impl.metadata_version.api import ControllerResult, QuorumController, UpdateFeaturesRequest
     from reference_impl.metadata_version.api import UpdateFeaturesResponse as Response
 
@@ -1863,7 +1864,7 @@ def test_mv_request_rule_sees_kafkas_two_update_requests(planted: str, monkeypat
     """Under the kafka profile a request that fails in part is not all or nothing: 3.9 writes the updates that
     passed beside a refused one, 4.0 stops at the first refused one (in the request's order) and writes nothing.
     Each way of getting that wrong is a disagreement of ``mv_request``'s kafka two-update cases."""
-    from model.decisions import mv_atomic_cases
+    from model.decisions.metadata_version import mv_atomic_cases
     from reference_impl.metadata_version import api as mv_api
 
     real = mv_api.QuorumController._update_kafka
@@ -1891,7 +1892,7 @@ def test_mv_update_forms_sees_another_feature_refused_for_a_level_metadata_versi
     """The campaign's survivor metadata_version api.py:600: kip's "Unknown metadata.version level" check applied to
     every feature. On Kafka's catalog (27 levels) no other feature's level tells; on the KIP's example (V1..V5)
     group.version at 6 or 7 does, and ``mv_update_forms`` now has that case."""
-    from model.decisions import mv_update_form_cases
+    from model.decisions.metadata_version import mv_update_form_cases
     from reference_impl.metadata_version import api as mv_api
 
     res = differential("mv_update_forms", mv_update_form_cases())
@@ -1914,7 +1915,7 @@ def test_mv_update_forms_reads_the_same_level_refusals_words(verb: str, monkeypa
     """kip's same-level refusal ("Can not upgrade group.version from existing level 1 to the same value.") names the
     request's verb, feature and level; the campaign's survivors metadata_version api.py:603 (the verb fixed either
     way) met no rule that read it."""
-    from model.decisions import mv_update_form_cases
+    from model.decisions.metadata_version import mv_update_form_cases
     from reference_impl.metadata_version import api as mv_api
 
     real = mv_api.QuorumController._kip_validate

@@ -1,6 +1,39 @@
 """KIP-584 (feature versioning) decision rules: one UpdateFeatures update at the controller and the request's
 top-level answers, version ranges, the Admin client's checks, a broker's FinalizedFeatureCache and the /feature
-znode's decoder; reference_impl/features/api.py is the reference."""
+znode's decoder; reference_impl/features/api.py is the reference.
+
+Rules (``DECISIONS``, registered through the protocol's ``ProtocolEntry.decisions``):
+
+* ``version_range``: KIP-584's version ranges (reference_impl/features/api.py): which (min, max) the
+  SupportedVersionRange and FinalizedVersionRange constructors accept, a level's membership, and a finalized
+  range's incompatibility with a supported one; ``fromMap``, and Kafka 2.8's BrokerFeatures (``createDefault``,
+  ``defaultFinalizedFeatures``, ``incompatibleFeatures``).
+* ``finalized_cache``: a broker's FinalizedFeatureCache (reference_impl/features/api.py): an update's
+  acceptance by epoch and compatibility, the epoch cached after it, and ``waitUntilEpochOrThrow``'s condition;
+  ``is_compatible`` on the same node (absent, disabled even with features, enabled) and the epoch refusal's
+  quote of the cache.
+* ``admin_update``: the Admin client's checks before an UpdateFeatures request is sent (a level below 1
+  needs allowDowngrade, no empty map, no feature name that Java's ``String.trim`` empties) and the request it
+  sends.
+* ``feature_znode``: Kafka 2.8's ``FeatureZNode.decode`` on well-formed and malformed /feature JSON (32-bit
+  edges of every int, a missing or mistyped key): the exception class it throws, or the node it decodes; the
+  node's defaults; and what an elected controller writes to every node it can find, per IBP
+  (``enableFeatureVersioning`` / ``disableFeatureVersioning``).
+* ``features_update``: one UpdateFeatures update at the controller (reference_impl/features/api.py): the
+  error code and the finalized range written (or the deletion), for the existing range, the level, the
+  allowDowngrade flag, the controller's own supported range and the live brokers' ranges; per profile.
+* ``features_atomic``: a request with two updates under KIP-584 as written (each on its own) and its revision
+  (all or nothing): each result's error code and note, and the ranges after it.
+* ``features_texts``: what the ``kafka-features`` tool prints of an error (class and message, the default
+  message when there is none), the node's path by profile, and the words of two refusals (the same level: Kafka's,
+  naming the direction the flag asked for; a level a broker cannot run with, per profile).
+* ``features_unreadable``: what the cluster does with a /feature node no reader can decode (an operator's
+  bytes): a broker's startup and watch notification (it runs on with its cache cleared, or exits), the
+  controller's election, an UpdateFeatures request and a registration, by the decoder's exception class.
+* ``features_request``: Kafka 2.8's answers to an UpdateFeatures request before any update is validated
+  (authorization, not the active controller, versioning off, a feature named twice under kip), with their
+  messages, and an empty feature name failing alone; the error codes against Kafka's numbers, restated.
+"""
 
 from __future__ import annotations
 
@@ -32,19 +65,22 @@ from reference_impl.features.api import (
     setup_feature_versioning,
     supported_features,
 )
-
-from .core import (
-    CLUSTER_AUTHORIZATION_FAILED,
+from rollcheck.smt.decisions import (
     CODEC_ERROR,
     DONT_CARE,
-    FEATURE_UPDATE_FAILED,
-    INVALID_REQUEST,
-    KAFKA_ERRORS,
-    NOT_CONTROLLER,
+    DecisionRules,
     Formula,
     Inputs,
     Outputs,
     code_table_case,
+)
+
+from .kafka_errors import (
+    CLUSTER_AUTHORIZATION_FAILED,
+    FEATURE_UPDATE_FAILED,
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    NOT_CONTROLLER,
 )
 
 # --------------------------------------------------------------------------- features UpdateFeatures
@@ -773,7 +809,8 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
     into the bytes above), ``ibp`` (the IBP enables feature versioning), ``ctl`` (broker 0, the reader, is the
     controller)."""
     from reference_impl.features.config import FeaturesConfig
-    from reference_impl.features.system import Broker, BrokerStatus, FeaturesState, FeaturesSystem, ZNode
+    from reference_impl.features.state import Broker, BrokerStatus, FeaturesState, ZNode
+    from reference_impl.features.system import FeaturesSystem
 
     names = ["payload", "ibp", "ctl"]
 
@@ -843,3 +880,18 @@ def features_unreadable_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
               for c in (0, 1)]
     for profile in ("kip", "kafka"):
         yield f"unreadable node, {profile}", Formula(names, build(profile)), domain, reference(profile)
+
+
+# The full domains (benchmarks/prove.py) and the gate's (a z3 cell within seconds: one live broker).
+DECISIONS = DecisionRules(
+    full={"features_update": features_update_cases, "features_request": features_request_cases,
+          "features_atomic": features_atomic_cases, "features_texts": features_texts_cases,
+          "features_unreadable": features_unreadable_cases, "version_range": version_range_cases,
+          "finalized_cache": finalized_cache_cases, "admin_update": admin_update_cases,
+          "feature_znode": feature_znode_cases},
+    gate={"features_update": lambda: features_update_cases(brokers=1), "features_request": features_request_cases,
+          "features_atomic": features_atomic_cases, "features_texts": features_texts_cases,
+          "features_unreadable": features_unreadable_cases, "version_range": version_range_cases,
+          "finalized_cache": finalized_cache_cases, "admin_update": admin_update_cases,
+          "feature_znode": feature_znode_cases},
+)

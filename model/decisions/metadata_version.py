@@ -1,6 +1,37 @@
 """KIP-778 (metadata.version) decision rules: lossless downgrades, the catalogs' own rules, the active
 controller's decision on an update and the request's top-level answers, ``kafka-storage format`` and the
-activation's bootstrap record; reference_impl/metadata_version/ is the reference."""
+activation's bootstrap record; reference_impl/metadata_version/ is the reference.
+
+Rules (``DECISIONS``, registered through the protocol's ``ProtocolEntry.decisions``):
+
+* ``mv_lossless``: KIP-778's lossless-downgrade rule over each catalog (reference_impl/metadata_version/catalog.py).
+* ``mv_catalog``: the catalogs' own rules (reference_impl/metadata_version/catalog.py): Kafka's level numbering,
+  KRaft support, ``previous()``, and that printed names and KRaft levels read back to their member, per release;
+  ``checkIfMetadataChanged`` / ``isLosslessDowngrade`` over every pair of members, with Kafka's didMetadataChange
+  flags restated, their order and FeatureCommand's list between them; ``VersionRange.of`` (the short cast),
+  ``intersects``, ``toString``, the constructor's ``0 <= min <= max``; QuorumFeatures' default metadata.version
+  range per release, stable or not; and ``UpdateFeaturesResponse``'s readers.
+* ``mv_update``: the active controller's decision on a ``metadata.version`` update (api.py QuorumController), per
+  profile and Kafka release (3.9 / 4.0), catalog, dry run.
+* ``mv_update_forms``: one metadata.version update in each form a request may carry it (an UpgradeType byte,
+  known or not; the v0 AllowDowngrade flag; a negative level; an empty name) and during a ZK migration: the
+  checks before the version rules, which error and message, and the level written; and (kip) an update of
+  another feature, checked against the controller's own range and a broker's that lacks the feature (0-0).
+* ``mv_replay``: FeatureControlManager.replay of one FeatureLevelRecord per profile and release (level 0 removes;
+  kafka: a level the controller does not support is fatal; 4.0 skips kraft.version).
+* ``mv_request``: the answers ControllerApis.handleUpdateFeatures gives before the decision (authorization, not
+  the active controller, a feature named twice) and what their messages name; a request of two updates
+  (metadata.version and another feature), one refused (``mv_atomic_cases``): all or nothing under kip, the valid
+  half written under kafka 3.9, the first refusal answered at the top level under 4.0; the codes on the
+  wire (Errors, DowngradeType, UpgradeType) against Kafka's numbers, restated.
+* ``format_storage``: ``kafka-storage format --metadata-version`` (reference_impl/metadata_version/api.py
+  format_storage): the level a new cluster bootstraps at, or a refusal; per profile and Kafka release.
+* ``mv_activation``: KIP-778 "Initialization" (bootstrap_metadata_version, activation_metadata_version): the
+  bootstrap record an activating controller writes and the version it runs at, for empty and non-empty logs.
+* ``mv_registration``: ClusterControlManager.registerBroker's feature checks on what the system never sends (no
+  metadata.version range: assumed, or refused by 4.0; a second feature in either order): the error, the feature
+  and numbers the refusal names, the range registered.
+"""
 
 from __future__ import annotations
 
@@ -28,19 +59,22 @@ from reference_impl.metadata_version.api import (
     request,
 )
 from reference_impl.metadata_version.catalog import CATALOGS, FEATURE_NAME
-
-from .core import (
-    CLUSTER_AUTHORIZATION_FAILED,
+from rollcheck.smt.decisions import (
     CODEC_ERROR,
     DONT_CARE,
-    FEATURE_UPDATE_FAILED,
-    INVALID_REQUEST,
-    KAFKA_ERRORS,
-    NOT_CONTROLLER,
+    DecisionRules,
     Formula,
     Inputs,
     Outputs,
     code_table_case,
+)
+
+from .kafka_errors import (
+    CLUSTER_AUTHORIZATION_FAILED,
+    FEATURE_UPDATE_FAILED,
+    INVALID_REQUEST,
+    KAFKA_ERRORS,
+    NOT_CONTROLLER,
 )
 
 # --------------------------------------------------------------------------- metadata.version (KIP-778)
@@ -1623,3 +1657,20 @@ def _kafka_two_update_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
         domain = [dict(zip(_ATOMIC_INPUTS, v, strict=True))
                   for v in itertools.product((low, low + 1), (1, 2), (0, 1), (0, 1), (0, 1), (0, 1))]
         yield f"two updates, kafka {release}", Formula(_ATOMIC_INPUTS, formula), domain, reference
+
+
+# The full domains (benchmarks/prove.py) and the gate's (a z3 cell within seconds: mv_update on small quorums).
+DECISIONS = DecisionRules(
+    full={"mv_lossless": mv_lossless_cases, "mv_catalog": mv_catalog_cases,
+          "mv_update": lambda: itertools.chain(mv_update_cases(), mv_own_registration_cases()),
+          "mv_request": mv_request_cases, "mv_update_forms": mv_update_form_cases, "mv_replay": mv_replay_cases,
+          "format_storage": format_storage_cases, "mv_activation": mv_activation_cases,
+          "mv_registration": mv_registration_cases},
+    gate={"mv_lossless": mv_lossless_cases, "mv_catalog": mv_catalog_cases,
+          "mv_update": lambda: itertools.chain(
+              mv_update_cases("example", voters=2, brokers=0, dry_runs=(False, True), edge_ranges=True),
+              mv_update_cases("kafka", voters=1, brokers=0, dry_runs=(False,)), mv_own_registration_cases()),
+          "mv_request": mv_request_cases, "mv_update_forms": mv_update_form_cases, "mv_replay": mv_replay_cases,
+          "format_storage": format_storage_cases, "mv_activation": mv_activation_cases,
+          "mv_registration": mv_registration_cases},
+)

@@ -1,6 +1,34 @@
 """Kafka Streams decision rules (KIP-268 version probing): the leader's ``assign()`` and its task deal, a member's
 ``onAssignment()``, and the ``SubscriptionInfo`` / ``AssignmentInfo`` wire formats (round trips and damaged bytes);
-reference_impl/streams_probing/api.py is the reference."""
+reference_impl/streams_probing/api.py is the reference.
+
+Rules (``DECISIONS``, registered through the protocol's ``ProtocolEntry.decisions``):
+
+* ``streams_assign``: the Kafka Streams leader's ``assign()`` (reference_impl/streams_probing/api.py): the
+  used version, the supported version it encodes, what a future member gets, the error assignment, the
+  follow-up rebalance, when the leader fails and by which exception (a pre-2.0 leader's decode failure or a
+  probing leader's), and the refused empty group; per leader release, profile (kafka-2.0's own branch too) and
+  assignor mutation (uncapped_adopt: Kafka 2.1.0 / 2.1.1). The Z3 side is the transition relation's own chain
+  (model/streams_probing.py ``assign_outcomes``).
+* ``streams_on_assignment``: a Kafka Streams member's ``onAssignment()`` (api.py ``on_assignment``) on every
+  reply (used, received and supported version, error code), per member release and profile: the member step,
+  the version it uses next, whether it rejoins, and the failure it raises; the Z3 side is the transition
+  relation's own chain (model/streams_probing.py ``on_assignment_outcomes``); post-2.0 also as Kafka 2.1.1
+  (``uncapped_adopt``, KAFKA-8649).
+* ``streams_codec``: what each release's ``SubscriptionInfo`` / ``AssignmentInfo`` ``encode()`` writes, its own
+  ``decode()`` reads back (the fields each version carries, Kafka's ``equals``, the encoded length), and a version
+  above what it speaks is refused; the checked constructors (``of``), what ``encode()`` refuses of an info built
+  unchecked, the supported-version word and process id bytes written, task sets in hash-bin order.
+* ``streams_decode``: each release's ``decode()`` on damaged bytes (an unknown version word, a buffer cut in any
+  field, trailing bytes, a negative length, bad modified UTF-8): which exception, with which message.
+* ``streams_tasks``: the tasks the leader deals round robin and each assignment's consumer-level partitions
+  (its active tasks' partitions, in task order; none without the grouper's map, a refusal when it lacks a dealt
+  task), with a future member in the group (kip deals it nothing, kafka pools it), and kafka-2.0's version
+  probing (previous tasks back).
+* ``streams_releases``: each release's age and latest metadata version, and the ``upgrade.from`` table (each
+  value refused or the version it forces, per release and profile), restated from KIP-268 and Kafka (the
+  reference's tables are read by the spec and the Z3 model too, so only this second copy sees an edit to them).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +44,7 @@ import z3
 from reference_impl.streams_probing.api import IllegalStateException, SubscriptionInfo, TaskAssignmentException
 from reference_impl.streams_probing.api import assign as ref_assign
 from reference_impl.streams_probing.releases import RELEASES
-
-from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
+from rollcheck.smt.decisions import CODEC_ERROR, DONT_CARE, DecisionRules, Formula, Inputs, Outputs
 
 # --------------------------------------------------------------------------- Kafka Streams assign()
 
@@ -907,3 +934,17 @@ def _upgrade_from_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
     domain = [{"i": i, "p": p, "u": u} for i in range(len(_KIP_RELEASES)) for p in range(len(_PROFILES))
               for u in range(len(values))]
     yield "upgrade.from", Formula(["i", "p", "u"], build), domain, reference
+
+
+# The full domains (benchmarks/prove.py) and the gate's (a z3 cell within seconds: groups of two). Every assignor
+# mutation in both: uncapped_adopt is Kafka 2.1.0 / 2.1.1's leader (STR-M4), and the variants' leaders are only
+# as good as the branches no explored state of theirs reaches.
+DECISIONS = DecisionRules(
+    full={"streams_assign": streams_assign_cases, "streams_on_assignment": streams_on_assignment_cases,
+          "streams_codec": streams_codec_cases, "streams_decode": streams_decode_cases,
+          "streams_tasks": streams_tasks_cases, "streams_releases": streams_releases_cases},
+    gate={"streams_assign": lambda: streams_assign_cases(max_members=2),
+          "streams_on_assignment": streams_on_assignment_cases, "streams_codec": streams_codec_cases,
+          "streams_decode": streams_decode_cases, "streams_tasks": streams_tasks_cases,
+          "streams_releases": streams_releases_cases},
+)

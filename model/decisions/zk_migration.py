@@ -1,5 +1,14 @@
 """KIP-866 (ZooKeeper to KRaft migration) decision rules: the migration's triggers, the KRaftMigrationDriver
-helpers and ActivationRecordsGenerator.generate; reference_impl/zk_migration/api.py is the reference."""
+helpers and ActivationRecordsGenerator.generate; reference_impl/zk_migration/api.py is the reference.
+
+Rules (``DECISIONS``, registered through the protocol's ``ProtocolEntry.decisions``):
+
+* ``zk_triggers``: KIP-866's triggers (reference_impl/zk_migration/api.py): activation, bootstrap, ZK broker
+  registration, the /controller_epoch take-over, the driver's valid state changes; and the driver helpers no
+  config varies: ``isLeader``, ``onControllerChange`` and ``PollEvent``, the copy's record batches, the two
+  image events for an image behind /migration or an event made under another leader, the KIP's four-valued
+  ``ZkMigrationState`` metric, and ``ActivationRecordsGenerator.generate``'s records on every log.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +21,7 @@ import z3
 
 from reference_impl.metadata_version.catalog import MINIMUM_KRAFT_VERSION, VERSIONS, from_feature_level
 from reference_impl.zk_migration import api as zk_api
-
-from .core import CODEC_ERROR, DONT_CARE, Formula, Inputs, Outputs
+from rollcheck.smt.decisions import CODEC_ERROR, DONT_CARE, DecisionRules, Formula, Inputs, Outputs
 
 # zookeeper.metadata.migration.min.batch.size's default: KRaftConfigs.MIGRATION_METADATA_MIN_BATCH_SIZE_DEFAULT (3.9).
 MIN_MIGRATION_BATCH_SIZE = 200
@@ -766,3 +774,6 @@ def _zk_driver_helper_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], 
 
 def _offset(pair: tuple[int, int] | None) -> zk_api.OffsetAndEpoch | None:
     return None if pair is None else zk_api.OffsetAndEpoch(*pair)
+
+
+DECISIONS = DecisionRules(full={"zk_triggers": zk_trigger_cases}, gate={"zk_triggers": zk_trigger_cases})

@@ -125,7 +125,9 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/FeatureControlManager.java",
              "Apache Kafka 3.9 server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java"),
     spec="specs.metadata_version:BINDING",
+    properties="properties.metadata_version:PROPERTIES",
     z3="model.metadata_version:MetadataVersionZ3",
+    decisions="model.decisions.metadata_version:DECISIONS",
     # What only an operator does (runbooks, docs/runbooks.md): restart a node onto a software, run
     # kafka-features. Elections, replication, registration, record writes, crashes: the cluster.
     operator_actions=("RestartNode", "UpdateFeatures"),

@@ -20,11 +20,9 @@ The model, and why it is shaped so:
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from properties.metadata_version import PROPERTIES
 from reference_impl.metadata_version.api import (
     BrokerRegistration,
     BrokerRegistrationRequest,
@@ -37,51 +35,11 @@ from reference_impl.metadata_version.api import (
 )
 from reference_impl.metadata_version.catalog import FEATURE_NAME
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from reference_impl.metadata_version.state import Broker, MetadataVersionState, NodeStatus, Voter
 from reference_impl.metadata_version.symmetry import symmetry_key
+from rollcheck.registry import registered_properties
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.transition import Action, AnyProperty
-
-
-class NodeStatus(enum.Enum):
-    RUNNING = 0
-    DOWN = 1  # crashed; recovers on the same software
-    TERMINATED = 2  # stopped itself on a metadata.version its binary cannot read
-
-
-@dataclass(frozen=True)
-class Voter:
-    software: str
-    status: NodeStatus
-    offset: int  # index in ``log`` of the last entry it has read
-
-
-@dataclass(frozen=True)
-class Broker:
-    software: str
-    status: NodeStatus
-    offset: int
-    registration: str  # the software whose ranges the controller holds for it ("" = not registered)
-    fenced: bool
-    rpc_level: int  # the metadata.version whose RPCs and records it uses (0 when not running)
-
-
-@dataclass(frozen=True)
-class MetadataVersionState:
-    voters: tuple[Voter, ...]
-    brokers: tuple[Broker, ...]
-    leader: int  # index of the active controller among the voters, -1 when none
-    log: tuple[int, ...]  # metadata.version levels not yet read by every node; log[-1] is committed
-    records: frozenset[int]  # record features in the committed image, by the level that introduced them
-
-    @property
-    def level(self) -> int:
-        return self.log[-1]
-
-    def broker_level(self, i: int) -> int:
-        return self.log[self.brokers[i].offset]
-
-    def voter_level(self, i: int) -> int:
-        return self.log[self.voters[i].offset]
 
 
 class MetadataVersionSystem(DataclassSystem):
@@ -131,7 +89,7 @@ class MetadataVersionSystem(DataclassSystem):
         return [MetadataVersionState(voters, brokers, 0, (level,), frozenset())]
 
     def properties(self) -> Sequence[AnyProperty]:
-        return PROPERTIES.bind(self)
+        return registered_properties(self)  # the set its ProtocolEntry names (properties=)
 
     def view(self, s: MetadataVersionState) -> dict[str, object]:
         return {

@@ -113,7 +113,9 @@ PROTOCOL = ProtocolEntry(
              "StreamsAssignmentProtocolVersions.java",
              "Apache Kafka 2.0 streams/src/test/.../tests/StreamsUpgradeTest.java (simulated version 4)"),
     spec="specs.streams_probing:BINDING",
+    properties="properties.streams_probing:PROPERTIES",
     z3="model.streams_probing:StreamsProbingZ3",
+    decisions="model.decisions.streams:DECISIONS",
     # What only an operator does (runbooks, docs/runbooks.md): a rolling bounce of one instance onto the new
     # release, with upgrade.from set or removed. Rebalances, the members' onAssignment (probing down, going
     # back up, failing), the leader's follow-up rebalance, crashes and restarts: the group.

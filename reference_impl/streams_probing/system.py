@@ -21,9 +21,7 @@ The model, and why it is shaped so:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.api import (
     MAX_ENCODED_VERSION,
     AssignmentInfo,
@@ -42,45 +40,12 @@ from reference_impl.streams_probing.api import (
 )
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import KAFKA, StreamsRelease, configured_metadata_version, release
+from reference_impl.streams_probing.state import REBALANCE_CAP, Delivered, StreamsGroupState, StreamsInstance
 from reference_impl.streams_probing.symmetry import symmetry_key
+from rollcheck.registry import registered_properties
 from rollcheck.system import DataclassSystem, fast_replace, shared_label
 from rollcheck.traces import Record
 from rollcheck.transition import Action, AnyProperty
-
-REBALANCE_CAP = 3  # rebalances since the last join are counted up to this (the properties look at <= 2)
-
-
-@dataclass(frozen=True)
-class Delivered:
-    """An assignment a member received and has not processed yet (the fields version probing reads)."""
-
-    version: int
-    supported: int
-    error: int  # an AssignorError code
-    probing_reply: bool  # the empty assignment a kip leader sends to a future member
-
-
-@dataclass(frozen=True)
-class StreamsInstance:
-    release: str
-    upgrade_from: str | None
-    used_version: int  # usedSubscriptionMetadataVersion (in memory: a restart resets it)
-    running: bool
-    bounces: int  # rolling bounces done on this instance
-    inbox: Delivered | None
-    last_version: int  # version of the last assignment it processed (0: none yet)
-    failure: str  # "" or what killed it (an exception message or the error code)
-
-
-@dataclass(frozen=True)
-class StreamsGroupState:
-    instances: tuple[StreamsInstance, ...]
-    rebalance_pending: bool
-    follow_up: int  # the leader (index) that still has to trigger its follow-up rebalance, or -1
-    rebalances: int  # completed rebalances since the last member joined or left (capped)
-    leader: int  # the leader of the last rebalance, or -1
-    crashes: int
-
 
 _label = shared_label
 _with = fast_replace
@@ -166,7 +131,7 @@ class StreamsProbingSystem(DataclassSystem):
         yield StreamsGroupState((inst,) * self.config.instances, True, -1, 0, -1, 0)
 
     def properties(self) -> Sequence[AnyProperty]:
-        return PROPERTIES.bind(self)
+        return registered_properties(self)  # the set its ProtocolEntry names (properties=)
 
     def successors(self, s: StreamsGroupState) -> Iterable[tuple[Action, StreamsGroupState]]:
         cfg = self.config

@@ -158,7 +158,9 @@ PROTOCOL = ProtocolEntry(
              "Apache Kafka 3.9 metadata/src/main/java/org/apache/kafka/controller/ActivationRecordsGenerator.java",
              "Apache Kafka 3.9 core/src/main/scala/kafka/zk/KafkaZkClient.scala"),
     spec="specs.zk_migration:BINDING",
+    properties="properties.zk_migration:PROPERTIES",
     z3="model.zk_migration:ZkMigrationZ3",
+    decisions="model.decisions.zk_migration:DECISIONS",
     # The gate's config: three exhaustive engines (local, Spark, TLC) on ``default`` (1.31M states over both
     # profiles) would not fit the nightly tier; ``faults`` (3 voters, failover at every phase, 313K) keeps
     # every fault but the second broker. ``rollcheck explore zk_migration`` still runs ``default``.

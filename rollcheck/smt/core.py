@@ -22,7 +22,9 @@ from typing import Any
 
 import z3
 
+from rollcheck.registry import find_protocol
 from rollcheck.smt.compiled import CompiledSystem, NotCompiled, Successors, Vals
+from rollcheck.smt.decisions import protocol_differential
 from rollcheck.traces import Step, Trace
 from rollcheck.transition import Invariant, StepProperty, TransitionSystem
 
@@ -102,8 +104,10 @@ class SymbolicSystem:
         metadata.version change, an assignment) against the reference on every input of a bounded domain,
         for this config's profile: one JSON-ready row a rule (``rule``, ``cases``, ``inputs``, ``seconds``,
         ``disagreement``: None or the first input where they differ). Unlike the successor differential,
-        this reaches every input of the domain, whether or not a config's states ever ask it."""
-        return []
+        this reaches every input of the domain, whether or not a config's states ever ask it. The rules are
+        the ones the protocol's entry registers (``ProtocolEntry.decisions``); none: no row."""
+        entry = find_protocol(self.ts.name)
+        return [] if entry is None else protocol_differential(entry, self.config.profile)
 
     def encoded(self) -> list[str]:
         """Every property id this encoding can check: invariants, then step properties."""
