@@ -26,10 +26,10 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.registry import get_protocol, protocol_names
-from rollcheck.spark.explorer import SPARK_MIN, explore_system_spark
+from rollcheck.spark.explorer import SPARK_MIN, SparkOptions, explore_system_spark
 from rollcheck.spark.session import get_session
 from rollcheck.spark.simulate import simulate
 from rollcheck.spark.standalone import StandaloneCluster
@@ -81,17 +81,18 @@ def _run(args: argparse.Namespace, targets: list[str], master: str) -> int:
         entry = get_protocol(proto)
         ts = entry.build(entry.configs[conf or "default"])
         t0 = time.perf_counter()
-        local = explore(ts, stop_at_first=False, workers=args.workers)
+        local = explore(ts, ExploreOptions(stop_at_first=False, workers=args.workers))
         t_local = time.perf_counter() - t0
         t0 = time.perf_counter()
-        one = explore(ts, stop_at_first=False, workers=1)
+        one = explore(ts, ExploreOptions(stop_at_first=False, workers=1))
         t_one = time.perf_counter() - t0
         runs = {}
         for name, spark_min in (("adaptive", args.spark_min), ("all", 0)):
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                runs[name] = explore_system_spark(ts, spark, checkpoint_dir=Path(tmp), partitions=args.partitions,
-                                                  stop_at_first=False, workers=args.workers, spark_min=spark_min)
+                runs[name] = explore_system_spark(
+                    ts, spark, ExploreOptions(checkpoint_dir=Path(tmp), stop_at_first=False, workers=args.workers),
+                    SparkOptions(partitions=args.partitions, spark_min=spark_min))
                 runs[name + "_s"] = time.perf_counter() - t0
         counts = {(r.distinct_states, r.generated_states, r.depth, tuple(p.status for p in r.properties))
                   for r in (local, one, runs["adaptive"], runs["all"])}

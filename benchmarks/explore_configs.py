@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import GRAPH_LIMIT, explore
+from rollcheck.explorer import GRAPH_LIMIT, ExploreOptions, explore
 from rollcheck.registry import get_protocol, protocol_names
 
 
@@ -50,7 +50,7 @@ def main() -> int:
                     print(f"{proto}:{conf}:{profile}: {exc}")
                     continue
                 t0 = time.perf_counter()
-                r = explore(ts, stop_at_first=False, workers=args.workers, graph_limit=args.graph_limit)
+                r = explore(ts, ExploreOptions(stop_at_first=False, workers=args.workers, graph_limit=args.graph_limit))
                 dt = time.perf_counter() - t0
                 row = {"protocol": proto, "config": conf, "profile": profile, "distinct_states": r.distinct_states,
                        "generated_states": r.generated_states, "depth": r.depth, "workers": args.workers,
@@ -63,7 +63,7 @@ def main() -> int:
                        "phase_seconds": r.extra["phase_seconds"]}
                 if args.scaling and args.workers > 1:
                     t0 = time.perf_counter()
-                    one = explore(ts, stop_at_first=False, workers=1)
+                    one = explore(ts, ExploreOptions(stop_at_first=False, workers=1))
                     row["seconds_1_worker"] = round(time.perf_counter() - t0, 2)
                     row["speedup"] = round(row["seconds_1_worker"] / dt, 2)
                     assert one.distinct_states == r.distinct_states

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.hashenv import reexec_for_stable_hashes
 from rollcheck.registry import get_protocol
 from rollcheck.tla.binding import binding_for, spec_protocols, write_model
@@ -71,12 +71,12 @@ def main() -> int:
             ok = False
             continue
         t0 = time.perf_counter()
-        local = explore(ts, stop_at_first=False, workers=args.workers)
+        local = explore(ts, ExploreOptions(stop_at_first=False, workers=args.workers))
         t_local = time.perf_counter() - t0
         t_one = None
         if not args.no_scaling and args.workers > 1:
             t0 = time.perf_counter()
-            one = explore(ts, stop_at_first=False, workers=1)
+            one = explore(ts, ExploreOptions(stop_at_first=False, workers=1))
             t_one = time.perf_counter() - t0
             if one.distinct_states != local.distinct_states:
                 print(f"{target}: 1 worker found {one.distinct_states:,} states, {args.workers} found "
@@ -89,8 +89,8 @@ def main() -> int:
 
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                dist = explore_system_spark(ts, spark, checkpoint_dir=Path(tmp), stop_at_first=False,
-                                            workers=args.workers)
+                dist = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=Path(tmp), stop_at_first=False,
+                                                                      workers=args.workers))
                 t_spark = time.perf_counter() - t0
                 spark_states = dist.distinct_states
         same = tlc.distinct_states == local.distinct_states and spark_states in (None, local.distinct_states)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol, protocol_names
 
 
@@ -39,7 +39,7 @@ def main() -> int:
         runs = {}
         for sym in (False, True):
             t0 = time.perf_counter()
-            runs[sym] = (explore(ts, stop_at_first=False, workers=args.workers, symmetry=sym),
+            runs[sym] = (explore(ts, ExploreOptions(stop_at_first=False, workers=args.workers, symmetry=sym)),
                          time.perf_counter() - t0)
         (plain, t_plain), (red, t_red) = runs[False], runs[True]
         same = [(p.id, p.status) for p in plain.properties] == [(p.id, p.status) for p in red.properties]

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rollcheck.fingerprint import MASK64, FingerprintSet
+from rollcheck.fingerprint import FingerprintSet, fingerprinter
 from rollcheck.forking import start_worker, worker_signals
 from rollcheck.graphcheck import MarkColumns
 from rollcheck.transition import Action, Invariant, StepProperty, TransitionSystem, Witness
@@ -120,11 +120,11 @@ class Expander:
     encode: bool = False  # checkpointed run: encode every candidate (``Segment.codes``) here, in parallel
 
     def fingerprint(self, state: Any) -> int:
-        return (hash(state if self.key is None else self.key(state)) & MASK64) or 1
+        return fingerprinter(self.key)(state)
 
     def expand(self, states: Sequence[Any], base: int) -> ChunkResult:
         successors = self.ts.successors
-        key = self.key
+        fingerprint = fingerprinter(self.key)
         stop = self.stop_at_first
         invariants = list(enumerate(self.invariants))
         steps = list(enumerate(self.step_properties))
@@ -207,7 +207,7 @@ class Expander:
             k = 0
             for a, t in successors(s):
                 names[a.name] = names.get(a.name, 0) + 1
-                f = (hash(t if key is None else key(t)) & MASK64) or 1
+                f = fingerprint(t)
                 if edge_fp is not None:
                     code = codes.get(a)
                     if code is None:

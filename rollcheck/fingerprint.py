@@ -1,10 +1,12 @@
 """64-bit state fingerprints and the compact visited set the explorer keeps them in.
 
 A state's fingerprint is Python's own structural hash of it (``hash(state)``, 64 bits on every platform
-this project supports), with 0 reserved for an empty slot. It was measured against the canonical codec's
-bytes (BLAKE2b over ``encode(state)``, what the Spark engine keys on) on every named config: the same
-distinct counts, at 2.4 us a state against 12 us for encoding alone (``features:default``, where a state
-has 8 successors on average, so encoding every successor would cost more than expanding it).
+this project supports), with 0 reserved for an empty slot; with symmetry, the hash of its orbit key
+(:func:`fingerprinter`). Both engines, the trace replay and a resume's checks fingerprint through
+:func:`fingerprinter`, so they cannot disagree on a state. It was measured against a fingerprint of the
+canonical codec's bytes (BLAKE2b over ``encode(state)``) on every named config: the same distinct counts,
+at 2.4 us a state against 12 us for encoding alone (``features:default``, where a state has 8 successors
+on average, so encoding every successor would cost more than expanding it).
 
 ``hash`` of a string or an enum depends on ``PYTHONHASHSEED``, and on Python 3.11 ``hash(None)`` on
 None's address. Within one run every process agrees (the workers are forked); across processes
@@ -20,7 +22,7 @@ so the per-state cost in Python is one ``hash`` call.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,15 @@ _MAX_LOAD = 0.6
 def fingerprint(state: Any) -> int:
     """A non-zero 64-bit fingerprint of a hashable state (equal states, equal fingerprints)."""
     return (hash(state) & MASK64) or 1
+
+
+def fingerprinter(key: Callable[[Any], Hashable] | None = None) -> Callable[[Any], int]:
+    """The fingerprint function of an exploration: of the state itself, or (symmetry) of ``key(state)``,
+    which the states of one orbit share. Without a key it is :func:`fingerprint` itself (the
+    expansion's inner loop calls it once a transition: no wrapper)."""
+    if key is None:
+        return fingerprint
+    return lambda state: fingerprint(key(state))
 
 
 def hash_probe() -> int:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rollcheck.transition import Action, GraphProperty
+
+if TYPE_CHECKING:
+    from rollcheck.expansion import ChunkResult
 
 
 @dataclass(frozen=True)
@@ -87,3 +90,70 @@ def violators(prop: GraphProperty[Any], marks: np.ndarray, columns: MarkColumns,
     start = columns.start[index]
     bad = ~ok if start is None else marks[:, start] & ~ok
     return np.flatnonzero(bad)
+
+
+class GraphBuilder:
+    """What graph properties need of the explored graph, kept without its states: per state the marks
+    (each property's ``start`` and ``goal`` verdicts) and its number of successors; per edge the target's
+    fingerprint and an action code. About 13 bytes an edge and a few a state."""
+
+    def __init__(self, limit: int, columns: MarkColumns) -> None:
+        self.limit = limit
+        self.columns = columns
+        self.states = 0
+        self.marks: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.dst_fp: list[np.ndarray] = []
+        self.code: list[np.ndarray] = []
+        self.codes: dict[Action, int] = {}
+        self.actions: list[Action] = []
+        self.dropped: str | None = None
+
+    def add_states(self, marks: np.ndarray) -> None:
+        if self.dropped is None:
+            self.marks.append(marks)
+            self.states += marks.shape[0]
+            if self.states > self.limit:
+                self.drop(f"{self.states:,} states exceed the graph limit of {self.limit:,} (--graph-limit)")
+
+    def drop(self, why: str) -> None:
+        self.dropped = why
+        self.marks, self.counts, self.dst_fp, self.code = [], [], [], []
+
+    def add_edges(self, results: list[ChunkResult]) -> None:
+        if self.dropped is not None:
+            return
+        for r in results:
+            assert r.edge_fp is not None and r.edge_code is not None
+            self.counts.append(r.counts)
+            self.dst_fp.append(r.edge_fp)
+            remap = np.fromiter((self._code(a) for a in r.actions), dtype=np.uint32, count=len(r.actions))
+            self.code.append(remap[r.edge_code] if len(r.actions) else r.edge_code)
+
+    def _code(self, a: Action) -> int:
+        c = self.codes.get(a)
+        if c is None:
+            c = self.codes[a] = len(self.actions)
+            self.actions.append(a)
+        return c
+
+    def check(self, props: list[GraphProperty[Any]], all_fps: np.ndarray) -> list[int | None]:
+        """For each property, the BFS number of its first violating state (None: it holds)."""
+        n = self.states
+        counts = np.concatenate(self.counts).astype(np.int64) if self.counts else np.zeros(0, np.int64)
+        counts = np.concatenate([counts, np.zeros(n - counts.shape[0], np.int64)])  # the last level: no edges
+        index = np.int32 if n < 2**31 else np.int64  # half the memory for the edge arrays below 2^31 states
+        src = np.repeat(np.arange(n, dtype=index), counts)
+        dst_fp = np.concatenate(self.dst_fp) if self.dst_fp else np.zeros(0, np.uint64)
+        self.dst_fp = []
+        code = np.concatenate(self.code) if self.code else np.zeros(0, np.uint32)
+        self.code = []
+        order: np.ndarray[Any, np.dtype[np.signedinteger[Any]]] = np.argsort(all_fps, kind="stable").astype(index)
+        dst = order[np.searchsorted(all_fps, dst_fp, sorter=order)]
+        del dst_fp, order
+        marks = np.concatenate(self.marks) if self.marks else np.zeros((0, len(self.columns.predicates)), bool)
+        out: list[int | None] = []
+        for i, p in enumerate(props):
+            bad = violators(p, marks, self.columns, i, src, dst, code, self.actions)
+            out.append(int(bad[0]) if bad.size else None)
+        return out

@@ -19,7 +19,7 @@ from typing import Any
 
 from rollcheck.configs import resolve_config
 from rollcheck.errors import UserError
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import build_system, check_profile, get_protocol
 from rollcheck.traces import Trace, read_itf, trace_from_itf
 from rollcheck.transition import (
@@ -205,8 +205,8 @@ def _graph_at(ts: TransitionSystem[Any], state: Any, prop: GraphProperty[Any]) -
     """Whether ``prop`` holds at ``state`` (None: too many states to tell)."""
     if prop.start is not None and not prop.start(state):
         return True
-    res = explore(_From(ts, state, prop), stop_at_first=False, max_states=GRAPH_REPLAY_LIMIT,
-                  graph_limit=GRAPH_REPLAY_LIMIT)
+    res = explore(_From(ts, state, prop), ExploreOptions(stop_at_first=False, max_states=GRAPH_REPLAY_LIMIT,
+                                                         graph_limit=GRAPH_REPLAY_LIMIT))
     outcome = next(o for o in res.properties if o.id == prop.id)
     if outcome.status == "violated":
         return False

@@ -30,7 +30,7 @@ from typing import Any
 
 from rollcheck.configs import override
 from rollcheck.errors import UserError
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol, variant_ids_for
 from rollcheck.traces import Step, Trace
 from rollcheck.transition import (
@@ -568,7 +568,8 @@ def check(book: Runbook, profile: str, deviation: Deviation, max_states: int | N
     """Explore the runbook (or one deviation of it) under one profile."""
     ts = build_runbook_system(book, profile, deviation.steps)
     t0 = time.perf_counter()
-    result = explore(ts, config_name=book.config_label, max_states=max_states, stop_at_first=True, workers=1)
+    result = explore(ts, ExploreOptions(config_name=book.config_label, max_states=max_states, stop_at_first=True,
+                                        workers=1))
     elapsed = time.perf_counter() - t0
     stall_ids = {goal_property_id(book.id): "every step taken, the goal can no longer be reached"}
     for st in deviation.steps:

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from rollcheck.explorer import explore, reachable_states
+from rollcheck.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.registry import get_protocol
 from rollcheck.replay import replay_itf
@@ -106,7 +106,7 @@ class ProtocolContract:
         entry = self.entry
         v = entry.variant(variant)
         ts = v.system(replace(entry.configs[v.config], profile=profile))
-        r = explore(ts, config_name=v.config)
+        r = explore(ts, ExploreOptions(config_name=v.config))
         if profile == "kafka" and variant in self.kafka_survivors:
             assert not r.violations, f"{variant} under kafka: {self.kafka_survivors[variant]}"
             return

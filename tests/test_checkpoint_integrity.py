@@ -19,8 +19,9 @@ import pytest
 
 from rollcheck.cli import main
 from rollcheck.errors import UserError
-from rollcheck.explorer import ExplorationResult, _nth, explore
+from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
 from rollcheck.levelstore import manifest_digest
+from rollcheck.shortest import successor
 from rollcheck.system import DataclassSystem
 from rollcheck.transition import Action, AnyProperty, Invariant
 from tests.toy import PROTOCOL as TOY
@@ -104,10 +105,11 @@ def test_a_resume_after_a_violation_stop_explores_the_cut_level_in_full(tmp_path
 @pytest.mark.parametrize("budget", [5, 20, 40])
 def test_the_library_resume_after_a_cut_is_the_fresh_run_for_every_budget(budget: int, tmp_path: Path) -> None:
     ts = ToySystem(ToyConfig(bound=4))
-    fresh = explore(ts, stop_at_first=False)
-    cut = explore(ts, stop_at_first=False, max_states=budget, checkpoint_dir=tmp_path)
+    fresh = explore(ts, ExploreOptions(stop_at_first=False))
+    cut = explore(ts, ExploreOptions(stop_at_first=False, max_states=budget, checkpoint_dir=tmp_path))
     assert not cut.complete
-    resumed = explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True, workers=2, parallel_min=1)
+    resumed = explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True, workers=2,
+                                         parallel_min=1))
     assert _outcome(resumed) == _outcome(fresh)
 
 
@@ -118,28 +120,30 @@ def test_a_frontier_merged_from_several_workers_is_written_and_read_back_exactly
 
     entry = get_protocol("features")
     ts = entry.build(entry.configs["small"])
-    explore(ts, stop_at_first=False, max_depth=8, checkpoint_dir=tmp_path, workers=2, parallel_min=1)
-    resumed = explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True)
+    explore(ts, ExploreOptions(stop_at_first=False, max_depth=8, checkpoint_dir=tmp_path, workers=2, parallel_min=1))
+    resumed = explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True))
     assert resumed.distinct_states == 25073 and any("resumed from level 8" in n for n in resumed.extra["notes"])
 
 
 @pytest.mark.spark
 def test_the_spark_engine_resumes_a_cut_level_to_the_fresh_result(spark: Any, tmp_path: Path) -> None:
-    from rollcheck.spark.explorer import explore_system_spark
+    from rollcheck.spark.explorer import SparkOptions, explore_system_spark
 
     ts = ToySystem(ToyConfig(bound=4))
-    fresh = explore(ts, stop_at_first=False)
-    cut = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0, max_states=20)
+    fresh = explore(ts, ExploreOptions(stop_at_first=False))
+    cut = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=tmp_path, stop_at_first=False, max_states=20),
+                               SparkOptions(spark_min=0))
     assert not cut.complete
-    resumed = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0,
-                                   resume=True)
+    resumed = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=tmp_path, stop_at_first=False,
+                                                             resume=True), SparkOptions(spark_min=0))
     assert _outcome(resumed) == _outcome(fresh)
     # a violation under stop_at_first: the level it was found in is expanded again on resume
     broken = TOY.variant("TOY-M1").build(ToyConfig(bound=4))
-    explore_system_spark(broken, spark, checkpoint_dir=tmp_path / "v", stop_at_first=True, spark_min=0)
-    again = explore_system_spark(broken, spark, checkpoint_dir=tmp_path / "v", stop_at_first=False, spark_min=0,
-                                 resume=True)
-    assert _outcome(again) == _outcome(explore(broken, stop_at_first=False))
+    explore_system_spark(broken, spark, ExploreOptions(checkpoint_dir=tmp_path / "v", stop_at_first=True),
+                         SparkOptions(spark_min=0))
+    again = explore_system_spark(broken, spark, ExploreOptions(checkpoint_dir=tmp_path / "v", stop_at_first=False,
+                                                               resume=True), SparkOptions(spark_min=0))
+    assert _outcome(again) == _outcome(explore(broken, ExploreOptions(stop_at_first=False)))
 
 
 # -- 2, 3. the manifest: its digest, its levels, its totals, its file names ------------------------------
@@ -334,7 +338,7 @@ def test_states_the_codec_cannot_write_are_one_line_never_a_pickle(bad_at: int, 
     ts = _Uncodable(None)
     ts.bad_at = bad_at
     with pytest.raises(UserError, match=r"protocol 'uncodable': .*cannot be written to .*checkpoint") as err:
-        explore(ts, checkpoint_dir=tmp_path, workers=workers, parallel_min=1)
+        explore(ts, ExploreOptions(checkpoint_dir=tmp_path, workers=workers, parallel_min=1))
     assert "\n" not in str(err.value)
     assert explore(ts).complete  # without a checkpoint nothing needs encoding
 
@@ -347,15 +351,16 @@ def test_nth_takes_the_successor_that_shows_the_property_failing() -> None:
     inv = next(p for p in ts.properties() if p.id == "TOY-01")
     succ = list(ts.successors(s))
     k_ok = next(i for i, (_, t) in enumerate(succ) if inv.predicate(t))
-    _, t = _nth(ts, s, k_ok, lambda s, a, t: not inv.predicate(t))
+    _, t = successor(ts, s, k_ok, lambda s, a, t: not inv.predicate(t))
     assert not inv.predicate(t)
-    assert _nth(ts, s, k_ok)[1] == succ[k_ok][1]  # nothing to show: successor k as recorded
+    assert successor(ts, s, k_ok)[1] == succ[k_ok][1]  # nothing to show: successor k as recorded
 
 
 def test_a_resumed_violation_replays_to_a_real_counterexample(tmp_path: Path) -> None:
     broken = TOY.variant("TOY-M1").build(ToyConfig(bound=4))
-    explore(broken, stop_at_first=False, max_depth=1, checkpoint_dir=tmp_path)  # the violation is at depth 2
-    r = explore(broken, stop_at_first=False, checkpoint_dir=tmp_path, resume=True)
+    # The violation is at depth 2.
+    explore(broken, ExploreOptions(stop_at_first=False, max_depth=1, checkpoint_dir=tmp_path))
+    r = explore(broken, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True))
     (v,) = r.violations
     states = v.trace.states
     assert states[0] in set(broken.initial_states())
@@ -465,10 +470,10 @@ def test_a_link_between_the_out_directory_and_the_checkpoint_is_refused(resume: 
     out.mkdir()
     elsewhere.mkdir()
     if resume:
-        explore(ToySystem(ToyConfig(bound=2)), checkpoint_dir=elsewhere / "x", max_depth=2)
+        explore(ToySystem(ToyConfig(bound=2)), ExploreOptions(checkpoint_dir=elsewhere / "x", max_depth=2))
     (out / "spark").symlink_to(elsewhere, target_is_directory=True)
     before = sorted(p.name for p in elsewhere.rglob("*"))
     with pytest.raises(UserError, match=r"symbolic link: .*out/spark \("):
-        explore(ToySystem(ToyConfig(bound=2)), checkpoint_dir=out / "spark" / "x", checkpoint_root=out,
-                resume=resume)
+        explore(ToySystem(ToyConfig(bound=2)), ExploreOptions(checkpoint_dir=out / "spark" / "x", checkpoint_root=out,
+                                                              resume=resume))
     assert sorted(p.name for p in elsewhere.rglob("*")) == before

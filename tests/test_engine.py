@@ -14,7 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from rollcheck.codec import CodecError, StateCodec
 from rollcheck.configs import config_from_mapping, load_config_file, resolve_config
 from rollcheck.errors import UserError
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.hypothesis_machine import PropertyViolated, machine_for
 from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
 from tests.toy import PROTOCOL, ToyConfig, ToyState, ToySystem
@@ -42,7 +42,7 @@ def _reachable(ts: ToySystem) -> set[ToyState]:
 
 def test_broken_variant_gives_shortest_counterexample(tmp_path: Path) -> None:
     ts = PROTOCOL.variant("TOY-M1").build(ToyConfig(bound=3))
-    r = explore(ts, config_name="small")
+    r = explore(ts, ExploreOptions(config_name="small"))
     assert r.violated_ids == {"TOY-01"}
     v = r.violations[0]
     # IncA, IncB, IncA: (1,0) -> (1,1) is allowed for b? b moves only while a even or b odd: (1,0)->no.
@@ -62,9 +62,9 @@ def test_broken_variant_gives_shortest_counterexample(tmp_path: Path) -> None:
 
 def test_collect_all_and_depth_bound() -> None:
     ts = PROTOCOL.variant("TOY-M1").build(ToyConfig(bound=3))
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert r.violated_ids == {"TOY-01"} and r.complete
-    r2 = explore(ToySystem(ToyConfig(bound=3)), max_depth=1)
+    r2 = explore(ToySystem(ToyConfig(bound=3)), ExploreOptions(max_depth=1))
     assert not r2.complete and r2.depth == 1
 
 
@@ -72,10 +72,10 @@ def test_a_bounded_run_never_says_plain_holds() -> None:
     from rollcheck.checkers import BOUNDED, NOT_CHECKED, from_exploration
 
     ts = ToySystem(ToyConfig(bound=3))
-    by_depth = explore(ts, max_depth=2)
+    by_depth = explore(ts, ExploreOptions(max_depth=2))
     assert {p.id: p.status for p in by_depth.properties} == {
         "TOY-01": "holds up to depth 2", "TOY-02": "holds up to depth 2", "TOY-03": "not checked"}
-    by_states = explore(ts, max_states=5)  # the level being filled is only partly there
+    by_states = explore(ts, ExploreOptions(max_states=5))  # the level being filled is only partly there
     assert not by_states.complete and by_states.depth >= 1
     assert {p.status for p in by_states.properties if p.kind != "graph"} == {
         f"holds up to depth {by_states.depth - 1}"}

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rollcheck.errors import UserError
-from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
 from rollcheck.fingerprint import FingerprintSet, collision_probability
 from rollcheck.graphcheck import MarkColumns, violators
 from rollcheck.registry import get_protocol
@@ -118,27 +118,28 @@ def test_same_result_for_any_number_of_workers(protocol: str, config: str, varia
     ts = _system(protocol, config, variant)
     # Variants stop at the first violation; the reference is explored in full.
     stop = variant is not None
-    one = explore(ts, stop_at_first=stop, workers=1)
+    one = explore(ts, ExploreOptions(stop_at_first=stop, workers=1))
     if variant:
         assert one.violated_ids, "the variant must be caught"
     for n in (2, 3):
         # parallel_min=1: fork workers on every level, even the narrow ones of a small config
-        many = explore(ts, stop_at_first=stop, workers=n, parallel_min=1)
+        many = explore(ts, ExploreOptions(stop_at_first=stop, workers=n, parallel_min=1))
         assert _outcome(many) == _outcome(one), f"{n} workers"
 
 
 def test_collect_all_and_max_states_are_deterministic() -> None:
     ts = _system("streams_probing", "pre20", "STR-M7")
-    full = [explore(ts, stop_at_first=False, workers=n, parallel_min=1) for n in (1, 3)]
+    full = [explore(ts, ExploreOptions(stop_at_first=False, workers=n, parallel_min=1)) for n in (1, 3)]
     assert _outcome(full[0]) == _outcome(full[1]) and full[0].violated_ids == {"STR-06"}
-    cut = [explore(ts, stop_at_first=False, max_states=1_000, workers=n, parallel_min=1) for n in (1, 2)]
+    cut = [explore(ts, ExploreOptions(stop_at_first=False, max_states=1_000, workers=n, parallel_min=1))
+           for n in (1, 2)]
     assert _outcome(cut[0]) == _outcome(cut[1])
     assert not cut[0].complete and cut[0].distinct_states >= 1_000
 
 
 def test_counterexample_is_a_real_shortest_trace() -> None:
     ts = _system("metadata_version", "small", "MV-M1")
-    r = explore(ts, workers=2, parallel_min=1)
+    r = explore(ts, ExploreOptions(workers=2, parallel_min=1))
     (v,) = r.violations
     states = v.trace.states
     assert states[0] in set(ts.initial_states())
@@ -149,10 +150,11 @@ def test_counterexample_is_a_real_shortest_trace() -> None:
 
 def test_resume_after_a_bounded_run_gives_the_full_result(tmp_path: Path) -> None:
     ts = _system("features", "small")
-    full = explore(ts, stop_at_first=False)
-    part = explore(ts, stop_at_first=False, max_depth=6, checkpoint_dir=tmp_path)
+    full = explore(ts, ExploreOptions(stop_at_first=False))
+    part = explore(ts, ExploreOptions(stop_at_first=False, max_depth=6, checkpoint_dir=tmp_path))
     assert not part.complete
-    rest = explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True, workers=2, parallel_min=1)
+    rest = explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True, workers=2,
+                                      parallel_min=1))
     assert (rest.distinct_states, rest.generated_states, rest.depth, rest.terminal_states) == (
         full.distinct_states, full.generated_states, full.depth, full.terminal_states)
     assert any("resumed from level 6" in n for n in rest.extra["notes"])
@@ -162,34 +164,34 @@ def test_resume_after_a_bounded_run_gives_the_full_result(tmp_path: Path) -> Non
 
 def test_resume_keeps_violations_found_before_the_interruption(tmp_path: Path) -> None:
     ts = _system("zk_migration", "small", "MIG-M6")
-    full = explore(ts, stop_at_first=False)
-    explore(ts, stop_at_first=False, max_depth=4, checkpoint_dir=tmp_path)
-    rest = explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True)
+    full = explore(ts, ExploreOptions(stop_at_first=False))
+    explore(ts, ExploreOptions(stop_at_first=False, max_depth=4, checkpoint_dir=tmp_path))
+    rest = explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True))
     assert [(v.property_id, [repr(a) for a in v.trace.actions]) for v in rest.violations] == [
         (v.property_id, [repr(a) for a in v.trace.actions]) for v in full.violations]
 
 
 def test_resume_refuses_a_damaged_or_foreign_checkpoint(tmp_path: Path) -> None:
     ts = _system("features", "small")
-    explore(ts, stop_at_first=False, max_depth=5, checkpoint_dir=tmp_path)
+    explore(ts, ExploreOptions(stop_at_first=False, max_depth=5, checkpoint_dir=tmp_path))
     level = tmp_path / "level-00003.parents.npy"
     level.write_bytes(level.read_bytes()[:-8])
     with pytest.raises(UserError, match=r"level 3 is damaged: .*level-00003.parents.npy"):
-        explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True)
+        explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True))
     (tmp_path / "level-00002.fps.npy").unlink()
     with pytest.raises(UserError, match=r"level 2 is missing"):
-        explore(ts, stop_at_first=False, checkpoint_dir=tmp_path, resume=True)
+        explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path, resume=True))
     other = tmp_path / "other"
-    explore(ts, stop_at_first=False, max_depth=2, checkpoint_dir=other)
+    explore(ts, ExploreOptions(stop_at_first=False, max_depth=2, checkpoint_dir=other))
     kafka = _system("features", "small", profile="kafka")
     with pytest.raises(UserError, match=r"of another run \(it differs in: config_repr, profile\)"):
-        explore(kafka, stop_at_first=False, checkpoint_dir=other, resume=True)
-    fresh = explore(ts, stop_at_first=False, checkpoint_dir=tmp_path / "none", resume=True, max_depth=1)
+        explore(kafka, ExploreOptions(stop_at_first=False, checkpoint_dir=other, resume=True))
+    fresh = explore(ts, ExploreOptions(stop_at_first=False, checkpoint_dir=tmp_path / "none", resume=True, max_depth=1))
     assert any("starting fresh" in n for n in fresh.extra["notes"])
 
 
 def test_graph_properties_over_the_limit_are_not_checked() -> None:
-    r = explore(_system("zk_migration", "small"), stop_at_first=False, graph_limit=100)
+    r = explore(_system("zk_migration", "small"), ExploreOptions(stop_at_first=False, graph_limit=100))
     assert {p.status for p in r.properties if p.kind == "graph"} == {"not checked"}
     assert any("graph limit of 100" in n for n in r.extra["notes"])
     assert all(p.status == "holds" for p in r.properties if p.kind not in ("graph", "witness"))
@@ -229,7 +231,7 @@ def _variants() -> list[tuple[str, str, str]]:
 def test_symmetry_reduction_kills_every_variant_with_a_real_trace(protocol: str, config: str, variant: str) -> None:
     ts = _system(protocol, config, variant)
     plain = explore(ts)
-    reduced = explore(ts, symmetry=True)
+    reduced = explore(ts, ExploreOptions(symmetry=True))
     assert plain.violated_ids and reduced.violated_ids == plain.violated_ids
     assert reduced.distinct_states <= plain.distinct_states
     # The trace is one of the unreduced system: every step a real transition from a real initial state.
@@ -244,8 +246,8 @@ def test_symmetry_reduction_kills_every_variant_with_a_real_trace(protocol: str,
 def test_symmetry_reduction_keeps_the_reference_verdicts(protocol: str) -> None:
     config = {"streams_probing": "default"}.get(protocol, "small")
     ts = _system(protocol, config)
-    plain = explore(ts, stop_at_first=False)
-    reduced = explore(ts, stop_at_first=False, symmetry=True, workers=2, parallel_min=1)
+    plain = explore(ts, ExploreOptions(stop_at_first=False))
+    reduced = explore(ts, ExploreOptions(stop_at_first=False, symmetry=True, workers=2, parallel_min=1))
     assert [(p.id, p.status) for p in reduced.properties] == [(p.id, p.status) for p in plain.properties]
     assert reduced.depth == plain.depth
     assert reduced.distinct_states <= plain.distinct_states

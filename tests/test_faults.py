@@ -376,13 +376,14 @@ def test_action_coverage_counts_every_transition_and_lists_dead_actions(tmp_path
     assert json.loads(capsys.readouterr().out)["actions"]["never_taken"] is None
     # the gate's run table says it too
     from rollcheck.checkers import from_exploration
-    from rollcheck.explorer import explore
+    from rollcheck.explorer import ExploreOptions, explore
     from rollcheck.gatetables import run_rows
     from rollcheck.registry import get_protocol
 
     entry = get_protocol("streams_probing")
     config = entry.configs["small"]
-    report = from_exploration("explore", entry, "small", config, explore(entry.build(config), stop_at_first=False))
+    result = explore(entry.build(config), ExploreOptions(stop_at_first=False))
+    report = from_exploration("explore", entry, "small", config, result)
     assert "never taken: AssignmentFailure, ErrorShutdown, Crash, Restart" in run_rows([report])[0]
 
 

@@ -19,7 +19,7 @@ from properties.features import node_json
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, JsonMappingException, features_to_map
 from reference_impl.features.protocol import PROTOCOL
 from reference_impl.features.system import FeaturesSystem, Unreadable, ZNode
-from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
 
 SMALL = PROTOCOL.configs["small"]
 # small never has a disabled node (a new cluster, no IBP roll): the same story from an old IBP, rolled once.
@@ -29,7 +29,8 @@ _DECODE = FeatureZNode.decode
 
 
 def _explore(config: Any, profile: str) -> ExplorationResult:
-    return explore(PROTOCOL.build(replace(config, profile=profile)), config_name="small", stop_at_first=False)
+    return explore(PROTOCOL.build(replace(config, profile=profile)),
+                   ExploreOptions(config_name="small", stop_at_first=False))
 
 
 def _json(version: object, status: object, features: object) -> bytes:
@@ -161,5 +162,5 @@ def test_a_system_subclass_with_its_own_codec_is_read_through_it() -> None:
             doc = json.loads(node.encode(self.config.profile))
             return ZNode(_json(doc["version"], 1 - doc["status"], doc["features"]), node.epoch)
 
-    r = explore(Swapped(SMALL), config_name="small", stop_at_first=True)
+    r = explore(Swapped(SMALL), ExploreOptions(config_name="small", stop_at_first=True))
     assert r.violated_ids & {"FEAT-09", "FEAT-13"}

@@ -20,7 +20,7 @@ from reference_impl.features.api import (
 from reference_impl.features.config import Release
 from reference_impl.features.system import BrokerStatus, Client, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.traces import canonical_view
@@ -33,7 +33,7 @@ ENTRY = get_protocol("features")
 @pytest.mark.parametrize("config", ["small", "atomic"])
 def test_exhaustive_exploration_holds(profile: str, config: str) -> None:
     ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
     assert all(p.status == "holds" for p in r.properties if p.kind != "witness")
     # every story the config is declared to tell happens (FEAT-W2 needs the client, FEAT-W3 an IBP roll)
@@ -97,7 +97,7 @@ def test_race_window_reaches_shutdown() -> None:
 
 def test_states_encode_canonically_and_views_are_itf() -> None:
     ts = ENTRY.build(ENTRY.configs["small"])
-    r = explore(ts, max_depth=6)
+    r = explore(ts, ExploreOptions(max_depth=6))
     assert r.distinct_states > 100
     s = next(iter(ts.initial_states()))
     for a, t in ts.successors(s):
@@ -153,7 +153,7 @@ def test_a_registration_never_queued_breaks_feat12() -> None:
     controller: the broker stays out of the live set) is caught by FEAT-12."""
     from reference_impl.features.protocol import PROTOCOL
     from reference_impl.features.system import FeaturesState, FeaturesSystem
-    from rollcheck.explorer import explore
+    from rollcheck.explorer import ExploreOptions, explore
 
     class Unqueued(FeaturesSystem):
         def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:
@@ -164,7 +164,7 @@ def test_a_registration_never_queued_breaks_feat12() -> None:
             return t
 
     ts = Unqueued(PROTOCOL.configs["small"])
-    result = explore(ts, config_name="small")
+    result = explore(ts, ExploreOptions(config_name="small"))
     assert "FEAT-12" in result.violated_ids
 
 
@@ -184,7 +184,7 @@ def test_a_queue_dropped_on_restart_breaks_feat14() -> None:
     can hold only broker 1, whose own restart removes it anyway), so it takes a third broker and two restarts:
     broker 1 restarts and queues its registration, then broker 2's restart drops it."""
     small = ENTRY.configs["small"]
-    assert explore(_QueueDroppedOnRestart(small), stop_at_first=False).ok  # equivalent on two brokers
+    assert explore(_QueueDroppedOnRestart(small), ExploreOptions(stop_at_first=False)).ok  # equivalent on two brokers
     for profile in ("kip", "kafka"):
         r = explore(_QueueDroppedOnRestart(replace(small, brokers=3, profile=profile)))
         assert r.violated_ids == {"FEAT-14"}, r.violated_ids
@@ -193,7 +193,7 @@ def test_a_queue_dropped_on_restart_breaks_feat14() -> None:
                                                      "RestartBroker"]
     for profile in ("kip", "kafka"):  # the reference holds it (and, on two brokers, every property)
         ts = ENTRY.build(replace(small, profile=profile))
-        r = explore(ts, stop_at_first=False)
+        r = explore(ts, ExploreOptions(stop_at_first=False))
         assert r.ok and {p.id: p.status for p in r.properties}["FEAT-14"] == "holds"
 
 
@@ -204,7 +204,7 @@ def test_deprecation_story(profile: str) -> None:
     (FEAT-W6 does not apply, no DeprecateMinLevel step). Every property holds."""
     assert "deprecation" in ENTRY.story_configs
     ts = ENTRY.build(replace(ENTRY.configs["deprecation"], profile=profile))
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok, r.violated_ids
     assert r.distinct_states == {"kip": 5746, "kafka": 2932}[profile]
     witnesses = {p.id: p.status for p in r.properties if p.kind == "witness"}
@@ -217,17 +217,17 @@ def test_no_deprecation_conformance_config_reaches_the_switch() -> None:
     """The conformance config `no-deprecation` (conform_configs) switches the controller's deprecation off; the
     same config with it on reaches DeprecateMinLevel under kip, so a reference that ignored the switch steps
     where the spec (WithDeprecation = FALSE) does not: conform's reachable-set equality tells them apart."""
-    assert ENTRY.conform_configs == ("no-deprecation", "ibp-roll", "partial-pairs")
+    assert ENTRY.conform_configs == ("no-deprecation", "ibp-roll", "partial-pairs", "atomic")
     assert "no-deprecation" not in ENTRY.story_configs
     off = ENTRY.configs["no-deprecation"]
     assert off.deprecation is False
     counts = {}
     for on in (False, True):
-        r = explore(ENTRY.build(replace(off, deprecation=on)), stop_at_first=False)
+        r = explore(ENTRY.build(replace(off, deprecation=on)), ExploreOptions(stop_at_first=False))
         assert r.complete and r.ok, r.violated_ids
         counts[on] = (r.distinct_states, r.extra["action_counts"].get("DeprecateMinLevel", 0))
     assert counts == {False: (184, 0), True: (214, counts[True][1])} and counts[True][1] > 0
-    kafka = explore(ENTRY.build(replace(off, profile="kafka")), stop_at_first=False)
+    kafka = explore(ENTRY.build(replace(off, profile="kafka")), ExploreOptions(stop_at_first=False))
     assert kafka.ok and kafka.distinct_states == 164
 
 
@@ -239,7 +239,7 @@ def test_ibp_roll_conformance_config_rolls_the_ibp_under_a_client(profile: str, 
     registered) and :480 (a client that takes a same-epoch answer), which agreed with every Z3 and TLC cell
     before."""
     assert "ibp-roll" not in ENTRY.story_configs
-    r = explore(ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile=profile)), stop_at_first=False)
+    r = explore(ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile=profile)), ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok, r.violated_ids
     assert r.distinct_states == states
     counts = r.extra["action_counts"]
@@ -248,7 +248,7 @@ def test_ibp_roll_conformance_config_rolls_the_ibp_under_a_client(profile: str, 
     # config does not (config.py:94) differs from TLC's set.
     assert len(ENTRY.configs["ibp-roll"].feature_names) == 2
     more = explore(ENTRY.build(replace(ENTRY.configs["ibp-roll"], profile=profile, multi_update=True)),
-                   stop_at_first=False)
+                   ExploreOptions(stop_at_first=False))
     assert more.ok and more.distinct_states > states
 
 
@@ -281,7 +281,7 @@ def test_partial_pairs_sends_two_update_requests_under_partial_semantics(profile
     cfg = ENTRY.configs["partial-pairs"]
     assert cfg.semantics == "partial" and cfg.multi_update and "partial-pairs" not in ENTRY.story_configs
     assert any(len(r.feature_updates) == 2 for r in cfg.operator_requests())
-    r = explore(ENTRY.build(replace(cfg, profile=profile)), stop_at_first=False)
+    r = explore(ENTRY.build(replace(cfg, profile=profile)), ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok and r.distinct_states == states, r.violated_ids
 
 
@@ -321,9 +321,9 @@ def test_broken_deprecation_is_caught_by_feat15(monkeypatch: pytest.MonkeyPatch)
     import reference_impl.features.system as system
 
     cfg = ENTRY.configs["deprecation"]
-    assert explore(_DeprecatesForEveryBroker(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
+    assert explore(_DeprecatesForEveryBroker(cfg), ExploreOptions(stop_at_first=False)).violated_ids == {"FEAT-15"}
     monkeypatch.setattr(system, "deprecate_min_levels", _deprecate_past_the_highest_minimum)
-    assert explore(FeaturesSystem(cfg), stop_at_first=False).violated_ids == {"FEAT-15"}
+    assert explore(FeaturesSystem(cfg), ExploreOptions(stop_at_first=False)).violated_ids == {"FEAT-15"}
 
 
 class _ClientTakesASameEpoch(FeaturesSystem):
@@ -349,7 +349,7 @@ def test_a_client_that_takes_a_same_epoch_is_caught_by_feat04() -> None:
     before, after = v.trace.states[-2].client, v.trace.states[-1].client
     assert v.trace.actions[-1].name == "ReadApiVersions" and before.epoch == after.epoch and before != after
     depth = len(v.trace.actions)
-    ok = explore(ENTRY.build(cfg), stop_at_first=False, max_depth=depth)
+    ok = explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False, max_depth=depth))
     assert ok.ok and {p.id: p.status for p in ok.properties}["FEAT-04"] == f"holds up to depth {depth}"
 
 
@@ -374,7 +374,7 @@ def test_validation_below_the_migration_ibp_is_caught_by_feat16(profile: str) ->
     assert not v.trace.states[-1].ibp_enabled
     assert v.trace.actions[-1].name in ("StartBroker", "DeliverFeaturesNotification", "SetIbp")
     depth = max(len(v.trace.actions) for v in r.violations)
-    ok = explore(ENTRY.build(cfg), stop_at_first=False, max_depth=depth)
+    ok = explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False, max_depth=depth))
     holds = {p.id: p.status for p in ok.properties}
     assert ok.ok and holds["FEAT-16"] == holds["FEAT-13"] == f"holds up to depth {depth}"
 
@@ -418,3 +418,34 @@ class _RollsWithoutRestarts(FeaturesSystem):
     def set_ibp(self, s: FeaturesState) -> FeaturesState:
         brokers = tuple(replace(b, registered=False) for b in s.brokers)
         return FeaturesState(s.znode, not s.ibp_enabled, -1, brokers, (), s.client, s.restarts, s.ibp_changes + 1)
+
+
+def test_atomic_conformance_kills_requests_pairing_the_downgrade_flags(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`atomic` is also a conform config: a reference whose two-update requests pair an update with the downgrade
+    flag and one without (config.py's same-flag condition dropped) reaches 260 states under kafka for 252 and
+    moves both features in one write where the spec has no such step; only TLC, which states its own pairs,
+    tells them apart (the Z3 model reads the pairs from the config)."""
+    import itertools
+
+    from reference_impl.features.api import FeatureUpdate, UpdateFeaturesRequest
+    from reference_impl.features.config import FeaturesConfig
+
+    def any_flags(self: FeaturesConfig) -> tuple[UpdateFeaturesRequest, ...]:
+        singles = [FeatureUpdate(f, lvl, allow) for f in self.feature_names for lvl in self.levels
+                   for allow in (False, True)]
+        out = [UpdateFeaturesRequest((u,)) for u in singles]
+        if self.dry_run:
+            out += [UpdateFeaturesRequest((u,), dry_run=True) for u in singles]
+        if self.multi_update:
+            out += [UpdateFeaturesRequest((a, b)) for a, b in itertools.combinations(singles, 2)
+                    if a.feature != b.feature]
+        return tuple(out)
+
+    atomic = replace(ENTRY.configs["atomic"], profile="kafka")
+    assert explore(ENTRY.build(atomic), ExploreOptions(stop_at_first=False)).distinct_states == 252
+    monkeypatch.setattr(FeaturesConfig, "operator_requests", any_flags)
+    assert explore(ENTRY.build(atomic), ExploreOptions(stop_at_first=False)).distinct_states == 260
+    code = main(["conform", "features", "--config", "atomic", "--profile", "kafka", "--quiet",
+                 "--out", str(tmp_path)])
+    assert code == 3

@@ -12,7 +12,7 @@ import pytest
 from properties.metadata_version import PROPERTIES
 from reference_impl.metadata_version.system import MetadataVersionState, MetadataVersionSystem, NodeStatus
 from rollcheck.cli import main
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.traces import canonical_view
@@ -23,7 +23,7 @@ ENTRY = get_protocol("metadata_version")
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 def test_small_exploration_holds_with_liveness(profile: str) -> None:
     ts = ENTRY.build(replace(ENTRY.configs["small"], profile=profile))
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
     statuses = {p.id: p.status for p in r.properties}
     assert statuses["MV-L1"] == "holds" and statuses["MV-L2"] == "holds"
@@ -46,11 +46,11 @@ class _Widened(MetadataVersionSystem):
 def test_finding_kafka_cannot_roll_back_after_a_lossy_version() -> None:
     # KIP-778 allows an UNSAFE lossy downgrade; Kafka 3.9/4.0 refuse it ("Unsafe metadata downgrade is not
     # supported in this version."), so a cluster at V5 on the new software can never return to the old one.
-    kafka = explore(_Widened(replace(ENTRY.configs["small"], profile="kafka")), stop_at_first=False)
+    kafka = explore(_Widened(replace(ENTRY.configs["small"], profile="kafka")), ExploreOptions(stop_at_first=False))
     assert [v.property_id for v in kafka.violations] == ["MV-L2"]
     stuck = kafka.violations[0].trace.states[-1]
     assert stuck.level in (4, 5)
-    kip = explore(_Widened(ENTRY.configs["small"]), stop_at_first=False)
+    kip = explore(_Widened(ENTRY.configs["small"]), ExploreOptions(stop_at_first=False))
     assert kip.ok
 
 
@@ -58,12 +58,12 @@ def test_finding_kafka_before_controller_registration_checks_only_itself() -> No
     # Below 3.7-IV0 Kafka cannot see the other voters' ranges: it commits a version that only the active
     # controller supports, and the other voters terminate. The KIP requires a majority.
     cfg = ENTRY.configs["kafka-catalog"]
-    kafka = explore(ENTRY.build(cfg), stop_at_first=False)
+    kafka = explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False))
     assert [v.property_id for v in kafka.violations] == ["MV-02"]
     trace = kafka.violations[0].trace
     assert trace.actions[-1].name == "UpdateFeatures"
     assert trace.states[-2].level <= 14 < trace.states[-1].level  # decided below 3.7-IV0 (level 15)
-    assert explore(ENTRY.build(replace(cfg, profile="kip")), stop_at_first=False).ok
+    assert explore(ENTRY.build(replace(cfg, profile="kip")), ExploreOptions(stop_at_first=False)).ok
 
 
 def _do(ts: MetadataVersionSystem, s: MetadataVersionState, label: str) -> MetadataVersionState:
@@ -172,7 +172,7 @@ def test_mv12_states_kafkas_refusal_of_every_lossy_downgrade() -> None:
     kip = ENTRY.build(replace(ENTRY.configs["small"], profile="kip"))
     assert "MV-12" not in {p.id for p in kip.properties()}
     broken = ENTRY.variant("MV-M2").system(replace(ENTRY.configs["small"], profile="kafka"))
-    r = explore(broken, stop_at_first=False)
+    r = explore(broken, ExploreOptions(stop_at_first=False))
     assert {"MV-04", "MV-12"} <= r.violated_ids
 
 
@@ -192,10 +192,10 @@ def test_mv14_catches_a_lossy_snapshot_that_drops_one_record_too_many() -> None:
     the old software's versions represent) the off-by-one snapshot breaks MV-14 and nothing else; on ``small``
     (every record above 3) no config state tells the two apart, which is why ``lossy`` is a story config."""
     cfg = ENTRY.configs["lossy"]
-    assert explore(ENTRY.build(cfg), stop_at_first=False).ok
-    r = explore(_SnapshotDropsTheTarget(cfg), stop_at_first=False)
+    assert explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False)).ok
+    r = explore(_SnapshotDropsTheTarget(cfg), ExploreOptions(stop_at_first=False))
     assert r.violated_ids == {"MV-14"}
-    assert not explore(_SnapshotDropsTheTarget(ENTRY.configs["small"]), stop_at_first=False).violations
+    assert not explore(_SnapshotDropsTheTarget(ENTRY.configs["small"]), ExploreOptions(stop_at_first=False)).violations
     assert "lossy" in ENTRY.story_configs
 
 
@@ -214,10 +214,11 @@ def test_mv15_catches_a_quorum_check_off_by_one() -> None:
     cfg = ENTRY.configs["two-voters"]
     assert "two-voters" in ENTRY.story_configs
     for profile in ("kip", "kafka"):
-        assert explore(ENTRY.build(replace(cfg, profile=profile)), stop_at_first=False).ok
-        r = explore(_HalfIsAQuorum(replace(cfg, profile=profile)), stop_at_first=False)
+        assert explore(ENTRY.build(replace(cfg, profile=profile)), ExploreOptions(stop_at_first=False)).ok
+        r = explore(_HalfIsAQuorum(replace(cfg, profile=profile)), ExploreOptions(stop_at_first=False))
         assert "MV-15" in r.violated_ids
-    assert not explore(_HalfIsAQuorum(ENTRY.configs["crashes"]), max_depth=8, stop_at_first=False).violations
+    assert not explore(_HalfIsAQuorum(ENTRY.configs["crashes"]), ExploreOptions(max_depth=8,
+                                                                                stop_at_first=False)).violations
 
 
 class _UnfencedOneEntryEarly(MetadataVersionSystem):
@@ -238,12 +239,12 @@ def test_mv17_catches_a_broker_unfenced_before_it_caught_up() -> None:
     cfg = ENTRY.configs["lagging"]
     assert "lagging" in ENTRY.story_configs and cfg.max_log == 3
     for profile in ("kip", "kafka"):
-        ok = explore(ENTRY.build(replace(cfg, profile=profile)), stop_at_first=False)
+        ok = explore(ENTRY.build(replace(cfg, profile=profile)), ExploreOptions(stop_at_first=False))
         assert ok.ok and dict((p.id, p.status) for p in ok.properties)["MV-W6"].startswith("reached")
-        r = explore(_UnfencedOneEntryEarly(replace(cfg, profile=profile)), stop_at_first=False)
+        r = explore(_UnfencedOneEntryEarly(replace(cfg, profile=profile)), ExploreOptions(stop_at_first=False))
         assert r.violated_ids == {"MV-17"}
         assert not explore(_UnfencedOneEntryEarly(replace(ENTRY.configs["crashes"], profile=profile)),
-                           stop_at_first=False).violations
+                           ExploreOptions(stop_at_first=False)).violations
 
 
 class _PreviewFormattedAsNew(MetadataVersionSystem):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import z3
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.smt.core import (
     ReplayError,
     SymbolicSystem,
@@ -100,7 +100,7 @@ def test_the_toy_encoding_matches_the_reference() -> None:
         ts, sym = toy(slip=slip)
         res = check_successors(sym, ts, bfs_states(ts, 1000))
         assert res.ok, str(res.mismatch)
-        assert res.states == explore(ts, stop_at_first=False).distinct_states
+        assert res.states == explore(ts, ExploreOptions(stop_at_first=False)).distinct_states
 
 
 def test_encoded_lists_invariants_then_step_properties() -> None:
@@ -115,7 +115,7 @@ def test_bmc_refutes_a_violated_step_property_at_the_shortest_depth() -> None:
     ts, sym = toy(slip=True)
     res = bmc(sym, "TOY-02", 6, timeout=30)
     assert res.status == "refuted" and res.trace is not None
-    shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False).violations}
+    shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False)).violations}
     assert res.depth == shortest["TOY-02"] == len(res.trace.actions) == 2
     # Z3 labels the last step with the first action that makes it (Reset, which TOY-02 allows); the
     # replay takes the reference action that violates it.

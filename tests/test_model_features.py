@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from model.features import FeaturesZ3
-from rollcheck.explorer import explore, reachable_states
+from rollcheck.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
@@ -53,7 +53,8 @@ def test_bmc_refutes_broken_variant(variant: str, prop: str, profile: str) -> No
     res = bmc(FeaturesZ3(ts), prop, 6, timeout=60)
     assert res.status == "refuted" and res.trace is not None
     # BMC deepens one step at a time: the explorer finds nothing shorter.
-    shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
+    shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False,
+                                                                           max_depth=res.depth)).violations}
     assert res.depth == shortest[prop] == len(res.trace.actions)
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
     assert not {p.id: p for p in ts.properties()}[prop].holds(res.trace.states[-1])
@@ -111,7 +112,8 @@ def test_bmc_refutes_broken_variant_through_a_step_property(variant: str, profil
     sym = FeaturesZ3(ts)
     for prop in (p for p in v.expect if p in STEP):
         res = bmc(sym, prop, 7, timeout=60)
-        shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
+        shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False,
+                                                                               max_depth=res.depth)).violations}
         assert_shortest_replayed_refutation(ts, res, prop, shortest.get(prop, -1))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from model.metadata_version import MetadataVersionZ3
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from rollcheck.transition import PROFILES
@@ -39,7 +39,8 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
     ts = system(ENTRY.variant(variant).config, profile, variant)
     res = bmc(MetadataVersionZ3(ts), prop, 6, timeout=60)
     assert res.status == "refuted" and res.trace is not None
-    shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
+    shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False,
+                                                                           max_depth=res.depth)).violations}
     assert res.depth == shortest[prop] == len(res.trace.actions)
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
     assert not {p.id: p for p in ts.properties()}[prop].holds(res.trace.states[-1])
@@ -108,12 +109,13 @@ def test_bmc_refutes_broken_variant_through_a_step_property(variant: str, profil
     props = [p for p in v.expect if p in STEP]
     if (variant, profile) == ("MV-M9", "kafka"):
         # Kafka's floor (MINIMUM_BOOTSTRAP_VERSION) still applies: the explorer finds nothing either.
-        assert not explore(ts, stop_at_first=False).violations
+        assert not explore(ts, ExploreOptions(stop_at_first=False)).violations
         assert all(bmc(sym, p, 3, timeout=60).status == "checked" for p in props)
         return
     for prop in props:
         res = bmc(sym, prop, 10, timeout=120)
-        shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
+        shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False,
+                                                                               max_depth=res.depth)).violations}
         assert_shortest_replayed_refutation(ts, res, prop, shortest.get(prop, -1))
 
 

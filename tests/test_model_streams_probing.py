@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from model.streams_probing import StreamsProbingZ3, failure_text, parse_failure
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.smt.core import ReplayError, bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from tests.z3_checks import assert_shortest_replayed_refutation
@@ -76,7 +76,8 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str) -> No
     assert res.status == "refuted"
     assert res.trace is not None
     # BMC deepens one step at a time, so its trace is a shortest one: as long as the explorer's.
-    shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth).violations}
+    shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False,
+                                                                           max_depth=res.depth)).violations}
     assert res.depth == shortest[prop] == len(res.trace.actions)
     # The trace replays on the reference step by step and its last state violates the property there.
     replay(ts, res.trace.states, [a.name for a in res.trace.actions])
@@ -137,7 +138,7 @@ def test_bmc_refutes_broken_variant_through_a_step_property(variant: str, profil
     v = ENTRY.variant(variant)
     ts = system(v.config, profile, variant)
     sym = StreamsProbingZ3(ts)
-    found = {x.property_id: x.depth for x in explore(ts, stop_at_first=False).violations}
+    found = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False)).violations}
     for prop in (p for p in v.expect if p in STEP):
         res = bmc(sym, prop, 8, timeout=60)
         if prop not in found:
@@ -172,7 +173,7 @@ def test_operator_procedure_encoded(profile: str) -> None:
     sym = StreamsProbingZ3(ts)
     res = check_successors(sym, ts, bfs_states(ts, 120))
     assert res.ok, str(res.mismatch)
-    found = {x.property_id: x.depth for x in explore(ts, stop_at_first=False).violations}
+    found = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False)).violations}
     assert set(found) == {"STR-06"}
     refuted = bmc(sym, "STR-06", 6, timeout=60)
     assert refuted.status == "refuted" and refuted.depth == found["STR-06"]

@@ -17,7 +17,7 @@ from model.zk_migration import ZkMigrationZ3
 from reference_impl.metadata_version.catalog import MetadataVersion
 from rollcheck.checkers import NOT_CHECKED, PROVED, CheckContext
 from rollcheck.cli import main
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.smt.checker import check_z3
 from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
@@ -247,8 +247,8 @@ def test_bmc_refutes_broken_variant(variant: str, profile: str, prop: str, depth
     res = bmc(ZkMigrationZ3(ts), prop, depth, timeout=300, first=depth if depth >= 12 else 0)
     assert res.status == "refuted" and res.trace is not None, res.message
     # BMC deepens one step at a time, so its trace is a shortest one: as long as the explorer's.
-    shortest = {x.property_id: x.depth for x in explore(ts, stop_at_first=False, max_depth=res.depth,
-                                                        check_graph=False).violations}
+    shortest = {x.property_id: x.depth for x in explore(ts, ExploreOptions(stop_at_first=False, max_depth=res.depth,
+                                                                           check_graph=False)).violations}
     assert res.depth == shortest[prop] == depth == len(res.trace.actions)
     # The trace replays on the reference, which agrees that it violates the property (on its last step
     # for a step property, in its last state for an invariant).

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 from rollcheck.spark.standalone import StandaloneCluster
 
@@ -65,7 +65,7 @@ def test_standalone_cluster_with_a_killed_worker_gives_the_exact_result(cluster:
     assert run.returncode == 0, stderr.decode()[-3000:]
     doc: dict[str, Any] = json.loads(stdout)
     entry = get_protocol("features")
-    local = explore(entry.build(entry.configs["small"]), stop_at_first=False)
+    local = explore(entry.build(entry.configs["small"]), ExploreOptions(stop_at_first=False))
     assert doc["engine"] == "spark" and doc["complete"]
     assert (doc["distinct_states"], doc["generated_states"], doc["depth"]) == \
         (local.distinct_states, local.generated_states, local.depth)
@@ -86,7 +86,7 @@ def test_local_cluster_master_gives_the_local_result(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     entry = get_protocol("streams_probing")
-    local = explore(entry.build(entry.configs["small"]), stop_at_first=True)
+    local = explore(entry.build(entry.configs["small"]), ExploreOptions(stop_at_first=True))
     assert (doc["distinct_states"], doc["generated_states"], doc["depth"]) == \
         (local.distinct_states, local.generated_states, local.depth)
     assert doc["spark"]["master"] == "local-cluster[2,1,1024]"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from rollcheck.explorer import ExplorationResult, explore
+from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
 from rollcheck.registry import get_protocol, protocol_names
-from rollcheck.spark.explorer import explore_system_spark
+from rollcheck.spark.explorer import SparkOptions, explore_system_spark
 from tests.terminal import as_from_a_terminal
 from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToySystem
@@ -32,8 +32,9 @@ def _outcome(r: ExplorationResult) -> tuple[Any, ...]:
 
 
 def _same(ts: Any, spark: Any, out: Path, *, spark_min: int = 0, stop_at_first: bool = False) -> ExplorationResult:
-    r = explore_system_spark(ts, spark, checkpoint_dir=out, stop_at_first=stop_at_first, spark_min=spark_min)
-    local = explore(ts, stop_at_first=stop_at_first)
+    r = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=out, stop_at_first=stop_at_first),
+                             SparkOptions(spark_min=spark_min))
+    local = explore(ts, ExploreOptions(stop_at_first=stop_at_first))
     assert r.engine == "spark"
     assert _outcome(r) == _outcome(local)
     return r
@@ -68,18 +69,20 @@ def test_broken_variant_shortest_counterexample(spark: Any, tmp_path: Path) -> N
 
 def test_interrupted_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) -> None:
     ts = ToySystem(ToyConfig(bound=3))
-    first = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0, max_depth=4)
+    first = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=tmp_path, stop_at_first=False, max_depth=4),
+                                 SparkOptions(spark_min=0))
     assert not first.complete and (tmp_path / "manifest.json").exists()
-    resumed = explore_system_spark(ts, spark, checkpoint_dir=tmp_path, stop_at_first=False, spark_min=0, resume=True)
+    resumed = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=tmp_path, stop_at_first=False,
+                                                             resume=True), SparkOptions(spark_min=0))
     assert "resumed from level 4" in " ".join(resumed.extra["notes"])
-    fresh = explore(ts, stop_at_first=False)
+    fresh = explore(ts, ExploreOptions(stop_at_first=False))
     assert (resumed.distinct_states, resumed.depth, resumed.generated_states, resumed.complete) == \
         (fresh.distinct_states, fresh.depth, fresh.generated_states, True)
     # A checkpoint of another system is refused with a clear message.
     from rollcheck.errors import UserError
 
     with pytest.raises(UserError, match="checkpoint"):
-        explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, checkpoint_dir=tmp_path, resume=True)
+        explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, ExploreOptions(checkpoint_dir=tmp_path, resume=True))
 
 
 class FailsOnce(ToySystem):
@@ -97,9 +100,10 @@ class FailsOnce(ToySystem):
 def test_a_task_failing_once_gives_the_exact_result(spark: Any, tmp_path: Path) -> None:
     ts = FailsOnce(ToyConfig(bound=3))
     ts.marker = str(tmp_path / "marker")
-    r = explore_system_spark(ts, spark, checkpoint_dir=tmp_path / "out", stop_at_first=False, spark_min=0)
+    r = explore_system_spark(ts, spark, ExploreOptions(checkpoint_dir=tmp_path / "out", stop_at_first=False),
+                             SparkOptions(spark_min=0))
     assert Path(ts.marker).exists()  # the failure did happen
-    local = explore(ToySystem(ToyConfig(bound=3)), stop_at_first=False)
+    local = explore(ToySystem(ToyConfig(bound=3)), ExploreOptions(stop_at_first=False))
     assert (r.distinct_states, r.depth, r.generated_states) == \
         (local.distinct_states, local.depth, local.generated_states)
 

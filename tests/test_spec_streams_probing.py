@@ -11,7 +11,7 @@ import pytest
 from properties.streams_probing import PROPERTIES
 from rollcheck.cli import main
 from rollcheck.conformance import conform
-from rollcheck.explorer import explore, reachable_states
+from rollcheck.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.tla.binding import binding_for, operator_name, write_model
 from rollcheck.tla.drift import drift
@@ -60,7 +60,7 @@ def test_tlc_finds_kafka_8649_under_kafka_2_0(tmp_path: Path) -> None:
     reference (the 2.1 branch's fix) holds on the same config."""
     cfg = replace(ENTRY.configs["small"], profile="kafka-2.0")
     ts = ENTRY.variant("STR-M4").system(cfg)
-    depth = {v.property_id: v.depth for v in explore(ts, stop_at_first=False).violations}["STR-05"]
+    depth = {v.property_id: v.depth for v in explore(ts, ExploreOptions(stop_at_first=False)).violations}["STR-05"]
     model = write_model(BINDING, ts, tmp_path / "m4")
     res = run_tlc(model.directory, model.module, model.cfg)
     assert res.violated == "STR_05" and len(res.trace) == depth + 1, (res.violated, res.error)
@@ -122,7 +122,7 @@ def test_tlc_reaches_each_witness_at_the_explorers_depth(config: str, profile: s
     without STR-W3; from-0.10.0: the two-bounce STR-W4 and W5)."""
     ts = ENTRY.build(replace(ENTRY.configs[config], profile=profile))
     ids = [p.id for p in ts.properties() if p.kind == "witness"]
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     runs = check_witnesses(BINDING, ts, tmp_path, ids, timeout=600, workers=1)
     assert not runs.error and not runs.vacuous, (runs.error, runs.vacuous)
     assert {w: f"reached at depth {runs.depth(w)}" for w in ids} == {

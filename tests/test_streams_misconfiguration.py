@@ -15,7 +15,7 @@ from reference_impl.streams_probing.api import MemberOutcome, MemberUpdate
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import PROFILES
 from reference_impl.streams_probing.system import StreamsProbingSystem
-from rollcheck.explorer import explore
+from rollcheck.explorer import ExploreOptions, explore
 from rollcheck.registry import get_protocol
 
 ENTRY = get_protocol("streams_probing")
@@ -42,7 +42,7 @@ def test_a_misconfiguration_that_is_none_is_refused_in_one_line(changes: dict[st
 def test_the_group_stops_on_the_leaders_error_assignment_and_nothing_else_breaks() -> None:
     """STR-06 (nobody fails) is not claimed for a misconfigured upgrade; every other property holds, the
     members' ErrorShutdown is taken and every instance ends shut down (STR-W6)."""
-    r = explore(ENTRY.build(STORY), stop_at_first=False)
+    r = explore(ENTRY.build(STORY), ExploreOptions(stop_at_first=False))
     assert r.violations == []
     statuses = {p.id: p.status for p in r.properties}
     assert "STR-06" not in statuses and statuses["STR-09"] == "holds"
@@ -61,7 +61,7 @@ class _StillRunning(StreamsProbingSystem):
 
 
 def test_a_member_that_keeps_running_after_its_shutdown_breaks_str09() -> None:
-    r = explore(_StillRunning(STORY), stop_at_first=False)
+    r = explore(_StillRunning(STORY), ExploreOptions(stop_at_first=False))
     assert {v.property_id for v in r.violations} == {"STR-09"}
 
 
@@ -75,7 +75,7 @@ def test_a_member_that_ignores_the_error_code_leaves_the_story_unreached(monkeyp
         return upd
 
     monkeypatch.setattr(streams_system, "on_assignment", ignoring)
-    r = explore(ENTRY.build(STORY), stop_at_first=False)
+    r = explore(ENTRY.build(STORY), ExploreOptions(stop_at_first=False))
     statuses = {p.id: p.status for p in r.properties}
     assert not statuses["STR-W6"].startswith("reached"), statuses
 
@@ -87,7 +87,7 @@ def test_under_the_kip_rules_the_same_mistake_fails_the_leader() -> None:
                                misconfigured_upgrade_from="1.1")
     ts = ENTRY.build(cfg)
     assert "STR-W6" not in {p.id for p in ts.properties()} and "STR-06" not in {p.id for p in ts.properties()}
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert r.violations == []
 
 

@@ -14,7 +14,7 @@ from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import release
 from reference_impl.streams_probing.system import Delivered, StreamsGroupState, StreamsProbingSystem
-from rollcheck.explorer import explore, reachable_states
+from rollcheck.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.transition import Action
@@ -32,7 +32,7 @@ def test_matrix_cell(from_release: str, to_release: str, profile: str) -> None:
     ("this should include failure scenario during the upgrade"), the procedure the KIP prescribes."""
     cfg = StreamsProbingConfig(profile=profile, from_release=from_release, to_release=to_release, max_crashes=1)
     ts = StreamsProbingSystem(cfg)
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     assert not r.violations, [(v.property_id, v.description) for v in r.violations]
     assert not r.vacuous, r.vacuous  # every story the cell can tell (the witnesses it applies) happened
     # The exploration reached the end of the upgrade: a stable group on the target version.
@@ -71,7 +71,7 @@ def test_named_configs(name: str) -> None:
             continue  # 3.9 exists in the kafka profile only
         if name == "large":
             continue  # 42 k states per profile: explored by the CLI (docs/protocols/streams_probing.md), not here
-        r = explore(ENTRY.build(cfg), stop_at_first=False)
+        r = explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False))
         violated = {v.property_id for v in r.violations}
         # KIP-268's counterexample by design: a bounce without upgrade.from while a pre-2.0 leader remains
         by_design = name in ("no-upgrade-from", "operator-from-1.1")
@@ -194,7 +194,7 @@ def test_operator_procedure_free_of_a_runbook_breaks_only_str06(profile: str) ->
     config applies (STR-W4: upgrade.from is one of the operator's choices) is reached."""
     cfg = StreamsProbingConfig(profile=profile, from_release="1.1", to_release="2.0", instances=2,
                                procedure="operator")
-    r = explore(ENTRY.build(cfg), stop_at_first=False)
+    r = explore(ENTRY.build(cfg), ExploreOptions(stop_at_first=False))
     assert {v.property_id for v in r.violations} == {"STR-06"}
     assert {p.id: p.status.startswith("reached") for p in r.properties if p.kind == "witness"} == {
         "STR-W4": True, "STR-W5": True}
@@ -236,7 +236,7 @@ def test_kafka_8649_is_the_2_1_1_leader_with_a_2_0_member() -> None:
     (STR-05) and cannot build its next subscription (STR-06). The 2.1 branch's fix, modelled by kafka-2.0, sends
     the commonly supported version, 3."""
     ts = ENTRY.variant("STR-M4").system(replace(ENTRY.configs["default"], profile="kafka-2.0"))
-    r = explore(ts, stop_at_first=False)
+    r = explore(ts, ExploreOptions(stop_at_first=False))
     first = {v.property_id: v.depth for v in r.violations}
     assert (first["STR-05"], first["STR-06"]) == (7, 10)
     trace = next(v.trace for v in r.violations if v.property_id == "STR-06")
@@ -249,7 +249,8 @@ def test_kafka_8649_is_the_2_1_1_leader_with_a_2_0_member() -> None:
     failed = [x for x in trace.steps[-1].state.instances if x.failure]
     assert [(x.release, x.failure) for x in failed] == [
         ("2.0", "subscription: version must be between 1 and 3; was: 4")]
-    reference = explore(ENTRY.build(replace(ENTRY.configs["default"], profile="kafka-2.0")), stop_at_first=False)
+    reference = explore(ENTRY.build(replace(ENTRY.configs["default"], profile="kafka-2.0")),
+                        ExploreOptions(stop_at_first=False))
     assert not reference.violations
 
 
@@ -319,7 +320,7 @@ class _BouncesPastTheRounds(StreamsProbingSystem):
 def test_a_bounce_past_the_procedure_is_caught_by_str10(config: str) -> None:
     """No other property sees it (every bounce is to the new release); STR-10 does at the bounce that breaks the
     round order, long before the unbounded state space would exhaust the explorer."""
-    r = explore(_BouncesPastTheRounds(ENTRY.configs[config]), max_depth=20)
+    r = explore(_BouncesPastTheRounds(ENTRY.configs[config]), ExploreOptions(max_depth=20))
     assert r.violated_ids == {"STR-10"}, r.violated_ids
     (v,) = r.violations
     assert [a.name for a in v.trace.actions].count("RollingBounce") == 2

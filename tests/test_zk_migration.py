@@ -19,7 +19,7 @@ from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import BrokerMode, Shutdown, ZkMigrationSystem, ZkMigrationSystemState
-from rollcheck.explorer import explore, reachable_states
+from rollcheck.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.registry import get_protocol
 from rollcheck.testing import ContractCase, ProtocolContract
 from rollcheck.transition import Action
@@ -404,7 +404,7 @@ def test_properties_per_config_and_profile(config: str, profile: str) -> None:
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 @pytest.mark.parametrize("config", ["small", "faults"])
 def test_exploration_holds(profile: str, config: str) -> None:
-    r = explore(ENTRY.build(replace(ENTRY.configs[config], profile=profile)), stop_at_first=False)
+    r = explore(ENTRY.build(replace(ENTRY.configs[config], profile=profile)), ExploreOptions(stop_at_first=False))
     assert r.complete and r.ok, [(v.property_id, v.trace.actions) for v in r.violations]
     statuses = {p.id: p.status for p in r.properties}
     assert statuses["MIG-L1"] == statuses["MIG-L2"] == statuses["MIG-L3"] == "holds"
@@ -546,7 +546,7 @@ class _KipClaims(ZkMigrationSystem):
 
 
 def _violated(config: Any) -> set[str]:
-    return {v.property_id for v in explore(_KipClaims(config), stop_at_first=False).violations}
+    return {v.property_id for v in explore(_KipClaims(config), ExploreOptions(stop_at_first=False)).violations}
 
 
 def test_findings() -> None:
@@ -567,7 +567,7 @@ def test_findings() -> None:
     incompatible = replace(ENTRY.configs["small"], incompatible_broker=True)
     assert {"MIG-07", "MIG-10"} <= _violated(replace(incompatible, profile="kafka"))
     assert not {"MIG-07", "MIG-10"} & _violated(incompatible)
-    kafka_rule = explore(ENTRY.build(replace(incompatible, profile="kafka")), stop_at_first=False)
+    kafka_rule = explore(ENTRY.build(replace(incompatible, profile="kafka")), ExploreOptions(stop_at_first=False))
     assert not {"MIG-07", "MIG-10"} & {v.property_id for v in kafka_rule.violations}
     # The KIP's rollback deletes /controller_epoch: the next ZK controller starts again at epoch 1.
     kip_small = _violated(ENTRY.configs["small"])
@@ -610,7 +610,7 @@ def test_operator_puts_an_incompatible_broker_right_once() -> None:
         labels = _labels(ts, s)
         assert "RegisterZkBroker(broker=0)" in labels
         assert "IncompatibleBrokerJoins(broker=0)" not in labels and "EnableMigrationOnBroker(broker=0)" not in labels
-        result = explore(ts, stop_at_first=False)
+        result = explore(ts, ExploreOptions(stop_at_first=False))
         assert result.complete and not result.violations, [v.property_id for v in result.violations]
 
 
@@ -707,9 +707,11 @@ def test_mig13_and_mig14_catch_what_the_lag_bound_let_through() -> None:
     small = ENTRY.configs["small"]
     assert small.max_updates == 2
     latest = _SendsTheLatest(replace(small, profile="kafka"))
-    assert "MIG-13" in {v.property_id for v in explore(latest, stop_at_first=False).violations}
-    assert not explore(_SendsTheLatest(replace(small, profile="kafka", max_updates=1)), stop_at_first=False).violations
-    down = {v.property_id for v in explore(_CommitsWhileZkIsDown(small), stop_at_first=False).violations}
+    assert "MIG-13" in {v.property_id for v in explore(latest, ExploreOptions(stop_at_first=False)).violations}
+    assert not explore(_SendsTheLatest(replace(small, profile="kafka", max_updates=1)),
+                       ExploreOptions(stop_at_first=False)).violations
+    down = {v.property_id for v in explore(_CommitsWhileZkIsDown(small),
+                                           ExploreOptions(stop_at_first=False)).violations}
     assert down == {"MIG-14"}
 
 
@@ -730,7 +732,7 @@ def test_a_change_that_repeats_a_record_is_caught_by_mig15(config: str, action: 
     """MIG-03/11/13 compare ZooKeeper with the log, so a record repeated in both passed them, and the state space
     was unbounded (the campaign's timeout); MIG-15 flags the first change: its record is not below the next id
     (and the second would repeat it)."""
-    r = explore(_ChangesWithoutNewRecords(ENTRY.configs[config], action), max_depth=30)
+    r = explore(_ChangesWithoutNewRecords(ENTRY.configs[config], action), ExploreOptions(max_depth=30))
     assert "MIG-15" in r.violated_ids, r.violated_ids
     trace = next(v.trace for v in r.violations if v.property_id == "MIG-15")
     assert [a.name for a in trace.actions].count(action) == 1
@@ -768,7 +770,7 @@ def test_quorum_loss_story_loses_and_regains_the_majority(profile: str) -> None:
     assert not _prop(ts, "MIG-17").holds(s, Action.of("ElectLeader", voter=2), minority)
     s = _do(ts, s, "RecoverVoter(voter=0)")
     assert {"ElectLeader(voter=0)", "ElectLeader(voter=2)"} <= set(_labels(ts, s))
-    result = explore(ts, stop_at_first=False)
+    result = explore(ts, ExploreOptions(stop_at_first=False))
     assert result.complete and result.ok, [v.property_id for v in result.violations]
     assert {p.id: p.status for p in result.properties}["MIG-17"] == "holds"
 

@@ -1,7 +1,9 @@
 """The Spark engine: the local explorer's breadth-first search with its wide levels expanded on executors.
 
-There is one exploration loop (:func:`rollcheck.explorer.explore`) and one expansion
-(:class:`rollcheck.expansion.Expander`); this module only decides where a level's chunks are expanded.
+There is one exploration loop (:class:`rollcheck.explorer.Exploration`) and one expansion
+(:class:`rollcheck.expansion.Expander`); this module only decides where a level's chunks are expanded
+(``ExploreOptions.distribute``), and takes the same :class:`ExploreOptions` as the local engine plus its own
+:class:`SparkOptions`.
 A level whose frontier has at least ``spark_min`` states is cut into chunks that go to the executors as
 one Spark job (each task expands one chunk: the frontier states arrive as the same pickled segments the
 local engine keeps, the visited set as of the level's start arrives as a broadcast NumPy table); a
@@ -24,14 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rollcheck.errors import UserError
 from rollcheck.expansion import Chunk, ChunkResult, Expander, Segment
-from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, LevelStats, explore
+from rollcheck.exploreoptions import ExploreOptions
+from rollcheck.explorer import ExplorationResult, explore
 from rollcheck.fingerprint import FingerprintSet, hash_probe
 from rollcheck.registry import build_system
 from rollcheck.transition import TransitionSystem
@@ -89,50 +91,47 @@ class SparkLevels:
         return [r for _, _, r in sorted(out, key=lambda row: row[0]) if r is not None]
 
 
-def explore_spark(protocol: str, config: Any, *, config_name: str, variant: str | None, master: str,
-                  partitions: int | None, checkpoint_dir: Path | None, resume: bool, max_depth: int | None,
-                  max_states: int | None, stop_at_first: bool,
-                  progress: Callable[[LevelStats], None] | None, workers: int = 1, symmetry: bool = False,
-                  spark_min: int = SPARK_MIN, graph_limit: int = GRAPH_LIMIT,
-                  max_memory: int | None = None, checkpoint_root: Path | None = None) -> ExplorationResult:
-    """Explore a registered protocol (or one of its variants) with the Spark engine on ``master``."""
+@dataclass(frozen=True, kw_only=True)
+class SparkOptions:
+    """The Spark engine's own options, beside the exploration's :class:`ExploreOptions`."""
+
+    master: str = "local[*]"  # the Spark master URL
+    partitions: int | None = None  # tasks a wide level is cut into (default: four per executor core)
+    spark_min: int = SPARK_MIN  # the narrowest level sent to Spark (0: every level)
+
+
+def explore_spark(protocol: str, config: Any, options: ExploreOptions | None = None,
+                  spark_options: SparkOptions | None = None) -> ExplorationResult:
+    """Explore a registered protocol (or ``options.variant`` of it) with the Spark engine on
+    ``spark_options.master``."""
     from rollcheck.spark.session import get_session
 
-    ts = build_system(protocol, config, variant)
-    spark = get_session(master)
-    return explore_system_spark(ts, spark, checkpoint_dir=checkpoint_dir, config_name=config_name, variant=variant,
-                                partitions=partitions, resume=resume, max_depth=max_depth, max_states=max_states,
-                                stop_at_first=stop_at_first, progress=progress, workers=workers,
-                                symmetry=symmetry, spark_min=spark_min, graph_limit=graph_limit, max_memory=max_memory,
-                                checkpoint_root=checkpoint_root)
+    options = options or ExploreOptions()
+    spark = spark_options or SparkOptions()
+    ts = build_system(protocol, config, options.variant)
+    return explore_system_spark(ts, get_session(spark.master), options, spark)
 
 
-def explore_system_spark(ts: TransitionSystem[Any], spark: Any, *, checkpoint_dir: Path | None, config_name: str = "",
-                         variant: str | None = None, partitions: int | None = None, resume: bool = False,
-                         max_depth: int | None = None, max_states: int | None = None, stop_at_first: bool = True,
-                         progress: Callable[[LevelStats], None] | None = None, workers: int = 1,
-                         symmetry: bool = False, spark_min: int = SPARK_MIN, graph_limit: int = GRAPH_LIMIT,
-                         max_memory: int | None = None, checkpoint_root: Path | None = None) -> ExplorationResult:
-    """The engine for any transition system (shipped to the executors in the tasks' closures).
+def explore_system_spark(ts: TransitionSystem[Any], session: Any, options: ExploreOptions | None = None,
+                         spark_options: SparkOptions | None = None) -> ExplorationResult:
+    """The engine for any transition system (shipped to the executors in the tasks' closures), on the Spark
+    ``session`` (its master is the session's; ``spark_options.master`` is not read).
 
-    ``partitions``: tasks a wide level is cut into (default: four per executor core). ``workers``: the
-    driver's processes for the narrow levels. ``spark_min``: the narrowest level sent to Spark (0: all).
-    With ``checkpoint_dir`` each completed level is checkpointed there in the local engine's format
-    (``checkpoint_root``: the user's directory it lies under, as for :func:`rollcheck.explorer.explore`).
+    ``spark_options.partitions``: tasks a wide level is cut into (default: four per executor core).
+    ``options.workers``: the driver's processes for the narrow levels. ``spark_options.spark_min``: the
+    narrowest level sent to Spark (0: all). With ``options.checkpoint_dir`` each completed level is
+    checkpointed there in the local engine's format (as for :func:`rollcheck.explorer.explore`).
     """
-    sc = spark.sparkContext
-    levels = SparkLevels(sc, partitions or max(2, sc.defaultParallelism * 4))
+    options = options or ExploreOptions()
+    spark = spark_options or SparkOptions()
+    sc = session.sparkContext
+    levels = SparkLevels(sc, spark.partitions or max(2, sc.defaultParallelism * 4))
     t0 = time.perf_counter()
-    result = explore(ts, config_name=config_name, max_depth=max_depth, max_states=max_states,
-                     stop_at_first=stop_at_first, progress=progress, variant=variant, workers=workers,
-                     symmetry=symmetry, resume=resume, graph_limit=graph_limit,
-                     checkpoint_dir=None if checkpoint_dir is None else Path(checkpoint_dir),
-                     checkpoint_root=checkpoint_root,
-                     max_memory=max_memory, distribute=levels, distribute_min=spark_min,
-                     distribute_slices=levels.slices)
+    result = explore(ts, dataclasses.replace(options, distribute=levels, distribute_min=spark.spark_min,
+                                             distribute_slices=levels.slices))
     result.engine = "spark"
     result.extra["spark"] = {"master": sc.master, "default_parallelism": sc.defaultParallelism,
-                             "tasks_per_level": levels.slices, "spark_min": spark_min,
+                             "tasks_per_level": levels.slices, "spark_min": spark.spark_min,
                              "levels_on_spark": levels.levels,
                              "spark_seconds": round(levels.seconds, 3),
                              "seconds_with_session": round(time.perf_counter() - t0, 3)}
