@@ -1,10 +1,12 @@
 """Running the gate's cells (one checker on one protocol x config x profile, or on a broken variant),
 one after another or several at once up to the machine's cores.
 
-In parallel, every cell but the Spark ones runs in a forked worker process (``parallel`` of them, forked
-once, before the Spark JVM starts): the checkers are CPU-bound Python (the explorer in one process, Z3,
-Hypothesis) or their own JVM (TLC), so threads would share one core under the GIL. The Spark cells share
-the driver's one Spark session and run one at a time in a thread of this process. Each cell gets
+In parallel, every cell runs in a forked worker process (``parallel`` of them, forked once, before the
+Spark JVM starts): the checkers are CPU-bound Python (the explorer in one process, Z3, Hypothesis) or their
+own JVM (TLC), so threads would share one core under the GIL. The cells of a checker that runs in the driver
+(``Capabilities.in_driver``: Spark's, which share the driver's one Spark session) run one at a time in a
+thread of this process. A cell whose checker reads the size of its config (``needs_size``) waits for the
+cell that counts it (``sizes_cells``) when the plan has one. Each cell gets
 ``cores // parallel`` cores (explorer workers, TLC ``-workers``). A checker that kills its process (Z3
 can abort) becomes that cell's error report, not the end of the run.
 
@@ -25,43 +27,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from rollcheck.checkers import CHECKERS, CheckContext, CheckerReport
+from rollcheck.checkers import Capabilities, Cell, CheckContext, CheckerReport, Status, get_checker
 from rollcheck.errors import UserError
 from rollcheck.forking import start_worker, worker_signals
-from rollcheck.transition import ProtocolEntry
 
-# Checkers that read the explorer's count of the same cell (``CheckContext.known_sizes``) to decide whether
-# to run: in parallel they wait for that explore cell when the plan has one.
-_NEEDS_SIZE = frozenset({"spark", "conform"})
-# Checkers that run in this process: they share the one Spark session (one JVM for every Spark cell).
-_IN_DRIVER = frozenset({"spark"})
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One checker on one protocol x config x profile (x broken variant): the unit the gate runs."""
-
-    entry: ProtocolEntry
-    label: str
-    config: Any
-    checker: str
-    variant: str | None = None
-    subdir: str = ""  # under the run's output directory (the gate's broken variants go under mutants/)
-    differential_only: bool = False  # z3 on a ci config in the ci tier: the successor differential alone
-    decisions: bool = True  # z3: also the decision differential (once per protocol and profile in the ci tier)
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.entry.name, self.label, self.config.profile, self.checker)
-
-    @property
-    def size_key(self) -> tuple[str, str, str, str | None]:
-        return (self.entry.name, self.label, self.config.profile, self.variant)
-
-    @property
-    def name(self) -> str:
-        return "/".join((self.entry.name, self.label, self.config.profile, self.checker)
-                        + ((self.variant,) if self.variant else ()))
+__all__ = ["Cell", "CellResult", "run_cell", "run_cells"]
 
 
 @dataclass
@@ -73,19 +43,18 @@ class CellResult:
 
 def run_cell(cell: Cell, ctx: CheckContext) -> CellResult:
     """Run one cell; a crashing checker gives an error report (a user mistake still raises)."""
-    adapter = CHECKERS[cell.checker][0]
+    checker = get_checker(cell.checker)
     t0 = time.perf_counter()
     try:
         out_dir = ctx.out_dir / cell.subdir if cell.subdir else ctx.out_dir
-        report = adapter(cell.entry, cell.label, cell.config,
-                         dataclasses.replace(ctx, variant=cell.variant, out_dir=out_dir,
-                                             differential_only=cell.differential_only,
-                                             decisions=cell.decisions))
+        report = checker.run(cell, dataclasses.replace(ctx, variant=cell.variant, out_dir=out_dir,
+                                                       differential_only=cell.differential_only,
+                                                       settings=cell.settings))
     except UserError:
         raise
     except Exception as exc:  # a crashed checker is a finding, not the end of the run
-        report = CheckerReport(cell.checker, cell.entry.name, cell.label, cell.config.profile, status="error",
-                               message=f"{type(exc).__name__}: {exc}",
+        report = CheckerReport(cell.checker, cell.entry.name, cell.label, cell.config.profile,
+                               status=Status.ERROR, message=f"{type(exc).__name__}: {exc}",
                                stats={"traceback": traceback.format_exc(limit=8)})
         report.elapsed = time.perf_counter() - t0
     return CellResult(cell, report, time.perf_counter() - t0)
@@ -110,9 +79,13 @@ def run_cells(cells: Sequence[Cell], ctx: CheckContext, *, parallel: int = 1, pr
     return _Scheduler(cells, ctx, parallel, say, estimates or {}).run()
 
 
+def _caps(cell: Cell) -> Capabilities:
+    return get_checker(cell.checker).capabilities
+
+
 def _remember_size(ctx: CheckContext, res: CellResult) -> None:
     r = res.report
-    if res.cell.checker == "explore" and r.exhaustive and "distinct_states" in r.counts:
+    if _caps(res.cell).sizes_cells and r.exhaustive and "distinct_states" in r.counts:
         ctx.known_sizes[res.cell.size_key] = int(r.counts["distinct_states"])
 
 
@@ -125,17 +98,17 @@ class _Scheduler:
         total = os.cpu_count() or 1
         self.cores = max(1, total // parallel)
         self.slots = parallel
-        explore_at = {c.size_key: i for i, c in enumerate(self.cells) if c.checker == "explore"}
-        self.after: dict[int, int] = {i: explore_at[c.size_key] for i, c in enumerate(self.cells)
-                                      if c.checker in _NEEDS_SIZE and c.size_key in explore_at}
+        sized_at = {c.size_key: i for i, c in enumerate(self.cells) if _caps(c).sizes_cells}
+        self.after: dict[int, int] = {i: sized_at[c.size_key] for i, c in enumerate(self.cells)
+                                      if _caps(c).needs_size and c.size_key in sized_at}
         # Longest first (a cell waiting for its explore cell keeps its place until that one is done).
         self.pending = sorted(range(len(self.cells)), key=lambda i: (-estimates.get(i, 0.0), i))
         self.results: dict[int, CellResult] = {}
 
     def run(self) -> list[CellResult]:
-        needs_pool = any(c.checker not in _IN_DRIVER for c in self.cells)
+        needs_pool = any(not _caps(c).in_driver for c in self.cells)
         workers = [_Worker.fork(self.cells, self.ctx) for _ in range(self.slots)] if needs_pool else []
-        driver = _DriverThread(self.cells, self.ctx) if any(c.checker in _IN_DRIVER for c in self.cells) else None
+        driver = _DriverThread(self.cells, self.ctx) if any(_caps(c).in_driver for c in self.cells) else None
         busy: dict[Any, int] = {}  # worker or driver -> cell index
         try:
             while self.pending or busy:
@@ -163,7 +136,7 @@ class _Scheduler:
             if not self._ready(i):
                 continue
             cell = self.cells[i]
-            if cell.checker in _IN_DRIVER:
+            if _caps(cell).in_driver:
                 assert driver is not None
                 if driver in busy:
                     continue
@@ -203,7 +176,7 @@ class _Scheduler:
                 target.process.join(timeout=5)
                 code = target.process.exitcode
                 report = CheckerReport(cell.checker, cell.entry.name, cell.label, cell.config.profile,
-                                       status="error", message=f"the checker's process died (exit code {code})")
+                                       status=Status.ERROR, message=f"the checker's process died (exit code {code})")
                 res = CellResult(cell, report, 0.0)
                 workers[workers.index(target)] = _Worker.fork(self.cells, self.ctx)
             del busy[target]
@@ -286,7 +259,7 @@ def _worker_main(cells: list[Cell], ctx: CheckContext, conn: Connection) -> None
             except Exception as exc:  # a report that does not pickle is still an answer for the cell
                 cell = cells[index]
                 report = CheckerReport(cell.checker, cell.entry.name, cell.label, cell.config.profile,
-                                       status="error", message=f"its report could not be sent back: "
+                                       status=Status.ERROR, message=f"its report could not be sent back: "
                                                                f"{type(exc).__name__}: {exc}")
                 conn.send(("result", (report, res.seconds)))
     finally:

@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollcheck.checkers import (
+from rollcheck.checkers.fuzzoptions import FuzzOptions
+from rollcheck.checkers.report import (
     HOLDS,
     NOT_CHECKED,
     VIOLATED,
     CheckContext,
     CheckerReport,
     PropertyVerdict,
+    Status,
     save_traces,
 )
 from rollcheck.errors import UserError
@@ -259,7 +261,7 @@ def spark_walker(ts: TransitionSystem[Any], spark: Any, *, walks: int, depth: in
 def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """The gate's fuzzing round (the nightly tier): a Hypothesis campaign of ``options.fuzz_minutes``
     (default 1) with an example database under the output directory, so failures are replayed first."""
-    minutes = float(ctx.options.get("fuzz_minutes", 1.0))
+    minutes = FuzzOptions.read(ctx.options).fuzz_minutes
     ts = ctx.build(entry, config)
     name = f"{entry.name}-{label}-{config.profile}" + (f"-{ctx.variant}" if ctx.variant else "")
     res = fuzz_hypothesis(ts, out_dir=ctx.out_dir / "fuzz" / name, minutes=minutes, seed=ctx.seed,
@@ -268,7 +270,7 @@ def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext)
     report.stats = {"rounds": res.rounds, "examples": res.examples, "minutes": minutes}
     if res.inconclusive:  # the budget ended before one round: nothing was checked, nothing holds
         why = f"the budget ({minutes:g} min) ended before the first round: nothing was checked"
-        report.status, report.message = "skipped", why
+        report.status, report.message = Status.SKIPPED, why
         for p in ts.properties():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, why)
         return report
@@ -284,6 +286,6 @@ def check_fuzz(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext)
                 p.id, NOT_CHECKED if found else HOLDS,
                 "the campaign stopped at another property's violation" if found
                 else f"{res.examples} runs in {res.rounds} rounds ({minutes:g} min)")
-    report.status = VIOLATED if found else "ok"
+    report.status = Status.VIOLATED if found else Status.OK
     save_traces(report, ts, ctx)
     return report

@@ -8,12 +8,14 @@ per cell with its status, states, depth, seconds, why it did not run, and the co
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
-from rollcheck.checkers import CheckerReport
+from rollcheck.checkers import CheckerReport, Status, get_checker
+from rollcheck.errors import UserError
 
 # Worst first: a row shows its worst cell.
-_SEVERITY = ("diverged", "error", "violated", "skipped", "ok")
+_SEVERITY = (Status.DIVERGED, Status.ERROR, Status.VIOLATED, Status.SKIPPED, Status.OK)
 
 
 def _worst(statuses: list[str]) -> str:
@@ -61,30 +63,26 @@ RUN_HEADER = ("protocol", "config", "profile", "checker", "status", "states", "d
               "rerun")
 
 
-def rerun_command(r: CheckerReport, z3_depth: int | None = None) -> str:
-    """The command that runs this one cell again."""
-    p = shlex.quote(r.protocol)
-    where = f"--config {shlex.quote(r.config)} --profile {r.profile}"
-    return {
-        "explore": f"rollcheck explore {p} {where}",
-        "spark": f"rollcheck explore {p} {where} --engine spark",
-        "tlc": f"rollcheck tlc {p} {where}",
-        "conform": f"rollcheck conform {p} {where}",
-        "z3": f"rollcheck prove {p} {where}" + (f" --depth {z3_depth}" if z3_depth else ""),
-        "apalache": f"rollcheck apalache {p} {where}",
-        "fuzz": f"rollcheck fuzz {p} {where} --minutes 1",
-    }.get(r.checker, f"rollcheck gate --protocol {p} --profile {r.profile} --checker {r.checker}")
+def rerun_command(r: CheckerReport, values: Mapping[str, Any] | None = None) -> str:
+    """The command that runs this one cell again (its checker's, else the gate's for that checker alone);
+    ``values``: the gate config's context (its [gate] keys and options), which a checker's command may read."""
+    try:
+        own = get_checker(r.checker).rerun(r, values or {})
+    except UserError:  # a report of a checker not registered here
+        own = None
+    return own or (f"rollcheck gate --protocol {shlex.quote(r.protocol)} --profile {r.profile} "
+                   f"--checker {r.checker}")
 
 
-def run_rows(reports: list[CheckerReport], z3_depth: int | None = None) -> list[list[str]]:
+def run_rows(reports: list[CheckerReport], values: Mapping[str, Any] | None = None) -> list[list[str]]:
     rows = []
     for r in reports:
-        note = r.message if r.status in ("skipped", "error", "diverged") else ""
+        note = r.message if r.status in (Status.SKIPPED, Status.ERROR, Status.DIVERGED) else ""
         dead = (r.stats.get("actions") or {}).get("never_taken")
         if dead and not note:
             note = f"never taken: {', '.join(dead)}"
         rows.append([r.protocol, r.config, r.profile, r.checker, r.status,
                      f"{r.counts['distinct_states']:,}" if "distinct_states" in r.counts else "",
                      str(r.counts["depth"]) if "depth" in r.counts else "", f"{r.elapsed:.1f}", note,
-                     rerun_command(r, z3_depth)])
+                     rerun_command(r, values)])
     return rows

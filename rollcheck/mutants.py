@@ -16,14 +16,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollcheck.cellrun import Cell, CellResult, run_cells
-from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext, CheckerReport, available_checkers
-from rollcheck.errors import ToolUnavailable
+from rollcheck.checkers import (
+    VACUOUS,
+    VIOLATED,
+    CheckContext,
+    CheckerReport,
+    Placement,
+    Status,
+    available_checkers,
+    get_checker,
+    unavailable,
+)
 from rollcheck.registry import get_protocol
 from rollcheck.transition import ProtocolEntry
 
-# Every checker that can kill a broken variant on its own, cheapest first (conformance compares the spec
-# with the reference, so a variant shows as a divergence, not a violation; Apalache is not installed here).
-ALL_MUTANT_CHECKERS = ("explore", "hypothesis", "z3", "tlc", "spark")
+__all__ = ["Kill", "MutantOutcome", "disagrees", "mutant_cells", "outcomes_from", "run_mutants", "scores",
+           "unavailable"]
 
 
 @dataclass
@@ -32,7 +40,7 @@ class Kill:
     killed: bool
     properties: list[str]
     elapsed: float
-    status: str
+    status: Status
     message: str = ""
     disagrees: bool = False  # the checker's own copy of the rules stepped otherwise (:func:`disagrees`)
 
@@ -48,32 +56,14 @@ class Kill:
 
 
 # Cell statuses in which the checker gave no verdict on the variant.
-NOT_RUN = frozenset({"skipped", "error"})
-
-
-def unavailable(checker: str) -> str | None:
-    """Why ``checker`` cannot run on this machine (its package or its tool is not installed), or None."""
-    if checker not in available_checkers():
-        return f"{checker} is not installed (its Python package is missing)"
-    try:
-        if checker == "apalache":
-            from rollcheck.tla.apalache import find_apalache
-
-            find_apalache()
-        elif checker in ("tlc", "conform"):
-            from rollcheck.tla.tlc import tla2tools_jar
-
-            tla2tools_jar()
-    except ToolUnavailable as exc:
-        return str(exc)
-    return None
+NOT_RUN = frozenset({Status.SKIPPED, Status.ERROR})
 
 
 def disagrees(report: CheckerReport) -> bool:
     """A variant cell whose checker's own copy of the rules (the Z3 relation, the TLA+ spec) stepped otherwise
     than the reference under the variant: a disagreement (exit 3) whether or not the variant was caught, in
     the gate as in ``rollcheck mutants``."""
-    return bool(report.status == "diverged")
+    return report.status == Status.DIVERGED
 
 
 @dataclass
@@ -108,15 +98,19 @@ class MutantOutcome:
 
 
 def mutant_cells(protocols: Sequence[str], checkers: Sequence[str],
-                 lookup: Callable[[str], ProtocolEntry] = get_protocol, subdir: str = "") -> list[Cell]:
-    """One cell per broken variant x checker (those this machine has), each on the variant's own config."""
+                 lookup: Callable[[str], ProtocolEntry] = get_protocol, subdir: str = "", *,
+                 compare_only: bool = False) -> list[Cell]:
+    """One cell per broken variant x checker (those this machine has), each on the variant's own config;
+    ``compare_only``: cells that compare the checker's own rules under each variant (Placement.compare_only)."""
     present = set(available_checkers())
+    placement = Placement(variant=True, compare_only=compare_only)
+    specs = [(name, get_checker(name).cell_spec(placement)) for name in checkers if name in present]
     cells: list[Cell] = []
     for proto in protocols:
         entry = lookup(proto)
         for v in entry.variants:
-            cells.extend(Cell(entry, v.config, entry.configs[v.config], name, v.id, subdir)
-                         for name in checkers if name in present)
+            cells.extend(Cell(entry, v.config, entry.configs[v.config], name, v.id, subdir, spec.differential_only,
+                              spec.settings) for name, spec in specs)
     return cells
 
 

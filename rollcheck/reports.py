@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rollcheck.checkers import BOUNDED, HOLDS, PROVED, REACHED, VACUOUS, VIOLATED
+from rollcheck.checkers import BOUNDED, HOLDS, PROVED, REACHED, VACUOUS, VIOLATED, Status, all_checkers
 from rollcheck.gate import GateResult, kept_names
 from rollcheck.gatetables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
 from rollcheck.rundir import record_run
@@ -24,7 +24,7 @@ def junit_xml(result: GateResult) -> str:
         suite_name = f"{r.protocol}.{r.config}.{r.profile}"
         cases = by_suite.setdefault(suite_name, [])
         c = counts.setdefault(suite_name, {"tests": 0, "failures": 0, "errors": 0, "skipped": 0})
-        if r.status == "error":
+        if r.status == Status.ERROR:
             case = ET.Element("testcase", classname=suite_name, name=f"[{r.checker}] run",
                               time=f"{r.elapsed:.3f}")
             err = ET.SubElement(case, "error", message=r.message)
@@ -101,8 +101,10 @@ def html_report(result: GateResult) -> str:
             parts.append(f"<tr><td class='{e(f.kind)}'>{e(f.kind)}</td><td>{e(f.protocol)}/{e(f.config)}/"
                          f"{e(f.profile)}</td><td>{e(f.checker)}</td><td>{e(f.message)}</td></tr>")
         parts.append("</table>")
+    # The levels of the checker whose count sizes the cells (the local explorer): one curve per config.
+    sizing = {c.name for c in all_checkers() if c.capabilities.sizes_cells}
     growth = {f"{r.protocol}/{r.config}/{r.profile}": r.stats["levels"] for r in result.reports
-              if r.checker == "explore" and isinstance(r.stats.get("levels"), list) and r.stats["levels"]}
+              if r.checker in sizing and isinstance(r.stats.get("levels"), list) and r.stats["levels"]}
     if growth:
         parts.append("<h2>State-space growth</h2>" + figure_html(growth_chart(growth), "growth"))
     groups: dict[tuple[str, str, str], list[Any]] = {}
@@ -112,7 +114,7 @@ def html_report(result: GateResult) -> str:
     for (proto, conf, prof), reports in groups.items():
         parts.append(f"<h2>{e(proto)} / {e(conf)} / {e(prof)}</h2>")
         parts.append(_table("", list(RUN_HEADER[3:]), [row[3:] for row in run_rows(
-            reports, result.config.context.get("z3_depth"))], status_columns=[1]))
+            reports, result.config.context)], status_columns=[1]))
         ids: list[str] = []
         for r in reports:
             for pid in r.properties:
@@ -124,7 +126,7 @@ def html_report(result: GateResult) -> str:
             row = [f"<td>{e(pid)}</td>"]
             for r in reports:
                 v = r.properties.get(pid)
-                status = "error" if r.status == "error" else (v.status if v else "-")
+                status = "error" if r.status == Status.ERROR else (v.status if v else "-")
                 row.append(f"<td class='{e(status.replace(' ', '-'))}' title='{e(v.message if v else '')}'>"
                            f"{e(status)}</td>")
             parts.append("<tr>" + "".join(row) + "</tr>")

@@ -12,7 +12,7 @@ import pytest
 
 from rollcheck.checkers import HOLDS, VIOLATED, CheckerReport, PropertyVerdict
 from rollcheck.errors import ExitCode, UserError
-from rollcheck.gate import GateConfig, _findings, estimate_plan, load_gate_config, plan_cells, run_gate
+from rollcheck.gate import GateConfig, estimate_plan, findings_of, load_gate_config, plan_cells, run_gate
 from rollcheck.registry import get_protocol
 from rollcheck.reports import write_outputs
 from rollcheck.transition import ProtocolEntry
@@ -138,26 +138,26 @@ def _report(checker: str, status: str, exhaustive: bool, distinct: int) -> Check
 def test_disagreements_are_found() -> None:
     # counts differ between exhaustive checkers
     pair = [_report("explore", HOLDS, True, 10), _report("spark", HOLDS, True, 11)]
-    kinds = {f.kind for f in _findings(pair)}
+    kinds = {f.kind for f in findings_of(pair)}
     assert kinds == {"disagreement"}
     # a violation where an exhaustive checker says it holds
-    fs = _findings([_report("explore", HOLDS, True, 10), _report("hypothesis", VIOLATED, False, 0)])
+    fs = findings_of([_report("explore", HOLDS, True, 10), _report("hypothesis", VIOLATED, False, 0)])
     assert {f.kind for f in fs} == {"violation", "disagreement"}
     # a violation an incomplete checker missed is not a disagreement
-    fs = _findings([_report("explore", VIOLATED, True, 10), _report("hypothesis", HOLDS, False, 0)])
+    fs = findings_of([_report("explore", VIOLATED, True, 10), _report("hypothesis", HOLDS, False, 0)])
     assert {f.kind for f in fs} == {"violation"}
     # two engines over the same graph that name different dead actions
     a, b = _report("explore", HOLDS, True, 10), _report("tlc", HOLDS, True, 10)
     a.stats["actions"] = {"never_taken": ["Crash"]}
     b.stats["actions"] = {"never_taken": []}
-    (f,) = _findings([a, b])
+    (f,) = findings_of([a, b])
     assert f.kind == "disagreement" and "actions never taken: explore says Crash, tlc says none" in f.message
     b.stats["actions"] = {"never_taken": ["Crash"]}
-    assert _findings([a, b]) == []
+    assert findings_of([a, b]) == []
     # a checker whose own copy of the rules (spec, Z3 relation) steps differently from the reference
     diverged = _report("conform", HOLDS, False, 0)
     diverged.status, diverged.message = "diverged", "spec and reference diverge: ..."
-    (f,) = _findings([diverged])
+    (f,) = findings_of([diverged])
     assert f.kind == "disagreement" and f.checker == "conform"
 
 
@@ -178,7 +178,7 @@ def test_mutants_are_killed_and_scored(tmp_path: Path) -> None:
     from rollcheck.checkers import CheckContext
     from rollcheck.mutants import run_mutants, scores
 
-    ctx = CheckContext(out_dir=tmp_path, hypothesis_examples=100, hypothesis_steps=15)
+    ctx = CheckContext(out_dir=tmp_path, options={"hypothesis_examples": 100, "hypothesis_steps": 15})
     outcomes = run_mutants(["toy"], ["explore", "hypothesis"], ctx, lookup=lambda _n: PROTOCOL)
     assert [o.variant for o in outcomes] == ["TOY-M1"]
     assert outcomes[0].killed and outcomes[0].first_killer is not None

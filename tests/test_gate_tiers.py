@@ -12,18 +12,25 @@ from typing import Any
 
 import pytest
 
-from rollcheck.checkers import CheckContext, available_checkers
+from rollcheck.cellrun import Cell
+from rollcheck.checkers import (
+    CheckContext,
+    all_checkers,
+    available_checkers,
+    get_checker,
+    tier_checkers,
+    variant_checkers,
+)
+from rollcheck.checkers.z3options import decisions
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.gate import (
-    CI_SIZED_CHECKERS,
-    DEFAULT_CHECKERS,
     GateConfig,
     default_gate_config,
     load_gate_config,
     plan_cells,
     run_gate,
 )
-from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants
+from rollcheck.mutants import run_mutants
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.reports import write_outputs
 from tests.terminal import as_from_a_terminal
@@ -36,7 +43,9 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
     cells, _skipped = plan_cells(cfg)
     reference = [c for c in cells if c.variant is None]
     kinds = {c.checker for c in reference}
-    assert kinds == {c for c in DEFAULT_CHECKERS if c in available_checkers()}
+    assert kinds == set(tier_checkers("ci"))
+    ci_sized = {c.name for c in all_checkers() if c.capabilities.ci_configs_only}
+    assert ci_sized == {"spark", "tlc", "conform"} & set(available_checkers())
     for proto in protocol_names():
         assert {c.config.profile for c in reference if c.entry.name == proto} == set(get_protocol(proto).profiles)
         for profile in get_protocol(proto).profiles:
@@ -56,14 +65,20 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
             conforming = {s for s in entry.conform_configs if profile in entry.config_profiles(entry.configs[s])}
             assert set(entry.conform_configs) == set(cfg.conform_configs[proto])
             assert {c.label for c in mine if c.checker == "conform"} == {"small", *conforming}
-            assert {c.checker for c in mine if c.label in conforming} == ({"conform"} if conforming else set())
-            for c in (c for c in mine if c.label not in conforming):
-                assert (c.label == "small") == (c.checker in CI_SIZED_CHECKERS) or c.checker in ("explore", "z3")
+            # (a story config may be a conformance config too: conformance beside its explorer and Z3 cells)
+            only = conforming - stories
+            assert {c.checker for c in mine if c.label in only} == ({"conform"} if only else set())
+            rest = [c for c in mine if c.label not in only and not (c.label in conforming and c.checker == "conform")]
+            for c in rest:
+                assert (c.label == "small") == (c.checker in ci_sized) or c.checker in ("explore", "z3")
                 assert c.differential_only == (c.checker == "z3" and c.label in ("small", *stories))
-                assert c.checker != "z3" or c.decisions == (c.label == "small")  # once per protocol and profile
+                # the decision rules once per protocol and profile
+                assert c.checker != "z3" or decisions(c.settings) == (c.label == "small")
             assert {c.label for c in mine if c.checker == "z3"} == {"small", cfg.configs[proto][0], *stories}
             assert {c.label for c in mine if c.checker == "explore"} == {"small", cfg.configs[proto][0], *stories}
-            assert {c.checker for c in mine if c.label in stories} <= {"explore", "z3"}
+            for story in stories:
+                assert {c.checker for c in mine if c.label == story} == {"explore", "z3"} | (
+                    {"conform"} if story in conforming else set())
     # Every broken variant through the explorer, and the Z3 relation compared with the reference where each
     # steps otherwise than the reference (no proof, no decision rules: the reference's cells run those).
     variants = {(c.entry.name, c.variant) for c in cells if c.variant}
@@ -71,7 +86,7 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
     assert {c.checker for c in cells if c.variant and not c.differential_only} == {"explore"}
     compared = [c for c in cells if c.variant and c.differential_only]
     assert {(c.entry.name, c.variant) for c in compared} == variants
-    assert {c.checker for c in compared} == {"z3"} and not any(c.decisions for c in compared)
+    assert {c.checker for c in compared} == {"z3"} and not any(decisions(c.settings) for c in compared)
 
 
 def test_ci_tier_kills_every_variant_the_nightly_tier_runs(tmp_path: Path) -> None:
@@ -90,7 +105,8 @@ def test_ci_tier_kills_every_variant_the_nightly_tier_runs(tmp_path: Path) -> No
     ci_compared = {(c.entry.name, c.variant, c.config.profile) for c in ci_cells if c.variant and c.differential_only}
     assert nightly_compared | nightly_own == ci_compared and not nightly_compared & nightly_own
     assert {c.checker for c in nightly_cells if c.variant} == {
-        c for c in ALL_MUTANT_CHECKERS if c in available_checkers()}
+        c for c in variant_checkers() if c in available_checkers()}
+    assert variant_checkers() == ["explore", "hypothesis", "z3", "tlc", "spark"]  # cheapest first
     # The nightly tier's verdict on a variant is "killed" when any checker kills it: the ci tier's checkers
     # alone kill every one, so the fast tier loses no detection.
     outcomes = run_mutants(ci.protocols, ci.mutant_checkers, CheckContext(out_dir=tmp_path), parallel=2)
@@ -105,8 +121,11 @@ def test_nightly_tier_is_the_full_matrix_with_a_fuzzing_round(tmp_path: Path) ->
     # every checker on the gate config and on the story configs; conformance also on the conformance configs
     assert all(c.label in (cfg.configs[c.entry.name][0], *cfg.story_configs[c.entry.name]) for c in reference
                if c.label not in cfg.conform_configs[c.entry.name])
-    assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.conform_configs[c.entry.name]} \
-        == {(p, s, "conform") for p in cfg.protocols for s in cfg.conform_configs[p]}
+    conform_only = {p: set(cfg.conform_configs[p]) - set(cfg.story_configs[p]) for p in cfg.protocols}
+    assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in conform_only[c.entry.name]} \
+        == {(p, s, "conform") for p in cfg.protocols for s in conform_only[p]}
+    assert {(c.entry.name, c.label) for c in reference if c.checker == "conform"} >= {
+        (p, s) for p in cfg.protocols for s in cfg.conform_configs[p]}
     assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.story_configs[c.entry.name]} \
         == {(c.entry.name, s, c.checker) for c in reference if c.label == cfg.configs[c.entry.name][0]
             for s in cfg.story_configs[c.entry.name]}
@@ -191,13 +210,12 @@ def test_a_checker_process_that_dies_is_one_error_cell(tmp_path: Path) -> None:
 
 
 def test_fuzz_checker_finds_the_broken_variant_and_holds_on_the_reference(tmp_path: Path) -> None:
-    from rollcheck.checkers import CHECKERS
-
-    fuzz = CHECKERS["fuzz"][0]
+    fuzz = get_checker("fuzz")
     ctx = CheckContext(out_dir=tmp_path, options={"fuzz_minutes": 0.05})
-    good = fuzz(PROTOCOL, "small", ToyConfig(bound=3), ctx)
+    cell = Cell(PROTOCOL, "small", ToyConfig(bound=3), "fuzz")
+    good = fuzz.run(cell, ctx)
     assert good.status == "ok" and good.properties["TOY-01"].status == "holds"
-    bad = fuzz(PROTOCOL, "small", ToyConfig(bound=3), dataclasses.replace(ctx, variant="TOY-M1"))
+    bad = fuzz.run(dataclasses.replace(cell, variant="TOY-M1"), dataclasses.replace(ctx, variant="TOY-M1"))
     assert bad.status == "violated" and bad.properties["TOY-01"].trace is not None
     assert list((tmp_path / "traces").rglob("TOY-01.itf.json"))
 

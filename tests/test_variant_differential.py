@@ -16,6 +16,7 @@ import pytest
 
 from reference_impl.streams_probing import system as streams_system
 from rollcheck.checkers import CheckContext
+from rollcheck.checkers.z3options import decisions
 from rollcheck.cli import main
 from rollcheck.gate import GateConfig, plan_cells, run_gate
 from rollcheck.gatetables import variant_differential_line
@@ -213,7 +214,7 @@ def test_the_ci_gate_compares_every_variant(tmp_path: Path) -> None:
     cells, _ = plan_cells(cfg)
     compared = [c for c in cells if c.variant is not None and c.differential_only]
     assert sorted(c.variant or "" for c in compared) == sorted(v.id for v in STREAMS.variants)
-    assert {c.checker for c in compared} == {"z3"} and not any(c.decisions for c in compared)
+    assert {c.checker for c in compared} == {"z3"} and not any(decisions(c.settings) for c in compared)
     assert {c.label for c in compared} == {v.config for v in STREAMS.variants}
     # Without z3 among the gate's checkers, nothing is compared.
     cells, _ = plan_cells(dataclasses.replace(cfg, checkers=["explore"]))

@@ -20,8 +20,8 @@ from rollcheck.declare import (
     witness,
 )
 from rollcheck.errors import ExitCode
-from rollcheck.explorer import explore
-from rollcheck.gate import GateResult, _findings
+from rollcheck.explorer import ExploreOptions, explore
+from rollcheck.gate import GateResult, findings_of
 from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty, Witness
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
@@ -115,7 +115,7 @@ def test_declaration_mistakes_fail_at_definition(make: Any, message: str) -> Non
 
 
 def test_explorer_reaches_witnesses_and_writes_their_shortest_traces() -> None:
-    res = explore(DeclaredToy(ToyConfig(bound=3)), config_name="small")
+    res = explore(DeclaredToy(ToyConfig(bound=3)), ExploreOptions(config_name="small"))
     status = {p.id: p.status for p in res.properties}
     assert status["TOY-W1"] == "reached at depth 3" and status["TOY-W2"] == "reached at depth 2"
     assert res.ok and res.vacuous == []
@@ -126,22 +126,22 @@ def test_explorer_reaches_witnesses_and_writes_their_shortest_traces() -> None:
 
 def test_a_witness_no_reachable_state_satisfies_fails_a_complete_run_as_vacuous() -> None:
     ts = DeclaredToy(ToyConfig(bound=3), target=4)
-    res = explore(ts, config_name="small")
+    res = explore(ts, ExploreOptions(config_name="small"))
     assert res.complete and res.violations == []
     assert res.vacuous == ["TOY-W1"] and not res.ok
     report = from_exploration("explore", PROTOCOL, "small", ts.config, res)
     assert report.properties["TOY-W1"].status == VACUOUS and report.properties["TOY-W2"].status == REACHED
     assert report.status == "violated"
     # a bounded run cannot say "vacuous": it says how far it looked, and does not fail
-    short = explore(ts, config_name="small", max_depth=1)
+    short = explore(ts, ExploreOptions(config_name="small", max_depth=1))
     assert {p.id: p.status for p in short.properties}["TOY-W1"] == "not reached up to depth 1"
     assert short.ok
 
 
 def test_witnesses_survive_a_resume(tmp_path: Path) -> None:
     ts = DeclaredToy(ToyConfig(bound=3))
-    explore(ts, config_name="small", max_depth=2, checkpoint_dir=tmp_path)
-    res = explore(ts, config_name="small", checkpoint_dir=tmp_path, resume=True)
+    explore(ts, ExploreOptions(config_name="small", max_depth=2, checkpoint_dir=tmp_path))
+    res = explore(ts, ExploreOptions(config_name="small", checkpoint_dir=tmp_path, resume=True))
     status = {p.id: p.status for p in res.properties}
     assert status["TOY-W2"] == "reached at depth 2"  # found before the resume, kept in the checkpoint
     assert status["TOY-W1"] == "reached at depth 3"
@@ -154,14 +154,14 @@ def _witness_report(checker: str, status: str, exhaustive: bool = True) -> Check
 
 
 def test_gate_fails_a_vacuous_witness_and_flags_engines_that_disagree_on_it() -> None:
-    (f,) = _findings([_witness_report("explore", VACUOUS)])
+    (f,) = findings_of([_witness_report("explore", VACUOUS)])
     assert f.kind == "vacuous" and f.property_id == "TOY-W1"
     assert GateResult([], [f], 0.0, None).exit_code == ExitCode.VIOLATION  # type: ignore[arg-type]
-    fs = _findings([_witness_report("explore", REACHED), _witness_report("tlc", VACUOUS)])
+    fs = findings_of([_witness_report("explore", REACHED), _witness_report("tlc", VACUOUS)])
     assert {f.kind for f in fs} == {"vacuous", "disagreement"}
     assert any("explore reached the witness" in f.message for f in fs)
     # agreement, and a non-exhaustive checker's silence, are no finding
-    assert _findings([_witness_report("explore", REACHED), _witness_report("tlc", REACHED)]) == []
+    assert findings_of([_witness_report("explore", REACHED), _witness_report("tlc", REACHED)]) == []
 
 
 def test_tlc_decides_witnesses_as_negated_invariants(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_tlc_decides_witnesses_as_negated_invariants(tmp_path: Path) -> None:
     runs = check_witnesses(binding_for("features"), ts, tmp_path, ["FEAT-W1", "FEAT-W2"], timeout=300, workers=1)
     assert runs.error == "" and runs.runs == 2
     assert list(runs.reached) == ["FEAT-W1"] and runs.depth("FEAT-W1") == 3 and runs.vacuous == ["FEAT-W2"]
-    explored = explore(ts, config_name="atomic")
+    explored = explore(ts, ExploreOptions(config_name="atomic"))
     assert {p.id: p.status for p in explored.properties}["FEAT-W1"] == "reached at depth 3"
 
 
@@ -231,7 +231,7 @@ def test_itf_carries_quints_mbt_keys_with_each_actions_picks(tmp_path: Path) -> 
 
     entry = get_protocol("features")
     ts = entry.variant("FEAT-M2").system(entry.configs["small"])
-    v = explore(ts, config_name="small").violations[0]
+    v = explore(ts, ExploreOptions(config_name="small")).violations[0]
     doc = read_itf(write_itf(tmp_path / "t.itf.json", v.trace, ts))
     last = doc["states"][-1]
     assert last["mbt::actionTaken"] == "UpdateFeatures" == v.trace.actions[-1].name

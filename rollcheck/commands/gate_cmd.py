@@ -7,8 +7,15 @@ from pathlib import Path
 
 from rich.table import Table
 
-from rollcheck.checkers import CHECKERS
-from rollcheck.commands.common import positive_int
+from rollcheck.checkers import checker_names
+from rollcheck.commands.common import (
+    add_deprecated_spelling,
+    add_json_arg,
+    add_out_arg,
+    add_parallel_arg,
+    add_profile_arg,
+    add_quiet_arg,
+)
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode
 from rollcheck.gate import TIERS, GateConfig, estimate_plan, kept_names, load_gate_config, plan_cells, run_gate
@@ -21,34 +28,36 @@ from rollcheck.userinput import check_output_dir
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("gate", help="run every configured protocol and checker (the CI gate)")
-    p.add_argument("--config", type=Path, default=None, metavar="FILE",
-                   help="gate config (rollcheck.toml, [gate] table); default: every protocol under each of its "
-                   "profiles, every available checker, default configs")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="output directory (default: rollcheck-out/gate)")
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--gate-config", type=Path, default=None, metavar="FILE",
+                       help="gate config file (rollcheck.toml, [gate] table; docs/gate.md); default: the tier's "
+                       "plan, every protocol under each of its profiles through every available checker")
+    add_deprecated_spelling(given, "--config", "--gate-config FILE", "gate_config", type=Path, metavar="FILE",
+                            why="--config names a protocol config in the other commands")
+    add_out_arg(p, None, "the gate config's out, else rollcheck-out/gate")
     p.add_argument("--protocol", action="append", default=None, metavar="NAME",
                    help="only this protocol (repeatable)")
-    p.add_argument("--checker", action="append", default=None, choices=list(CHECKERS),
+    p.add_argument("--checker", action="append", default=None, choices=checker_names(),
                    help="only this checker (repeatable)")
-    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
-                   help="only this profile (repeatable; each runs on the protocols that have it, `rollcheck list`)")
+    add_profile_arg(p, "default: every profile; each runs on the protocols that have it", repeatable=True)
     p.add_argument("--tier", choices=TIERS, default=None,
-                   help="ci (default): every protocol, profile and checker kind in about 3 minutes; nightly: the "
-                   "full matrix, every variant through every checker, a fuzzing round (overrides the config's tier)")
-    p.add_argument("--parallel", type=positive_int, default=None, metavar="N",
-                   help="cells run at once (default: the machine's cores; 1: one after another)")
+                   help="ci (default): every protocol, profile and checker kind, every broken variant through the "
+                   "explorer (760 s on a quiet 2-core machine; the latest figure: docs/gate.md#measurements); "
+                   "nightly: every checker on the gate configs, every broken variant through explore, Hypothesis, "
+                   "Z3, TLC and Spark, a fuzzing round per protocol and profile (overrides the gate config's tier)")
+    add_parallel_arg(p, "cells", None, "the gate config's parallel, else the machine's cores; 1: one after another")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan (every cell, with its seconds in the last run under --out) and run nothing")
     p.add_argument("--export-tests", type=Path, default=None, metavar="DIR",
                    help="write a pytest regression test per counterexample trace into DIR (see rollcheck export-test); "
                    "summary.json lists them")
-    p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_json_arg(p)
+    add_quiet_arg(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = load_gate_config(args.config, args.out, args.tier)
+    cfg = load_gate_config(args.gate_config, args.out, args.tier)
     if args.protocol:
         from rollcheck.registry import get_protocol
 
@@ -98,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for col in RUN_HEADER[:-1]:
         runs.add_column(col, justify="right" if col in ("states", "depth", "seconds") else "left",
                         no_wrap=True, overflow="ellipsis", max_width=48 if col == "note" else None)
-    for row in run_rows(result.reports, cfg.context.get("z3_depth")):
+    for row in run_rows(result.reports, cfg.context):
         runs.add_row(*row[:-1])
     console.print(runs)
     header, rows = verdict_matrix(result.reports, result.mutants)

@@ -5,39 +5,39 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from rollcheck.checkers import CHECKERS, CheckContext, available_checkers
-from rollcheck.commands.common import positive_int
+from rollcheck.checkers import CheckContext, available_checkers, checker_names, variant_checkers
+from rollcheck.commands.common import add_json_arg, add_out_arg, add_parallel_arg, add_quiet_arg
 from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode, ToolUnavailable
-from rollcheck.mutants import ALL_MUTANT_CHECKERS, run_mutants, scores, unavailable
+from rollcheck.mutants import run_mutants, scores, unavailable
 from rollcheck.outlock import output_lock
 from rollcheck.registry import get_protocol, protocol_names
 from rollcheck.rundir import clear_previous_run, record_run
 from rollcheck.traces import write_json_atomic
 
-# The default kills fastest: every variant is caught by the explorer on its config (a test requires it).
-DEFAULT = ("explore",)
-ALL = ALL_MUTANT_CHECKERS
+
+def _default() -> list[str]:
+    """The ci tier's killers: the fastest; every variant is caught by the explorer on its config (a test
+    requires it)."""
+    return variant_checkers("ci")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("mutants", help="mutation score: every broken variant against the checkers")
     p.add_argument("--protocol", action="append", default=None, metavar="NAME",
                    help="only this protocol (repeatable)")
-    p.add_argument("--checker", action="append", default=None, choices=[*CHECKERS, "all"],
-                   help="run this checker (repeatable; default: explore, the fastest killer; 'all': "
-                   + ", ".join(ALL) + ")")
-    p.add_argument("--out", type=Path, default=Path("rollcheck-out/mutants"), metavar="DIR")
-    p.add_argument("--parallel", type=positive_int, default=os.cpu_count() or 1, metavar="N",
-                   help="variant x checker cells at once (default: the machine's cores)")
-    p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--checker", action="append", default=None, choices=[*checker_names(), "all"],
+                   help=f"run this checker (repeatable; default: {', '.join(_default())}, the fastest killer; "
+                   "'all': " + ", ".join(variant_checkers()) + ")")
+    add_out_arg(p, "rollcheck-out/mutants")
+    add_parallel_arg(p, "variant x checker cells", os.cpu_count() or 1, "the machine's cores")
+    add_json_arg(p)
+    add_quiet_arg(p)
     p.set_defaults(run=run)
 
 
@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
         get_protocol(name)
     present = set(available_checkers())
     wanted: list[str] = []
-    for c in args.checker or DEFAULT:  # 'all' takes the checkers this machine has; a named one is run as asked
-        wanted.extend([x for x in ALL if x in present] if c == "all" else [c])
+    for c in args.checker or _default():  # 'all' takes the checkers this machine has; a named one is run as asked
+        wanted.extend([x for x in variant_checkers() if x in present] if c == "all" else [c])
     checkers = list(dict.fromkeys(wanted))
     # A checker that cannot run would leave every variant unkilled: it is said, before the work, and not run.
     not_run = {c: why for c in checkers if (why := unavailable(c)) is not None}
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rollcheck: {why}: not run", file=sys.stderr)
     say = (lambda m: None) if args.quiet else (lambda m: console.print(f"[dim]mutants[/] {m}"))
     # Z3's BMC to 5 steps, as in the gate (so that `--checker all` is the nightly tier's mutation matrix).
-    ctx = CheckContext(out_dir=args.out, z3_depth=5)
+    ctx = CheckContext(out_dir=args.out, options={"z3_depth": 5})
     # --out is this run's whole: locked against a second run, and what the last run wrote is removed first
     # (its manifest), so no trace of an earlier run is left beside this one's.
     with output_lock(args.out), on_interrupt(lambda: f"no mutants.json was written; the finished cells' files "

@@ -1,4 +1,4 @@
-"""The gate's Z3 adapter: BMC to ``ctx.z3_depth`` plus k-induction, one verdict per property id, and the
+"""The Z3 checker's work: BMC to ``options.z3_depth`` plus k-induction, one verdict per property id, and the
 successor differential: the Z3 relation against the reference on the config's reachable states.
 
 The Z3 encoding is a second copy of the protocol's rules. Proving properties of it says nothing of a bug
@@ -16,7 +16,8 @@ state; the proofs run on the gate config.
 The decision differential (``SymbolicSystem.decision_differential``) compares the encoding's decision rules
 (one UpdateFeatures update, one metadata.version change, one Streams assignment, KIP-866's triggers) with
 the reference on every input of a bounded domain, for the cell's profile; a disagreement is ``diverged``
-too. It depends on the profile alone, so the ci tier runs it in the ci config's cell only.
+too. It depends on the profile alone, so the ci tier runs it in the ci config's cell only (the cell setting
+``decisions``, :mod:`rollcheck.checkers.z3`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from rollcheck.checkers import (
+from rollcheck.checkers.report import (
     BOUNDED,
     NOT_CHECKED,
     PROVED,
@@ -35,8 +36,11 @@ from rollcheck.checkers import (
     CheckContext,
     CheckerReport,
     PropertyVerdict,
+    Status,
+    Verdict,
     save_traces,
 )
+from rollcheck.checkers.z3options import DIFFERENTIAL_ALL_BELOW, Z3Options, decisions
 from rollcheck.smt.core import (
     VariantDelta,
     bfs_states,
@@ -50,15 +54,6 @@ from rollcheck.smt.prove import prove, symbolic
 from rollcheck.transition import ProtocolEntry
 from rollcheck.z3interrupt import interruptible_z3
 
-# The gate configs (3,461-221,704 states) are compared on their first states in the ci tier, which compares
-# every reachable state of the ci configs in cells of their own, and whole in the nightly tier
-# (z3_differential_states = 0 there).
-DIFFERENTIAL_STATES = 50
-# ... except a config this small, compared whole (finding that out explores this many states).
-DIFFERENTIAL_ALL_BELOW = 1_000
-# A broken variant's cell compares its relation with the variant's reference where the two step otherwise than
-# the reference (the reference's own cells compare the rest): at most this many states (0: all of them).
-VARIANT_STATES = 0
 # From this many states on the relations are compiled (rollcheck.smt.compiled: 1-3 s a config once, then
 # no solver call a state); fewer states go to the solver (15-50 ms a state, nothing to compile).
 COMPILE_FROM = 200
@@ -131,19 +126,20 @@ def successor_differential(sym: Any, ts: Any, limit: int, whole_below: int = DIF
 
 def _differential(report: CheckerReport, sym: Any, ts: Any, ctx: CheckContext, where: str,
                   reference: Any = None) -> None:
+    opts = Z3Options.read(ctx.options)
     if reference is not None:  # a broken variant's cell: where it steps otherwise than the reference
-        limit = int(ctx.options.get("z3_variant_states", VARIANT_STATES))
+        limit = opts.z3_variant_states
         scope = f"{limit or 'every'} state(s) where the variant steps otherwise than the reference"
     else:
-        limit = 0 if ctx.differential_only else int(ctx.options.get("z3_differential_states", DIFFERENTIAL_STATES))
+        limit = 0 if ctx.differential_only else opts.z3_differential_states
         scope = f"{limit or 'every reachable'} state(s)"
-    whole = int(ctx.options.get("z3_differential_all_below", DIFFERENTIAL_ALL_BELOW))
+    whole = opts.z3_differential_all_below
     if ctx.progress:
         ctx.progress(f"z3 {where}: successor differential on {scope}")
     diff = report.stats["differential"] = successor_differential(sym, ts, limit, whole, reference)
     if diff["mismatch"] is not None:
         first = str(diff["mismatch"]).splitlines()[0]
-        report.status = "diverged"
+        report.status = Status.DIVERGED
         report.message = (f"the Z3 relation and the reference take different steps ({first}; "
                           "full text in the report's stats.differential.mismatch)")
 
@@ -163,20 +159,23 @@ def _decisions(report: CheckerReport, sym: Any, ctx: CheckContext, where: str) -
     if ctx.progress:
         ctx.progress(f"z3 {where}: decision differential")
     dec = report.stats["decisions"] = decision_differential(sym)
-    if dec["disagreement"] is not None and report.status != "diverged":
-        report.status = "diverged"
+    if dec["disagreement"] is not None and report.status != Status.DIVERGED:
+        report.status = Status.DIVERGED
         report.message = (f"a decision rule's Z3 formula and the reference decide differently "
                           f"({dec['disagreement'].splitlines()[0]}; full text in the report's stats.decisions)")
 
 
 def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
     """Z3 on the encoded invariants and step properties; every other property of the protocol is NOT_CHECKED.
-    Never exhaustive: "holds" means no violation within ``ctx.z3_depth`` steps."""
+    Never exhaustive: "holds" means no violation within ``options.z3_depth`` steps; ``ctx.differential_only``:
+    the successor differential alone; ``ctx.settings``' ``decisions`` (default true): the decision differential
+    too."""
     t0 = time.perf_counter()
+    depth = Z3Options.read(ctx.options).z3_depth
     ts = ctx.build(entry, config)
     report = CheckerReport("z3", entry.name, label, config.profile, exhaustive=False)
     if entry.z3 is None:
-        report.status = "skipped"
+        report.status = Status.SKIPPED
         report.message = f"no Z3 encoding for {entry.name}"
         for p in ts.properties():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, "no Z3 encoding")
@@ -184,7 +183,7 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
     try:
         sym = symbolic(ts)
     except ValueError as exc:  # a config the encoding does not cover (e.g. features with multi_update)
-        report.status = "skipped"
+        report.status = Status.SKIPPED
         report.message = f"Z3: {exc}"
         for p in ts.properties():
             report.properties[p.id] = PropertyVerdict(p.id, NOT_CHECKED, str(exc))
@@ -203,7 +202,7 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         if ctx.progress:
             ctx.progress(f"z3 {entry.name}/{label}/{config.profile}: {p.id}")
         with interruptible_z3():  # Ctrl-C during a long query ends the run now, not when Z3 returns
-            res = prove(sym, p.id, ctx.z3_depth, budget)
+            res = prove(sym, p.id, depth, budget)
         if res.status == "diverged":
             # Z3's counterexample is not a run of the reference: the two copies of the rules step otherwise,
             # a disagreement (the differential below names the first state where they do, when it reaches it).
@@ -220,23 +219,23 @@ def check_z3(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -
         elif res.status == "checked":  # BMC found nothing but induction did not close: bounded, not "holds"
             verdict = PropertyVerdict(p.id, BOUNDED, f"holds up to depth {res.depth} ({res.line}; not proved)")
         else:
-            verdict = PropertyVerdict(p.id, UNKNOWN, res.line)
+            verdict = PropertyVerdict(p.id, Verdict.UNKNOWN, res.line)
         report.properties[p.id] = verdict
         report.stats[p.id] = res.to_json()
-    report.status = VIOLATED if any(v.status == VIOLATED for v in report.properties.values()) else "ok"
+    report.status = Status.VIOLATED if any(v.status == VIOLATED for v in report.properties.values()) else Status.OK
     gave_up = [v.id for v in report.properties.values() if v.status == UNKNOWN]
     if gave_up:  # "ok" is the cell's run, not these properties: the report names what Z3 did not decide
         report.message = f"not checked (the solver gave up): {', '.join(gave_up)}"
     if diverged:
-        report.status = "diverged"
+        report.status = Status.DIVERGED
         report.message = diverged.splitlines()[0]
     if ctx.differential_only:
         report.message = "the successor differential alone (the ci tier proves on the gate config)"
     else:
-        report.stats["depth"] = ctx.z3_depth
+        report.stats["depth"] = depth
     _differential(report, sym, ts, ctx, f"{entry.name}/{label}/{config.profile}",
                   None if ctx.variant is None else entry.build(config))
-    if ctx.decisions:
+    if decisions(ctx.settings):
         _decisions(report, sym, ctx, f"{entry.name}/{config.profile}")
     report.elapsed = time.perf_counter() - t0
     save_traces(report, ts, ctx)

@@ -1,0 +1,46 @@
+"""The local explorer: exhaustive on the bounded config, every violation collected, one worker process per core
+(the result does not depend on their number). Its complete count sizes the cell for the checkers that read it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, cell_where
+from rollcheck.checkers.report import CheckContext, CheckerReport, from_exploration, save_traces
+from rollcheck.transition import ProtocolEntry
+
+
+def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
+    from rollcheck.explorer import ExploreOptions, explore
+
+    ts = ctx.build(entry, config)
+    # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
+    result = explore(ts, ExploreOptions(config_name=label, stop_at_first=ctx.variant is not None,
+                                        variant=ctx.variant, workers=ctx.cores))
+    if result.complete:
+        ctx.known_sizes[(entry.name, label, config.profile, ctx.variant)] = result.distinct_states
+    report = from_exploration("explore", entry, label, config, result)
+    save_traces(report, ts, ctx)
+    return report
+
+
+class ExploreChecker(CheckerBase):
+    name = "explore"
+    description = "exhaustive BFS, single process"
+    order = 10
+    exhaustive = True
+    module = "rollcheck.explorer"
+    # On the ci configs beside TLC, conformance and Spark, so that their exhaustive counts are compared; it
+    # kills every broken variant, the ci tier's whole mutation run.
+    capabilities = Capabilities(beside_ci_configs_only=True, ci_stories=True, sizes_cells=True,
+                                mutant_tiers=frozenset({"ci", "nightly"}), mutant_rank=10)
+
+    def rerun(self, report: CheckerReport, values: Mapping[str, Any]) -> str:
+        return f"rollcheck explore {cell_where(report)}"
+
+    def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
+        return check_explore(cell.entry, cell.label, cell.config, ctx)
+
+
+CHECKER = ExploreChecker()
