@@ -7,7 +7,7 @@
 A mutant in a statement no checker runs can only be killed by a unit test (``tests/kafka``), never by a
 property, Z3 or TLC: the map says where the campaign's survivors can be, and which of them need a config, a
 decision rule or a system-level use before any checker can see them. The commands are exactly those a mutant
-meets in ``benchmarks/mutation.py`` (its ``cells_of`` cells through ``rollcheck explore``, the gate's broken
+meets in ``rollcheck mutate`` (its ``cells_of`` cells through ``rollcheck explore``, the gate's broken
 variant cells with Z3's differential under each variant, then the ``small`` z3 cell and TLC conformance, every
 profile), each run under ``coverage run`` from this checkout.
 
@@ -39,20 +39,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.benchresults import write  # noqa: E402
-from benchmarks.mutation import (  # noqa: E402
-    MUTATED_MODULES,
-    OPERATORS,
+from rollcheck.hashenv import reexec_for_stable_hashes, stable_hashes  # noqa: E402
+from rollcheck.mutate.generate import MUTATED_MODULES, enumerate_mutants  # noqa: E402
+from rollcheck.mutate.sites import OPERATORS  # noqa: E402
+from rollcheck.mutate.steps import cells_of as campaign_cells  # noqa: E402
+from rollcheck.mutate.steps import (  # noqa: E402
     conform_argv,
-    enumerate_mutants,
     explore_argv,
     profiles_of,
-    protocol_dir,
     variants_argv,
     z3_argv,
     z3_cells_of,
 )
-from benchmarks.mutation import cells_of as campaign_cells  # noqa: E402
-from rollcheck.hashenv import reexec_for_stable_hashes, stable_hashes  # noqa: E402
+from rollcheck.mutate.tree import protocol_dir  # noqa: E402
 from rollcheck.registry import get_protocol, protocol_names  # noqa: E402
 
 SOURCE = ROOT / "reference_impl"
@@ -114,7 +113,7 @@ def file_map(data_file: Path, protocols: Sequence[str]) -> list[dict[str, Any]]:
     cov.load()
     rows = []
     for protocol in protocols:
-        mutants, _ = enumerate_mutants(protocol, OPERATORS)
+        mutants, _ = enumerate_mutants(protocol, OPERATORS, ROOT)
         for name in MUTATED_MODULES:
             path = protocol_dir(protocol) / name
             if not path.is_file():

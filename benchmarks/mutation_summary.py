@@ -5,7 +5,7 @@
     python benchmarks/mutation_summary.py --json FILE ...    # the same rows as JSON
     python benchmarks/mutation_summary.py --latest FILE ...  # one row per protocol: the last file that has it
 
-Each file is a ``benchmarks/mutation.py`` result (``--resume`` pieces carry every earlier row, so the latest
+Each file is a ``rollcheck mutate`` result (``--resume`` pieces carry every earlier row, so the latest
 piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every kill (a property,
 a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents; a
 timeout counts as not killed, and a mutant a ``--screen`` left "screened" (no verdict yet) is out of it.
@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KILLS = ("killed", "killed (variant)", "killed (z3)", "killed (conform)", "killed (crash)")
+from rollcheck.mutate.report import KILLS
+from rollcheck.mutate.resume import read_campaign_text
 
 
 def protocol_rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -84,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for path in args.files:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(read_campaign_text(path))
             if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
                 raise ValueError("no 'mutants' list")
             rows += protocol_rows(doc, path.name)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
             print(f"mutation_summary: {path}: not a campaign result ({exc})", file=sys.stderr)
             return 2
     if args.latest:

@@ -1,4 +1,4 @@
-"""What benchmarks/mutation.py runs a mutant through: the gate's ci cells, so a kill there is the gate's."""
+"""What `rollcheck mutate` runs a mutant through: the gate's ci cells, so a kill there is the gate's."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.mutation import Cell, cells_of, z3_argv, z3_cells_of
 from rollcheck.gate import default_gate_config, plan_cells
+from rollcheck.mutate.steps import Cell, cells_of, z3_argv, z3_cells_of
 from rollcheck.registry import get_protocol
 
 
@@ -29,7 +29,7 @@ class RecordingRunner:
         return self.work
 
     def run_cell(self, work: Path, protocol: str, cell: Cell, timeout: float) -> Any:
-        from benchmarks.mutation import CellResult
+        from rollcheck.mutate.runner import CellResult
 
         self.ran.append(f"explore {cell.config}/{cell.profile}")
         return CellResult(cell.config, cell.profile, "holds", 0, 1.0, distinct_states=10)
@@ -76,7 +76,8 @@ def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
     """--resume: any verdict stands while every module is unchanged (a timeout is none: it runs again, as with a
     longer --timeout); a kill (flagged carried) while only the reference is; nothing when the reference changed
     or the edit is another one."""
-    from benchmarks.mutation import Mutant, carried_rows
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.resume import carried_rows
 
     def mutant(mid: str, before: str = "a < b", after: str = "a <= b") -> Mutant:
         return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
@@ -99,16 +100,12 @@ def test_resume_keeps_a_row_while_its_code_stands(tmp_path: Path) -> None:
 
 
 def test_a_listed_survivor_is_equivalent_and_left_out_of_the_kill_rate(tmp_path: Path) -> None:
-    """benchmarks/equivalent_mutants.toml: a survivor it names becomes "equivalent" (with the reason), carried by
+    """A protocol's equivalent_mutants.toml: a survivor it names becomes "equivalent" (with the reason), carried by
     --resume like a kill; a kill stays a kill; the kill rate is over the mutants that are not equivalent."""
-    from benchmarks.mutation import (
-        Equivalent,
-        Mutant,
-        carried_rows,
-        judge_equivalent,
-        listed_equivalent,
-        summarize,
-    )
+    from rollcheck.mutate.equivalents import Equivalent, judge_equivalent, listed_equivalent
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.report import summarize
+    from rollcheck.mutate.resume import carried_rows
 
     entry = Equivalent("zk_migration", "api.py", "if_false", "if x:", "if False:", "x is never true here")
     row = {"id": "e1", "protocol": "zk_migration", "operator": "if_false", "file": "reference_impl/zk_migration/api.py",
@@ -163,24 +160,26 @@ def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp
     one line of error, not a traceback."""
     import pytest
 
-    from benchmarks.mutation import ROOT, load_equivalents
+    from rollcheck.mutate.equivalents import load_equivalents, protocol_equivalents
+    from rollcheck.mutate.tree import protocol_dir
+    from rollcheck.registry import protocol_names
 
-    entries = load_equivalents()
+    entries = protocol_equivalents(protocol_names())
     assert entries, "the list is empty"
     for e in entries:
-        lines = {ln.strip() for ln in (ROOT / "reference_impl" / e.protocol / e.module).read_text().splitlines()}
+        lines = {ln.strip() for ln in (protocol_dir(e.protocol) / e.module).read_text().splitlines()}
         assert e.before in lines, f"{e.protocol}/{e.module}: no line {e.before!r}"
-    # An edit argued twice is an entry someone wrote without finding the first (session 58 did, three times).
+    # An edit argued twice is an entry someone wrote without finding the first.
     keys = [(e.protocol, e.module, e.operator, e.before, e.after, e.function, e.column) for e in entries]
     assert not [k for k in set(keys) if keys.count(k) > 1], "an edit listed twice"
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[equivalent]]\nprotocol = "zk_migration"\n')
+    bad.write_text('[[equivalent]]\nmodule = "api.py"\n')
     with pytest.raises(ValueError, match="entry 1 must have exactly"):
-        load_equivalents(bad)
+        load_equivalents(bad, "zk_migration")
     bad.write_text("[[equivalent]\n")
     with pytest.raises(ValueError, match="cannot read"):
-        load_equivalents(bad)
-    assert load_equivalents(tmp_path / "absent.toml") == []
+        load_equivalents(bad, "zk_migration")
+    assert load_equivalents(tmp_path / "absent.toml", "zk_migration") == []
 
 
 def test_an_equivalent_entry_can_be_scoped_to_one_function(tmp_path: Path) -> None:
@@ -190,14 +189,17 @@ def test_an_equivalent_entry_can_be_scoped_to_one_function(tmp_path: Path) -> No
     have is refused."""
     import pytest
 
-    from benchmarks.mutation import Mutant, carried_rows, enclosing_functions, listed_equivalent, load_equivalents
+    from rollcheck.mutate.equivalents import listed_equivalent, load_equivalents
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.resume import carried_rows
+    from rollcheck.mutate.sites import enclosing_functions
 
     assert enclosing_functions("x = 1\nclass C:\n    def m(self):\n        return 1\ndef f():\n    pass\n") == {
         3: "C.m", 4: "C.m", 5: "f", 6: "f"}
     toml = tmp_path / "eq.toml"
-    toml.write_text('[[equivalent]]\nprotocol = "p"\nmodule = "api.py"\noperator = "cmp_swap"\nbefore = "a < b"\n'
+    toml.write_text('[[equivalent]]\nmodule = "api.py"\noperator = "cmp_swap"\nbefore = "a < b"\n'
                     'after = "a <= b"\nfunction = "f"\nreason = "r"\n')
-    (entry,) = load_equivalents(toml)
+    (entry,) = load_equivalents(toml, "p")
 
     def mutant(function: str) -> Mutant:
         return Mutant("p:api.py:1:1:cmp_swap", "p", "cmp_swap", "x/api.py", "api.py", 1, 1, "a < b", "a <= b", "",
@@ -212,7 +214,7 @@ def test_an_equivalent_entry_can_be_scoped_to_one_function(tmp_path: Path) -> No
     assert kept["p:api.py:1:1:cmp_swap"]["status"] == "equivalent"
     toml.write_text(toml.read_text() + 'where = "x"\n')
     with pytest.raises(ValueError, match="optionally function"):
-        load_equivalents(toml)
+        load_equivalents(toml, "p")
 
 
 def test_an_equivalent_entry_can_be_scoped_to_one_column(tmp_path: Path) -> None:
@@ -221,27 +223,29 @@ def test_an_equivalent_entry_can_be_scoped_to_one_column(tmp_path: Path) -> None
     check): the id's column decides, whatever the line; a column that is not a number is refused."""
     import pytest
 
-    from benchmarks.mutation import load_equivalents
+    from rollcheck.mutate.equivalents import load_equivalents
 
     toml = tmp_path / "eq.toml"
-    entry_text = ('[[equivalent]]\nprotocol = "p"\nmodule = "api.py"\noperator = "cmp_swap"\nbefore = "a < b"\n'
+    entry_text = ('[[equivalent]]\nmodule = "api.py"\noperator = "cmp_swap"\nbefore = "a < b"\n'
                   'after = "a <= b"\nfunction = "f"\nreason = "r"\n')
     toml.write_text(entry_text + 'column = "8"\n')
-    (entry,) = load_equivalents(toml)
+    (entry,) = load_equivalents(toml, "p")
     row = {"protocol": "p", "file": "x/api.py", "operator": "cmp_swap", "before": "a < b", "after": "a <= b",
            "function": "f"}
     assert entry.names(dict(row, id="p:api.py:806:8:cmp_swap")) and entry.names(dict(row, id="p:api.py:9:8:cmp_swap"))
     assert not entry.names(dict(row, id="p:api.py:792:12:cmp_swap")) and not entry.names(row)
     toml.write_text(entry_text + 'column = "eight"\n')
     with pytest.raises(ValueError, match="column must be a number"):
-        load_equivalents(toml)
+        load_equivalents(toml, "p")
 
 
 def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path) -> None:
     """A change to one protocol's package leaves the digests of the protocols that do not import it; a change
     to a package a protocol imports (directly or through another), or to a shared module, moves it; a
     docstring naming another package is no import. --resume keeps a kill while its protocol's digest stands."""
-    from benchmarks.mutation import Mutant, carried_rows, reference_digests
+    from rollcheck.mutate.digests import reference_digests
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.resume import carried_rows
 
     ref = tmp_path / "reference_impl"
     files = {"__init__.py": "", "shared.py": "X = 1\n", "a/api.py": "from reference_impl.b import api\n",
@@ -250,16 +254,16 @@ def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path)
         (ref / name).parent.mkdir(parents=True, exist_ok=True)
         (ref / name).write_text(text)
     packages = {"a": "A", "b": "B", "c": "C"}
-    before = reference_digests(tmp_path, packages)
+    before = reference_digests(tmp_path, packages, "reference_impl")
     assert len(set(before.values())) == 3
     (ref / "c/api.py").write_text('"""Changed."""\n')
-    after_c = reference_digests(tmp_path, packages)
+    after_c = reference_digests(tmp_path, packages, "reference_impl")
     assert after_c["A"] == before["A"] and after_c["B"] == before["B"] and after_c["C"] != before["C"]
     (ref / "b/api.py").write_text("import reference_impl.shared  # changed\n")
-    after_b = reference_digests(tmp_path, packages)
+    after_b = reference_digests(tmp_path, packages, "reference_impl")
     assert after_b["A"] != before["A"] and after_b["C"] == after_c["C"]
     (ref / "shared.py").write_text("X = 2\n")
-    assert all(v != after_b[k] for k, v in reference_digests(tmp_path, packages).items())
+    assert all(v != after_b[k] for k, v in reference_digests(tmp_path, packages, "reference_impl").items())
 
     m = Mutant("k1", "zk_migration", "cmp_swap", "reference_impl/zk_migration/api.py", "api.py", 1, 1, "a", "b", "")
     row = {"id": "k1", "protocol": "zk_migration", "status": "killed", "before": "a", "after": "b",
@@ -273,12 +277,12 @@ def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path)
 
     # A comment or a line break moves the byte digest but not the code digest, which a row since session 43
     # carries: its kill stands; a changed constant moves both.
-    code = reference_digests(tmp_path, packages, code_only=True)
+    code = reference_digests(tmp_path, packages, "reference_impl", code_only=True)
     (ref / "b/api.py").write_text("import reference_impl.shared  # another comment\n\n")
-    assert reference_digests(tmp_path, packages)["B"] != after_b["B"]
-    assert reference_digests(tmp_path, packages, code_only=True) == code
+    assert reference_digests(tmp_path, packages, "reference_impl")["B"] != after_b["B"]
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True) == code
     (ref / "b/api.py").write_text("import reference_impl.shared as s\n")
-    assert reference_digests(tmp_path, packages, code_only=True)["B"] != code["B"]
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True)["B"] != code["B"]
     coded = dict(row, protocol_code_sha256="C")
     commented = dict(own_fixed, protocol_code_sha256={"zk_migration": "C"})
     assert list(carried_rows(dict(earlier, mutants=[coded]), {"zk_migration": [m]}, commented)) == ["k1"]
@@ -290,7 +294,10 @@ def test_a_story_config_whose_state_space_blows_up_meets_z3_on_that_story(tmp_pa
     """A mutant that drops a fault's budget makes a story config's state space infinite: the explorer times
     out there, and Z3's differential on that story (which stops at the first state where it steps otherwise)
     decides, as it does when small blows up."""
-    from benchmarks.mutation import Baseline, CellResult, Mutant, run_mutant
+    from rollcheck.mutate.baseline import Baseline
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.mutant_run import run_mutant
+    from rollcheck.mutate.runner import CellResult
 
     story = next(c for c in z3_cells_of("zk_migration") if c.config != "small")
     ran: list[str] = []
@@ -328,7 +335,10 @@ def test_an_explorer_timeout_still_meets_conform_on_its_small_configs(tmp_path: 
     """A mutant that removes a bound (features system.py:521, the IBP roll's count not incremented) times the
     explorer out on the gate's config; conform's configs are small and TLC's reachable set is bounded by the
     spec, so they still run, each capped, and their disagreement kills it. Agreement leaves it a timeout."""
-    from benchmarks.mutation import CONFORM_AFTER_TIMEOUT, Baseline, CellResult, Mutant, run_mutant
+    from rollcheck.mutate.baseline import Baseline
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.mutant_run import CONFORM_AFTER_TIMEOUT, run_mutant
+    from rollcheck.mutate.runner import CellResult
 
     gate = get_protocol("features").gate_config
 
@@ -368,7 +378,7 @@ def test_an_explorer_timeout_still_meets_conform_on_its_small_configs(tmp_path: 
 def test_a_configs_field_defaults_are_data_and_its_validation_is_mutated() -> None:
     """The defaults of a ``*Config`` class's fields are not mutated (every copy of the rules reads them alike);
     its methods are, and so is any other class's default."""
-    from benchmarks.mutation import ModuleSites
+    from rollcheck.mutate.sites import ModuleSites
 
     text = '''
 from dataclasses import dataclass
@@ -395,7 +405,11 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
     """--resume from a campaign at an older reference runs every mutant again, but the step that killed the same
     edit there first (kill_hints): a kill in any order is a kill. When that step no longer kills, the usual order
     follows, and the step is not run twice."""
-    from benchmarks.mutation import Baseline, CellResult, Mutant, kill_hint, kill_hints, run_mutant
+    from rollcheck.mutate.baseline import Baseline
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.mutant_run import run_mutant
+    from rollcheck.mutate.resume import kill_hint, kill_hints
+    from rollcheck.mutate.runner import CellResult
 
     story = next(c for c in z3_cells_of("zk_migration") if c.config != "small")
     assert kill_hint({"status": "killed", "killed_by": [{"config": "faults", "profile": "kafka",
@@ -462,7 +476,11 @@ def test_resume_at_another_reference_runs_the_earlier_killing_step_first(tmp_pat
 def test_a_conform_kill_resumed_runs_that_conform_cell_first(tmp_path: Path) -> None:
     """A kill by TLC conformance at another reference: the cell that disagreed runs first, and alone when it
     disagrees again; when it agrees now, the usual order follows and the whole conform step runs at its end."""
-    from benchmarks.mutation import Baseline, CellResult, Mutant, conform_cells_of, run_mutant
+    from rollcheck.mutate.baseline import Baseline
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.mutant_run import run_mutant
+    from rollcheck.mutate.runner import CellResult
+    from rollcheck.mutate.steps import conform_cells_of
 
     proto = "streams_probing"
     cell = Cell("operator-from-1.1", "kafka")
@@ -497,7 +515,9 @@ def test_resume_keeps_a_kill_where_only_the_registry_entry_grew() -> None:
     check an earlier kill met still runs, so kills and listed equivalents stand, flagged ``registry_grew``, and a
     survivor runs again (the new config may kill it). Anything else that changed (a config's value, a story
     dropped, a broken variant) keeps the old rule: the row runs again."""
-    from benchmarks.mutation import Mutant, carried_rows, registry_grew
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.registry_growth import registry_grew
+    from rollcheck.mutate.resume import carried_rows
 
     def mutant(mid: str) -> Mutant:
         return Mutant(mid, "zk_migration", "cmp_swap", "reference_impl/zk_migration/system.py", "system.py", 1, 1,
@@ -542,34 +562,39 @@ def test_registry_growth_reads_each_rows_commit_from_git(tmp_path: Path) -> None
     its commit's (a dirty tree) never stands this way."""
     import subprocess
 
-    from benchmarks.mutation import PACKAGES, ROOT, protocol_packages, reference_digests, registry_growth
+    from rollcheck.mutate.digests import reference_digests
+    from rollcheck.mutate.registry_growth import registry_growth
+    from rollcheck.mutate.tree import SourceTree
 
-    def tree(commit: str) -> Path:
+    source = SourceTree.of_checkout()
+
+    def at(commit: str) -> Path:
         d = tmp_path / commit
         if d.exists():
             return d
         d.mkdir()
-        archive = subprocess.run(["git", "archive", commit, *PACKAGES], cwd=ROOT, capture_output=True, check=True)
+        archive = subprocess.run(["git", "archive", commit, *source.packages], cwd=source.root, capture_output=True,
+                                 check=True)
         subprocess.run(["tar", "-x", "-C", str(d)], input=archive.stdout, check=True)
         return d
 
-    packages = protocol_packages()
+    packages = source.protocol_packages()
 
     def row(commit: str) -> dict[str, object]:
-        code = reference_digests(tree(commit), packages, code_only=True)["zk_migration"]
+        code = reference_digests(at(commit), packages, source.reference, code_only=True)["zk_migration"]
         return {"commit": commit, "protocol_code_sha256": code}
 
-    grown = registry_growth(tree("e799c05"), packages)
+    grown = registry_growth(source, at("e799c05"))
     assert grown(row("bc10bf4"), "zk_migration")
     assert not grown(dict(row("bc10bf4"), protocol_code_sha256="dirty"), "zk_migration")
-    assert not registry_growth(tree("5f24969"), packages)(row("5f24969~1"), "zk_migration")
+    assert not registry_growth(source, at("5f24969"))(row("5f24969~1"), "zk_migration")
 
 
 def test_conformance_cells_follow_the_registry() -> None:
     """The campaign's TLC step runs where the gate's conform cells run: small under every profile, then each
     conformance config of the registry (streams: an operator's pre-2.0 bounces, where the view's upgrade.from
     and failure kind are set) under the profiles it is valid for."""
-    from benchmarks.mutation import conform_argv, conform_cells_of
+    from rollcheck.mutate.steps import conform_argv, conform_cells_of
 
     entry = get_protocol("streams_probing")
     cells = conform_cells_of("streams_probing")
@@ -585,7 +610,7 @@ def test_conformance_cells_follow_the_registry() -> None:
     assert [(c.config, c.profile) for c in conform_cells_of("features")] == [
         ("small", "kip"), ("small", "kafka"), ("no-deprecation", "kip"), ("no-deprecation", "kafka"),
         ("ibp-roll", "kip"), ("ibp-roll", "kafka"), ("partial-pairs", "kip"),
-        ("partial-pairs", "kafka")]
+        ("partial-pairs", "kafka"), ("atomic", "kip"), ("atomic", "kafka")]
     zk = get_protocol("zk_migration")
     assert [c.config for c in conform_cells_of("zk_migration")] == ["small"] * len(zk.profiles)
 
@@ -595,7 +620,7 @@ def test_dead_definitions_leave_the_live_digest(tmp_path: Path) -> None:
     campaign's packages reads (KIP-268's test matrix, read only by tests): the live digest ignores them, a chain
     of them, and nothing else; a name read anywhere (an attribute, a getattr by string, another package) is
     live, and so is every definition of a module that calls globals()."""
-    from benchmarks.mutation import dead_definitions, reference_digests
+    from rollcheck.mutate.digests import dead_definitions, reference_digests
 
     ref = tmp_path / "reference_impl"
     files = {
@@ -610,27 +635,27 @@ def test_dead_definitions_leave_the_live_digest(tmp_path: Path) -> None:
         (ref / name).write_text(text)
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "m.py").write_text("from reference_impl.a import api\n\nZ = api.by_attr\n")
-    dead = dead_definitions(tmp_path)
+    dead = dead_definitions(tmp_path, "reference_impl")
     assert dead == {ref / "a/api.py": frozenset({2, 3})}  # cells and the MATRIX only it reads
     packages = {"a": "A"}
-    before = reference_digests(tmp_path, packages, code_only=True, live_only=True)
-    full = reference_digests(tmp_path, packages, code_only=True)
+    before = reference_digests(tmp_path, packages, "reference_impl", code_only=True, live_only=True)
+    full = reference_digests(tmp_path, packages, "reference_impl", code_only=True)
     assert full != before
     text = files["a/api.py"]
     (ref / "a/api.py").write_text(text.replace("def cells():\n    return [x for x in MATRIX]\n\nMATRIX = (1, 2)\n\n",
                                                ""))
-    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) == before
-    assert reference_digests(tmp_path, packages, code_only=True) != full
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True, live_only=True) == before
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True) != full
     (ref / "a/api.py").write_text(text.replace("def by_string():\n    return 2\n", ""))
-    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True, live_only=True) != before
     (ref / "a/api.py").write_text(text.replace("T = (1, 2)", "T = (2, 1)"))
-    assert reference_digests(tmp_path, packages, code_only=True, live_only=True) != before
+    assert reference_digests(tmp_path, packages, "reference_impl", code_only=True, live_only=True) != before
 
 
 def test_live_digest_reads_only_the_modules_another_protocol_imports(tmp_path: Path) -> None:
     """zk_migration imports metadata_version's catalog, not its controller: a fix to the controller keeps the
     zk kills (the live digest), one to the catalog does not, and the package-wide digest moves with either."""
-    from benchmarks.mutation import reference_digests
+    from rollcheck.mutate.digests import reference_digests
 
     ref = tmp_path / "reference_impl"
     files = {"__init__.py": "", "a/__init__.py": "", "b/__init__.py": "", "b/cat.py": "LEVEL = 1\n",
@@ -642,8 +667,8 @@ def test_live_digest_reads_only_the_modules_another_protocol_imports(tmp_path: P
     packages = {"a": "A", "b": "B"}
 
     def digests() -> tuple[str, str]:
-        return (reference_digests(tmp_path, packages, code_only=True, live_only=True)["A"],
-                reference_digests(tmp_path, packages, code_only=True)["A"])
+        return (reference_digests(tmp_path, packages, "reference_impl", code_only=True, live_only=True)["A"],
+                reference_digests(tmp_path, packages, "reference_impl", code_only=True)["A"])
 
     live, full = digests()
     (ref / "b/api.py").write_text("from reference_impl.b import cat\n\nY = cat.LEVEL + 1\n")
@@ -698,7 +723,8 @@ def test_a_config_module_edit_meets_the_config_domain_first() -> None:
     """A config module's mutants meet conform's config domain alone first (one TLC run, seconds, where their
     explorer and Z3 runs took minutes each before conform killed them): the same check the gate's conform
     cells run."""
-    from benchmarks.mutation import CONFIG_MODULE, conform_argv
+    from rollcheck.mutate.generate import CONFIG_MODULE
+    from rollcheck.mutate.steps import conform_argv
 
     assert CONFIG_MODULE == "config.py"
     assert conform_argv("p", "kip", Path("o"), domain_only=True)[-1] == "--domain-only"
@@ -709,7 +735,11 @@ def test_resume_from_pieces_merges_their_rows_each_with_its_own_commit(tmp_path:
     """--resume FILE FILE ...: pieces of one campaign (runs with --match) read as one; each row keeps the commit and
     digests of its own file, a later file's row of a mutant replaces an earlier one's, and with no selection given
     the campaign goes on over every mutant of the protocols the pieces name."""
-    from benchmarks.mutation import merge_campaigns, parse_args
+    import argparse
+
+    from rollcheck.commands import mutate_cmd
+    from rollcheck.mutate.resume import merge_campaigns
+    from rollcheck.mutate.tree import SourceTree
 
     a = {"commit": "c1", "sources_sha256": "S1", "reference_sha256": "R1", "params": {"match": "system"},
          "mutants": [{"id": "m1", "protocol": "metadata_version", "status": "survived"},
@@ -728,9 +758,11 @@ def test_resume_from_pieces_merges_their_rows_each_with_its_own_commit(tmp_path:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({"benchmark": "mutation", **doc}))
         files.append(str(path))
-    args = parse_args(["--resume", *files])
-    assert args.protocol == ["metadata_version"] and args.match is None
-    assert len(args.resumed["mutants"]) == 3
+    parser = argparse.ArgumentParser()
+    mutate_cmd.register(parser.add_subparsers())
+    opts = mutate_cmd.options(parser.parse_args(["mutate", "--resume", *files]), SourceTree.of_checkout())
+    assert opts.protocols == ("metadata_version",) and opts.match is None
+    assert opts.resumed is not None and len(opts.resumed["mutants"]) == 3
 
 
 def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: Path) -> None:
@@ -739,7 +771,9 @@ def test_the_baseline_spreads_the_explorer_and_z3_cells_over_its_jobs(tmp_path: 
     import threading
     import time
 
-    from benchmarks.mutation import CellResult, conform_cells_of, run_baseline
+    from rollcheck.mutate.baseline import run_baseline
+    from rollcheck.mutate.runner import CellResult
+    from rollcheck.mutate.steps import conform_cells_of
 
     class FakeRunner:
         def __init__(self, z3_verdict: str = "agrees") -> None:
@@ -814,7 +848,7 @@ def test_drop_call_replaces_a_call_made_for_its_effect_by_pass() -> None:
     """drop_call: each expression-statement call (the record appended, the check that raises) becomes ``pass``,
     a multi-line one without moving the lines after it; a docstring, a call whose value is used and a bare name
     are not sites."""
-    from benchmarks.mutation import ModuleSites, apply_site
+    from rollcheck.mutate.sites import ModuleSites, apply_site
 
     text = '''
 def write(records: list[int], level: int) -> list[int]:
@@ -844,16 +878,13 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
     else, and a kill there ends it in seconds; a system-module mutant skips them (the rules never call it). With
     ``screen`` only the cheap steps run: a mutant they leave alive is "screened", which the kill rate leaves out
     and ``--resume`` runs again even at the same sources."""
-    from benchmarks.mutation import (
-        Baseline,
-        CellResult,
-        Mutant,
-        carried_rows,
-        kill_hint,
-        profiles_of,
-        run_mutant,
-        summarize,
-    )
+    from rollcheck.mutate.baseline import Baseline
+    from rollcheck.mutate.generate import Mutant
+    from rollcheck.mutate.mutant_run import run_mutant
+    from rollcheck.mutate.report import summarize
+    from rollcheck.mutate.resume import carried_rows, kill_hint
+    from rollcheck.mutate.runner import CellResult
+    from rollcheck.mutate.steps import profiles_of
 
     ran: list[str] = []
 
