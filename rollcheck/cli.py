@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
-    "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "fuzz",
+    "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "mutate", "fuzz",
     "replay", "export_test", "runbook",
 )
 
@@ -61,6 +61,10 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 command = getattr(known, "command", None)
                 prog = f"{self.prog} {command}" if command else self.prog
                 self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+            # An old spelling of a flag (rollcheck.commands.common.add_deprecated_spelling) is said once the
+            # line parsed: a mistake elsewhere on it is then its one line.
+            for line in getattr(known, "deprecated_spellings", ()):
+                print(line, file=sys.stderr)
             return known
 
     return _Parser

@@ -62,7 +62,7 @@ def test_the_gate_configs_out_is_checked_too(tmp_path: Path, capsys: pytest.Capt
     (tmp_path / "taken").write_text("x")
     cfg = tmp_path / "g.toml"
     cfg.write_text(f"[gate]\nprotocols = ['streams_probing']\ncheckers = ['explore']\nout = '{tmp_path / 'taken'}'\n")
-    assert main(["gate", "--config", str(cfg)]) == 2
+    assert main(["gate", "--gate-config", str(cfg)]) == 2
     assert "out " in _one_error_line(capsys)
 
 
@@ -86,7 +86,7 @@ def test_gate_config_mistakes_are_one_line(text: str, says: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "rollcheck.toml"
     cfg.write_text(text)
-    assert main(["gate", "--config", str(cfg), "--out", str(tmp_path / "out")]) == 2
+    assert main(["gate", "--gate-config", str(cfg), "--out", str(tmp_path / "out")]) == 2
     line = _one_error_line(capsys)
     assert says in line and str(cfg) in line, line
     assert not (tmp_path / "out").exists()
@@ -96,7 +96,7 @@ def test_a_config_the_gate_names_is_read_before_any_cell_runs(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "rollcheck.toml"
     cfg.write_text("[gate]\nprotocols = ['streams_probing']\nconfigs = ['default', 'missing.toml']\n")
-    assert main(["gate", "--config", str(cfg), "--out", str(tmp_path / "out")]) == 2
+    assert main(["gate", "--gate-config", str(cfg), "--out", str(tmp_path / "out")]) == 2
     assert "config file not found: missing.toml" in _one_error_line(capsys)
     assert not (tmp_path / "out" / "summary.json").exists()
 
@@ -110,7 +110,7 @@ def test_config_files_that_are_not_text_files(command: str, kind: str, tmp_path:
         path.mkdir()
     else:
         path.write_bytes(b"[gate]\nprotocols = ['\xff\xfe']\n")
-    argv = (["gate", "--config", str(path)] if command == "gate"
+    argv = (["gate", "--gate-config", str(path)] if command == "gate"
             else ["explore", "streams_probing", "--config", str(path)]) + ["--out", str(tmp_path / "out")]
     assert main(argv) == 2
     line = _one_error_line(capsys)
@@ -209,8 +209,8 @@ def test_an_unknown_profile_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     from rollcheck.registry import known_profiles
 
     assert main(["explore", "features", "--profile", "kafka-9", "--out", str(tmp_path)]) == 2
-    assert _one_error_line(capsys) == ("rollcheck: error: protocol features has no profile 'kafka-9'; its "
-                                       "profiles: kip, kafka")
+    assert _one_error_line(capsys) == ("rollcheck: error: --profile: protocol features has no profile "
+                                       "'kafka-9'; its profiles: kip, kafka")
     assert main(["gate", "--profile", "kafka-9", "--dry-run"]) == 2
     line = _one_error_line(capsys)
     assert line.startswith("rollcheck: error: --profile: unknown profile 'kafka-9': none of ") and line.endswith(

@@ -307,7 +307,7 @@ def _sparse(path: Path, size: int) -> Path:
 def test_a_config_that_never_ends_is_one_line(command: str, kind: str, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = "/dev/zero" if kind == "/dev/zero" else str(_sparse(tmp_path / "big.toml", 17 << 20))
-    argv = ["gate", "--config", path] if command == "gate" else ["explore", "streams_probing", "--config", path]
+    argv = ["gate", "--gate-config", path] if command == "gate" else ["explore", "streams_probing", "--config", path]
     t0 = time.monotonic()
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     assert time.monotonic() - t0 < 30

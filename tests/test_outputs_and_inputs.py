@@ -166,7 +166,7 @@ def test_a_config_file_that_switches_on_a_mutation_is_refused(tmp_path: Path,
     gate = tmp_path / "gate.toml"
     gate.write_text(f"[gate]\nprotocols = ['metadata_version']\nconfigs = ['{mutant}']\ncheckers = ['explore']\n"
                     "mutants = false\n")
-    assert main(["gate", "--config", str(gate), "--out", str(tmp_path / "g")]) == 2
+    assert main(["gate", "--gate-config", str(gate), "--out", str(tmp_path / "g")]) == 2
     assert "switches on a broken variant's bug" in _one_line(capsys.readouterr().err)
     assert not (tmp_path / "g" / "summary.json").exists()
 

@@ -17,11 +17,15 @@ from rollcheck.traces import write_itf, write_json_atomic
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("apalache", help="bounded model checking / simulation of the TLA+ spec with Apalache")
     add_protocol_args(p)
-    p.add_argument("--mode", choices=("check", "simulate"), default="check")
-    p.add_argument("--length", type=positive_int, default=10, help="maximal number of steps (default: 10)")
-    p.add_argument("--max-run", type=positive_int, default=100, help="simulation runs (simulate mode)")
-    p.add_argument("--property", action="append", default=None, metavar="ID", help="only these invariants")
-    p.add_argument("--timeout", type=positive_int, default=1800, help="seconds per Apalache run")
+    p.add_argument("--mode", choices=("check", "simulate"), default="check",
+                   help="bounded model checking (check, the default) or random simulation runs (simulate)")
+    p.add_argument("--length", type=positive_int, default=10, metavar="N", help="maximal number of steps (default: 10)")
+    p.add_argument("--max-run", type=positive_int, default=100, metavar="N",
+                   help="simulation runs (--mode simulate; default: 100)")
+    p.add_argument("--property", action="append", default=None, metavar="ID",
+                   help="only this invariant (repeatable; default: every invariant of the spec)")
+    p.add_argument("--timeout", type=positive_int, default=1800, metavar="SECONDS",
+                   help="seconds per Apalache run (default: 1800)")
     add_output_args(p, "rollcheck-out/apalache")
     p.set_defaults(run=run)
 

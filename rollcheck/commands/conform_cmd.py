@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.table import Table
 
-from rollcheck.commands.common import add_output_args, non_negative_int, positive_int
+from rollcheck.commands.common import CONFIG_HELP, add_output_args, add_profile_arg, add_seed_arg, positive_int
 from rollcheck.configs import resolve_config
 from rollcheck.conformance import ConformanceReport, conform
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, status_progress
@@ -29,25 +29,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("conform", help="spec traces on the reference, reference traces in TLC, equal reachable sets")
     p.add_argument("protocol", help="protocol name (see `rollcheck list`)")
     p.add_argument("--config", action="append", default=None, metavar="NAME|FILE",
-                   help="config(s) to check (repeatable; default: small: conformance compares every "
-                   "reachable state, so larger configs take minutes)")
-    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
-                   help="profile(s) (repeatable; default: every profile of the protocol, `rollcheck list`)")
-    p.add_argument("--traces", type=positive_int, default=None,
+                   help=f"{CONFIG_HELP} (repeatable; default: small: conformance compares every reachable state, "
+                   "so larger configs take minutes)")
+    add_profile_arg(p, "default: every profile of the protocol", repeatable=True)
+    p.add_argument("--traces", type=positive_int, default=None, metavar="N",
                    help="TLC simulation traces and reference walks (default 50; --engine spark: TLC simulation "
                    f"traces replayed, default {SPARK_TRACES:,})")
-    p.add_argument("--depth", type=positive_int, default=30, help="length of each trace")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the simulations and walks")
-    p.add_argument("--timeout", type=positive_int, default=1800, help="seconds per TLC run")
+    p.add_argument("--depth", type=positive_int, default=30, metavar="N", help="length of each trace (default: 30)")
+    add_seed_arg(p, "the same TLC simulations and reference walks")
+    p.add_argument("--timeout", type=positive_int, default=1800, metavar="SECONDS",
+                   help="seconds per TLC run (default: 1800)")
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local (default): checks (a), (b) and (c); spark: check (a) at scale, --traces TLC "
                    "simulation traces replayed on the reference by Spark executors, verdicts as Parquet")
-    p.add_argument("--master", default=None,
+    p.add_argument("--master", default=None, metavar="URL",
                    help="--engine spark: Spark master on this machine (default local[*]; the executors read "
                    "TLC's trace files from its disk)")
-    p.add_argument("--partitions", type=positive_int, default=None,
+    p.add_argument("--partitions", type=positive_int, default=None, metavar="N",
                    help="--engine spark: tasks each wave of traces is cut into (default: one per executor core)")
-    p.add_argument("--tlc-workers", type=positive_int, default=None,
+    p.add_argument("--tlc-workers", type=positive_int, default=None, metavar="N",
                    help="--engine spark: TLC workers writing the traces (default: the machine's cores)")
     p.add_argument("--domain-only", action="store_true",
                    help="check (d) alone, the config domain (one TLC run: seconds; (c) takes minutes)")
@@ -66,7 +66,7 @@ def _profiles(entry: ProtocolEntry, given: list[str] | None) -> list[str]:
     """The --profile values (each checked against the protocol's profiles), or every profile it has."""
     if given is None:
         return list(entry.profiles)
-    return [check_profile(entry, p) for p in dict.fromkeys(given)]
+    return [check_profile(entry, p, "--profile") for p in dict.fromkeys(given)]
 
 
 def summary_name(protocol: str, labels: list[str], profiles: list[str], engine: str | None = None) -> str:
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     write_json_atomic(args.out / summary_name(entry.name, labels, profiles), doc, root=args.out)
     if args.json:
         print_json(doc)
-    elif not args.quiet:
+    else:  # the results, --quiet or not: it silences the progress lines alone
         show(reports)
     return _exit_code(doc)
 
@@ -224,7 +224,7 @@ def _finish_spark(args: argparse.Namespace, doc: dict[str, Any], results: list[S
     write_json_atomic(args.out / summary_name(doc["protocol"], labels, profiles, "spark"), doc, root=args.out)
     if args.json:
         print_json(doc)
-    elif not args.quiet:
+    else:  # the results, --quiet or not: it silences the progress lines alone
         show_spark(results, args.out)
     return _exit_code(doc)
 

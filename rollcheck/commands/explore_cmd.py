@@ -20,7 +20,7 @@ from rollcheck.commands.common import (
 )
 from rollcheck.console import level_progress, on_interrupt, out_console, print_json, results_line
 from rollcheck.errors import ExitCode
-from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, available_memory, explore
+from rollcheck.explorer import GRAPH_LIMIT, ExplorationResult, ExploreOptions, available_memory, explore
 from rollcheck.rundir import run_name, staged_run
 from rollcheck.spark.explorer import SPARK_MIN
 from rollcheck.traces import format_trace, write_itf, write_json_atomic
@@ -32,14 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_protocol_args(p)
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="single-process BFS (local) or distributed BFS on Apache Spark")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-    p.add_argument("--partitions", type=positive_int, default=None,
+    p.add_argument("--master", default="local[*]", metavar="URL", help="Spark master URL (default: local[*])")
+    p.add_argument("--partitions", type=positive_int, default=None, metavar="N",
                    help="Spark engine: tasks a wide level is cut into (default: four per executor core)")
     p.add_argument("--spark-min", type=non_negative_int, default=SPARK_MIN, metavar="STATES",
                    help=f"Spark engine: levels narrower than this are expanded in the driver by the local "
                    f"engine's workers (default {SPARK_MIN:,}; 0: every level on Spark); the result does not "
                    "depend on it")
-    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="processes that expand each BFS level (the Spark engine: each narrow level) "
                    "(default: the machine's cores); the result does not depend on it")
     p.add_argument("--symmetry", action="store_true",
@@ -51,8 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "many GiB (default: 90%% of the memory available at the start)")
     p.add_argument("--resume", action="store_true",
                    help="continue a killed run from its last completed level in --out")
-    p.add_argument("--max-depth", type=positive_int, default=None, help="stop after this BFS depth")
-    p.add_argument("--max-states", type=positive_int, default=None, help="stop after this many states")
+    p.add_argument("--max-depth", type=positive_int, default=None, metavar="N", help="stop after this BFS depth")
+    p.add_argument("--max-states", type=positive_int, default=None, metavar="STATES",
+                   help="stop after this many states")
     p.add_argument("--collect-all", action="store_true",
                    help="keep exploring after a violation (one shortest trace per property)")
     add_output_args(p, "rollcheck-out/explore")
@@ -66,15 +67,15 @@ def run(args: argparse.Namespace) -> int:
     budget = args.max_memory * 2**30 if args.max_memory else 0.9 * available_memory()
     with staged_run(args.out, name) as run_dir, on_interrupt(_kept(run_dir.checkpoint)), \
             level_progress(title, enabled=not args.quiet) as progress:
+        options = ExploreOptions(config_name=label, variant=args.variant, max_depth=args.max_depth,
+                                 max_states=args.max_states, stop_at_first=not args.collect_all, progress=progress,
+                                 workers=args.workers, symmetry=args.symmetry, checkpoint_dir=run_dir.checkpoint,
+                                 checkpoint_root=Path(args.out), resume=args.resume, graph_limit=args.graph_limit,
+                                 max_memory=int(budget) if budget else None)
         if args.engine == "spark":
-            result = _spark(args, entry.name, label, config, run_dir.checkpoint, progress,
-                            int(budget) if budget else None)
+            result = _spark(args, entry.name, config, options)
         else:
-            result = explore(ts, config_name=label, max_depth=args.max_depth, max_states=args.max_states,
-                             stop_at_first=not args.collect_all, progress=progress, variant=args.variant,
-                             workers=args.workers, symmetry=args.symmetry, checkpoint_dir=run_dir.checkpoint,
-                             checkpoint_root=Path(args.out), resume=args.resume, graph_limit=args.graph_limit,
-                             max_memory=int(budget) if budget else None)
+            result = explore(ts, options)
         doc = result.to_json()
         doc["actions"] = action_coverage(entry, result.extra.get("action_counts", {}), result.complete)
         doc["counterexamples"] = [str(run_dir.final_path(p))
@@ -98,16 +99,11 @@ def _kept(checkpoint: Path) -> Callable[[], str]:
     return note
 
 
-def _spark(args: argparse.Namespace, protocol: str, label: str, config: Any, checkpoint: Path,
-           progress: Any, max_memory: int | None) -> ExplorationResult:
-    from rollcheck.spark.explorer import explore_spark  # imported late: PySpark is heavy
+def _spark(args: argparse.Namespace, protocol: str, config: Any, options: ExploreOptions) -> ExplorationResult:
+    from rollcheck.spark.explorer import SparkOptions, explore_spark  # imported late: PySpark is heavy
 
-    return explore_spark(protocol, config, config_name=label, variant=args.variant, master=args.master,
-                         partitions=args.partitions, checkpoint_dir=checkpoint, resume=args.resume,
-                         max_depth=args.max_depth, max_states=args.max_states,
-                         stop_at_first=not args.collect_all, progress=progress, workers=args.workers,
-                         symmetry=args.symmetry, spark_min=args.spark_min, graph_limit=args.graph_limit,
-                         max_memory=max_memory, checkpoint_root=Path(args.out))
+    return explore_spark(protocol, config, options,
+                         SparkOptions(master=args.master, partitions=args.partitions, spark_min=args.spark_min))
 
 
 def write_counterexamples(result: ExplorationResult, ts: TransitionSystem[Any], out: Path,

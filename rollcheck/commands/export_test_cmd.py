@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from rollcheck.commands.common import itf_files
+from rollcheck.commands.common import add_json_arg, add_out_arg, itf_files
 from rollcheck.console import out_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.regression import DEFAULT_DIR, VARIANT_ENV, Exported, export_test
@@ -20,12 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("paths", nargs="+", type=Path, metavar="TRACE|DIR",
                    help="ITF counterexamples rollcheck wrote, or directories searched for *.itf.json (witness "
                    "traces found there are skipped)")
-    p.add_argument("-o", "--out", type=Path, default=DEFAULT_DIR, metavar="DIR",
-                   help=f"where the test files go (default: {DEFAULT_DIR}/)")
+    add_out_arg(p, str(DEFAULT_DIR), what="output directory: where the test files go", short=True)
     p.add_argument("--config", type=Path, default=None, metavar="FILE",
-                   help="the config file the traces were made with, for a trace whose config is a file (by default "
-                   "its config is rebuilt from the trace's own record; a file the trace names is never read)")
-    p.add_argument("--json", action="store_true", help="print the files written as JSON on stdout")
+                   help="protocol config file (.toml) the traces were made with, for a trace whose config is a file "
+                   "(default: rebuilt from the trace's own record; a file the trace names is never read; a named "
+                   "config is always rebuilt from its name)")
+    add_json_arg(p)
     p.set_defaults(run=run)
 
 

@@ -8,7 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
+from rollcheck.commands.common import (
+    add_json_arg,
+    add_out_arg,
+    add_protocol_args,
+    add_quiet_arg,
+    add_seed_arg,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    resolve,
+)
 from rollcheck.console import err_console, on_interrupt, out_console, print_json
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.fuzz import SUMMARY, FuzzResult, fuzz_hypothesis, prepare_campaign_dir
@@ -19,17 +29,18 @@ from rollcheck.rundir import run_name
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuzz", help="fuzzing campaign until a violation or the time budget")
     add_protocol_args(p)
-    p.add_argument("--minutes", type=positive_float, required=True, help="time budget")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="campaign seed (default 0)")
-    p.add_argument("--examples", type=positive_int, default=200, help="examples per round (default 200)")
-    p.add_argument("--steps", type=positive_int, default=50, help="steps per example (default 50)")
+    p.add_argument("--minutes", type=positive_float, required=True, metavar="MINUTES",
+                   help="time budget (required)")
+    add_seed_arg(p, "the same campaign on a new example database")
+    p.add_argument("--examples", type=positive_int, default=200, metavar="N", help="examples per round (default 200)")
+    p.add_argument("--steps", type=positive_int, default=50, metavar="N", help="steps per example (default 50)")
     p.add_argument("--spark-walks", type=non_negative_int, default=200, metavar="N",
                    help="Spark random walks per round beside Hypothesis (default 200; 0: Hypothesis only)")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="campaign directory; the example database lives here (default rollcheck-out/fuzz/P)")
-    p.add_argument("--json", action="store_true", help="print the JSON summary on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--master", default="local[*]", metavar="URL", help="Spark master URL (default: local[*])")
+    add_out_arg(p, None, "rollcheck-out/fuzz/PROTOCOL-CONFIG-PROFILE[-VARIANT]",
+                what="output directory, kept from run to run: its example database replays what earlier runs found")
+    add_json_arg(p)
+    add_quiet_arg(p)
     p.set_defaults(run=run)
 
 

@@ -7,13 +7,14 @@ from typing import Any
 
 from rich.table import Table
 
+from rollcheck.commands.common import add_json_arg
 from rollcheck.console import out_console, print_json
 from rollcheck.registry import all_protocols
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("list", help="list protocols, profiles, configs, properties and variants")
-    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_json_arg(p)
     p.add_argument("--properties", action="store_true", help="also list every property")
     p.set_defaults(run=run)
 

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from rollcheck.commands.common import add_protocol_args, non_negative_int, positive_float, positive_int, resolve
+from rollcheck.commands.common import (
+    add_json_arg,
+    add_out_arg,
+    add_protocol_args,
+    add_quiet_arg,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    resolve,
+)
 from rollcheck.console import on_interrupt, out_console, print_json, status_progress
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.rundir import run_name, staged_run
@@ -20,11 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("prove", help="Z3: bounded model checking and k-induction of a protocol's invariants")
     add_protocol_args(p)
     p.add_argument("--property", default=None, metavar="ID", help="only this property (default: every encoded one)")
-    p.add_argument("--depth", type=positive_int, default=10, help="BMC depth (default: 10)")
-    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S",
+    p.add_argument("--depth", type=positive_int, default=10, metavar="N", help="BMC depth (default: 10)")
+    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="SECONDS",
                    help="Z3 timeout in seconds per solver call (default: 60)")
-    p.add_argument("--out", type=Path, default=Path("rollcheck-out/prove"), metavar="DIR",
-                   help="output directory (default: rollcheck-out/prove)")
+    add_out_arg(p, "rollcheck-out/prove")
     p.add_argument("--differential", type=non_negative_int, default=50, metavar="N",
                    help="also compare the Z3 relation with the reference on the first N states, breadth-first "
                         "(0, or a config of at most 1,000 states: every reachable state; a mismatch exits 3; "
@@ -38,8 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--decisions-only", action="store_true",
                    help="prove nothing and walk no state: only compare the decision rules' Z3 formulas with the "
                         "reference on their bounded input domains (seconds; the profile's cases only)")
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_json_arg(p)
+    add_quiet_arg(p)
     p.set_defaults(run=run)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from rollcheck.commands.common import itf_files
+from rollcheck.commands.common import CONFIG_HELP, add_json_arg, itf_files
 from rollcheck.console import out_console, print_json
 from rollcheck.errors import ExitCode
 from rollcheck.replay import ReplayResult, replay_itf
@@ -19,11 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("replay", help="replay ITF traces on the exact system that wrote them; print what fails")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR",
                    help="ITF files, or directories searched for *.itf.json (a gate's --out, for instance)")
-    p.add_argument("--config", type=Path, default=None, metavar="FILE",
-                   help="the config file, when it is no longer where the trace says")
+    p.add_argument("--config", type=Path, default=None, metavar="NAME|FILE",
+                   help=f"{CONFIG_HELP}, to replay on when the trace's config file is no longer where the trace "
+                   "says or the trace names none (default: the one in the trace's #meta)")
     p.add_argument("--reference", action="store_true",
                    help="replay on the reference even when the trace came from a broken variant")
-    p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    add_json_arg(p)
     p.set_defaults(run=run)
 
 

@@ -18,7 +18,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from rollcheck.commands.common import add_output_args, positive_int
+from rollcheck.commands.common import (
+    add_deprecated_spelling,
+    add_output_args,
+    add_parallel_arg,
+    add_profile_arg,
+    positive_int,
+)
 from rollcheck.console import err_console, on_interrupt, out_console, print_json, results_line
 from rollcheck.errors import ExitCode, UserError
 from rollcheck.forking import end_with_parent
@@ -38,13 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="runbook files, or directories searched for *.toml (e.g. runbooks/)")
     p.add_argument("--deviations", action="store_true",
                    help="also try every step skipped, every two adjacent steps swapped, every step repeated")
-    p.add_argument("--profile", action="append", default=None, metavar="PROFILE",
-                   help="check only this profile (repeatable; one of the runbooks' protocols' profiles; default: "
-                   "the profiles each runbook lists)")
-    p.add_argument("--max-states", type=positive_int, default=None,
+    add_profile_arg(p, "one of the runbooks' protocols'; default: the profiles each runbook lists", repeatable=True)
+    p.add_argument("--max-states", type=positive_int, default=None, metavar="STATES",
                    help="stop each exploration after this many states (its verdict: incomplete)")
-    p.add_argument("--jobs", type=positive_int, default=1,
-                   help="explorations run in parallel processes (default 1)")
+    given = p.add_mutually_exclusive_group()
+    add_parallel_arg(given, "explorations (each a process)", 1, "1")
+    add_deprecated_spelling(given, "--jobs", "--parallel N", "parallel", type=positive_int, metavar="N",
+                            why="--parallel is the spelling of every command")
     p.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                    help="also write the tables as Markdown to FILE (for the docs)")
     add_output_args(p, "rollcheck-out/runbook")
@@ -146,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 progress.print(f"[{len(outcomes)}/{len(items)}] {items[i][0].id} {o.deviation} ({o.profile}): "
                                f"{_cell(o)}", markup=False)
 
-        _run_all(items, args.jobs, args.max_states, done)
+        _run_all(items, args.parallel, args.max_states, done)
         docs = []
         markdown: list[str] = []
         for book in books:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rollcheck.commands.common import add_output_args, add_protocol_args, non_negative_int, positive_int, resolve
+from rollcheck.commands.common import add_output_args, add_protocol_args, add_seed_arg, positive_int, resolve
 from rollcheck.console import on_interrupt, print_json, results_line
 from rollcheck.errors import ExitCode
 from rollcheck.rundir import run_name, staged_run
@@ -15,14 +15,15 @@ from rollcheck.transition import action_coverage
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("simulate", help="random walks on Spark, checked and re-executed against the reference")
     add_protocol_args(p)
-    p.add_argument("--traces", type=positive_int, default=1000, help="number of walks (default 1000)")
-    p.add_argument("--depth", type=positive_int, default=50, help="steps per walk at most (default 50)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed: the same seed gives the same walks")
+    p.add_argument("--traces", type=positive_int, default=1000, metavar="N", help="number of walks (default 1000)")
+    p.add_argument("--depth", type=positive_int, default=50, metavar="N", help="steps per walk at most (default 50)")
+    add_seed_arg(p, "the same walks")
     p.add_argument("--guided", action="store_true",
                    help="coverage-guided swarm: walks fork from the states where a walk first found a new "
                    "fingerprint (deterministic per seed too)")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-    p.add_argument("--partitions", type=positive_int, default=None, help="Spark partitions")
+    p.add_argument("--master", default="local[*]", metavar="URL", help="Spark master URL (default: local[*])")
+    p.add_argument("--partitions", type=positive_int, default=None, metavar="N",
+                   help="tasks the walks are cut into (default: two per executor core, at least 2)")
     add_output_args(p, "rollcheck-out/simulate")
     p.set_defaults(run=run)
 

@@ -23,8 +23,9 @@ from rollcheck.transition import action_coverage
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("tlc", help="model-check the protocol's TLA+ spec with TLC (same config, same property ids)")
     add_protocol_args(p)
-    p.add_argument("--workers", type=positive_int, default=2, help="TLC worker threads (default: 2)")
-    p.add_argument("--timeout", type=positive_int, default=1800, help="seconds before TLC is stopped")
+    p.add_argument("--workers", type=positive_int, default=2, metavar="N", help="TLC worker threads (default: 2)")
+    p.add_argument("--timeout", type=positive_int, default=1800, metavar="SECONDS",
+                   help="seconds before TLC is stopped (default: 1800)")
     p.add_argument("--no-witnesses", action="store_true",
                    help="skip the witness runs (each witness is checked by TLC as a negated invariant)")
     add_output_args(p, "rollcheck-out/tlc")
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         doc, text, res = _check(args, entry.name, label, ts, binding, run_dir, console)
     if args.json:
         print_json(doc)
-    elif not args.quiet:
+    else:  # the results, --quiet or not: it silences the progress lines alone
         out = out_console()
         if res.error:
             out.print(f"[red]TLC failed[/red]: {res.error}")
