@@ -12,7 +12,7 @@ variant cells with Z3's differential under each variant, then the ``small`` z3 c
 profile), each run under ``coverage run`` from this checkout.
 
 Needs ``coverage`` (``pip install -e '.[bench]'``). rollcheck re-executes itself once for stable hashes
-(``rollcheck.hashenv``), and a re-executed process records nothing; so this script first re-executes itself
+(``rollcheck.core.hashenv``), and a re-executed process records nothing; so this script first re-executes itself
 under those conditions, which every command it starts inherits.
 
 One JSON file under ``benchmarks/results/`` (``coverage_map-<UTC time>-<commit>.json``): per command its exit
@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.benchresults import write  # noqa: E402
-from rollcheck.hashenv import reexec_for_stable_hashes, stable_hashes  # noqa: E402
+from rollcheck.core.hashenv import reexec_for_stable_hashes, stable_hashes  # noqa: E402
+from rollcheck.core.registry import get_protocol, protocol_names  # noqa: E402
 from rollcheck.mutate.generate import MUTATED_MODULES, enumerate_mutants  # noqa: E402
 from rollcheck.mutate.sites import OPERATORS  # noqa: E402
 from rollcheck.mutate.steps import cells_of as campaign_cells  # noqa: E402
@@ -52,7 +53,6 @@ from rollcheck.mutate.steps import (  # noqa: E402
     z3_cells_of,
 )
 from rollcheck.mutate.tree import protocol_dir  # noqa: E402
-from rollcheck.registry import get_protocol, protocol_names  # noqa: E402
 
 SOURCE = ROOT / "reference_impl"
 

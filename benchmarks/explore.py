@@ -26,9 +26,9 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.hashenv import reexec_for_stable_hashes
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.core.hashenv import reexec_for_stable_hashes
+from rollcheck.core.registry import get_protocol, protocol_names
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.spark.explorer import SPARK_MIN, SparkOptions, explore_system_spark
 from rollcheck.spark.session import get_session
 from rollcheck.spark.simulate import simulate
@@ -36,7 +36,7 @@ from rollcheck.spark.standalone import StandaloneCluster
 
 
 def main() -> int:
-    # Spark executors must fingerprint states as this process does (rollcheck.hashenv).
+    # Spark executors must fingerprint states as this process does (rollcheck.core.hashenv).
     reexec_for_stable_hashes(sys.argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", help="protocol:config (default: every protocol's small, default)")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import GRAPH_LIMIT, ExploreOptions, explore
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.core.registry import get_protocol, protocol_names
+from rollcheck.explore.explorer import GRAPH_LIMIT, ExploreOptions, explore
 
 
 def main() -> int:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.hashenv import reexec_for_stable_hashes
-from rollcheck.registry import get_protocol
+from rollcheck.core.hashenv import reexec_for_stable_hashes
+from rollcheck.core.registry import get_protocol
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.tla.binding import binding_for, spec_protocols, write_model
 from rollcheck.tla.tlc import run_tlc
 
@@ -35,7 +35,7 @@ LARGEST = {"streams_probing": "large", "features": "small", "metadata_version": 
 
 
 def main() -> int:
-    # Spark executors must fingerprint states as this process does (rollcheck.hashenv).
+    # Spark executors must fingerprint states as this process does (rollcheck.core.hashenv).
     reexec_for_stable_hashes(sys.argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", help="protocol:config (default: each protocol with a spec)")

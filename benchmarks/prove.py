@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.core.registry import all_protocols, get_protocol
 from rollcheck.smt.core import bmc, k_induction
 from rollcheck.smt.decisions import differential
 from rollcheck.smt.prove import symbolic

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from benchresults import write as write_results
 
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 from rollcheck.tla.binding import binding_for, write_model
 from rollcheck.tla.tlc import run_tlc
 

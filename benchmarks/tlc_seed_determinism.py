@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.benchresults import write
-from rollcheck.conformance import tlc_simulation_files
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.tla.conformance import tlc_simulation_files
 
 
 def main(argv: list[str] | None = None) -> int:

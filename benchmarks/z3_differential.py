@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.benchresults import write
-from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.core.registry import all_protocols, get_protocol
 from rollcheck.smt.core import bfs_states, check_successors
 from rollcheck.smt.prove import symbolic
 

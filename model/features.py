@@ -40,8 +40,8 @@ import z3
 from model.decisions.features import features_update_rule
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, FinalizedVersionRange
 from reference_impl.features.state import Broker, BrokerStatus, Client, FeaturesState, ZNode
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
-from rollcheck.transition import TransitionSystem
 
 STOPPED, RUNNING, EXITED = 0, 1, 2
 STATUS = {BrokerStatus.STOPPED: STOPPED, BrokerStatus.RUNNING: RUNNING, BrokerStatus.EXITED: EXITED}

@@ -30,8 +30,8 @@ import z3
 
 from model.decisions.metadata_version import mv_lossless, mv_update_rule
 from reference_impl.metadata_version.state import Broker, MetadataVersionState, NodeStatus, Voter
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
-from rollcheck.transition import TransitionSystem
 
 RUNNING, DOWN, TERMINATED = 0, 1, 2
 STATUS = {NodeStatus.RUNNING: RUNNING, NodeStatus.DOWN: DOWN, NodeStatus.TERMINATED: TERMINATED}

@@ -37,8 +37,8 @@ from reference_impl.streams_probing.state import (
     StreamsGroupState,
     StreamsInstance,
 )
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.smt.core import Relation, SymbolicSystem, V, Value, frame
-from rollcheck.transition import TransitionSystem
 from specs.streams_probing import OPERATOR_BOUNCES, first_upgrade_from, two_bounces
 
 PROBEABLE = 3  # EARLIEST_PROBEABLE_VERSION: subscriptions from version 3 on carry the supported version

@@ -85,8 +85,8 @@ from reference_impl.zk_migration.state import (
     ZkMigrationSystemState,
     ZooKeeper,
 )
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.smt.core import Predicate, Relation, SymbolicSystem, V, Value, frame
-from rollcheck.transition import TransitionSystem
 
 # ZkMigrationState codes (ZkMigrationStateRecord); ZK (4) is never persisted.
 NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3

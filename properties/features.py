@@ -17,8 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 from reference_impl.features.config import FeaturesConfig
-from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
-from rollcheck.transition import Action
+from rollcheck.core.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.core.transition import Action
 
 KIP = "KIP-584"
 

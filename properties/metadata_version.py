@@ -14,8 +14,8 @@ from typing import Any
 from reference_impl.metadata_version.catalog import Catalog
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.state import MetadataVersionState
-from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
-from rollcheck.transition import Action
+from rollcheck.core.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.core.transition import Action
 
 KIP = "KIP-778"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.streams_probing.releases import EARLIEST_PROBEABLE_VERSION, KAFKA_20, UNKNOWN, release
-from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
-from rollcheck.transition import Action
+from rollcheck.core.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.core.transition import Action
 
 if TYPE_CHECKING:  # the context properties are bound to (PropertySet.bind): annotations only
     from reference_impl.streams_probing.system import StreamsProbingSystem

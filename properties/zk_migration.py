@@ -12,8 +12,8 @@ from typing import Any
 
 from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
-from rollcheck.declare import PropertySet, graph_property, invariant, step_property, witness
-from rollcheck.transition import Action
+from rollcheck.core.declare import PropertySet, graph_property, invariant, step_property, witness
+from rollcheck.core.transition import Action
 
 KIP = "KIP-866"
 ZK_WRITERS = ("ZkMetadataChange", "SyncKRaftToZk", "DualWrite")

@@ -17,7 +17,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from rollcheck.traces import Trace
+from rollcheck.core.traces import Trace
 
 NODE_KEYS = ("broker", "instance", "voter", "node", "member", "leader", "controller")
 ROLE_KEYS = ("leader", "controller")  # a node in a role: drawn on that node's lifeline

@@ -1,5 +1,5 @@
 """A pytest plugin (``-p rollcheck.pytest_hashseed``, in pyproject's ``addopts``): run the tests under the
-conditions in which state fingerprints agree between processes (:mod:`rollcheck.hashenv`: a fixed
+conditions in which state fingerprints agree between processes (:mod:`rollcheck.core.hashenv`: a fixed
 ``PYTHONHASHSEED``, no address-space randomization on Python 3.11), re-executing pytest once, as the
 ``rollcheck`` command does. The Spark engine's executors and a resumed run are separate interpreters;
 the fixed seed also makes every run's set order, and so its reports, reproducible. Loaded with ``-p``,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from rollcheck.hashenv import reexec_for_stable_hashes
+from rollcheck.core.hashenv import reexec_for_stable_hashes
 
 
 def _started_as_pytest() -> bool:

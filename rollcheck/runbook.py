@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollcheck.configs import override
-from rollcheck.errors import UserError
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol, variant_ids_for
-from rollcheck.traces import Step, Trace
-from rollcheck.transition import (
+from rollcheck.core.configs import override
+from rollcheck.core.errors import UserError
+from rollcheck.core.registry import get_protocol, variant_ids_for
+from rollcheck.core.traces import Step, Trace
+from rollcheck.core.transition import (
     Action,
     AnyProperty,
     GraphProperty,
@@ -44,7 +43,8 @@ from rollcheck.transition import (
     load_reference,
     properties_by_kind,
 )
-from rollcheck.userinput import read_text_input
+from rollcheck.explore.explorer import ExploreOptions, explore
+from rollcheck.runtime.userinput import read_text_input
 
 WAIT = "OperatorWaits"  # the label of a wait step taken (the protocol's state does not change)
 NOOP = "OperatorNoop"  # a repeated command the cluster does not offer at that point: nothing happens

@@ -36,15 +36,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from rollcheck.explorer import ExploreOptions, explore, reachable_states
-from rollcheck.hypothesis_machine import PropertyViolated, machine_for
-from rollcheck.registry import get_protocol
-from rollcheck.replay import replay_itf
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.traces import read_itf, trace_from_itf, write_itf
+from rollcheck.core.transition import ProtocolEntry, TransitionSystem, declared_property_ids
+from rollcheck.explore.explorer import ExploreOptions, explore, reachable_states
+from rollcheck.explore.replay import replay_itf
+from rollcheck.fuzzing.machine import PropertyViolated, machine_for
 from rollcheck.tla.binding import write_model
 from rollcheck.tla.drift import drift
 from rollcheck.tla.tlc import run_tlc
-from rollcheck.traces import read_itf, trace_from_itf, write_itf
-from rollcheck.transition import ProtocolEntry, TransitionSystem, declared_property_ids
 
 
 @dataclass(frozen=True)

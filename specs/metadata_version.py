@@ -7,8 +7,8 @@ from typing import Any
 
 from reference_impl.metadata_version.catalog import CATALOGS, catalog_named
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
+from rollcheck.core.traces import Record
 from rollcheck.tla.binding import SpecBinding
-from rollcheck.traces import Record
 
 
 def constants(config: MetadataVersionConfig) -> dict[str, Any]:

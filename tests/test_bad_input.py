@@ -168,7 +168,7 @@ def test_tables_off_a_terminal_are_not_cut(capsys: pytest.CaptureFixture[str]) -
 ])
 def test_malformed_itf_is_a_value_error_naming_the_file_and_position(content: bytes, says: str,
                                                                     tmp_path: Path) -> None:
-    from rollcheck.traces import read_itf
+    from rollcheck.core.traces import read_itf
 
     path = tmp_path / "t.itf.json"
     path.write_bytes(content)
@@ -206,7 +206,7 @@ def test_a_profile_the_protocol_does_not_have_is_one_line(argv: list[str], tmp_p
 
 
 def test_an_unknown_profile_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from rollcheck.registry import known_profiles
+    from rollcheck.core.registry import known_profiles
 
     assert main(["explore", "features", "--profile", "kafka-9", "--out", str(tmp_path)]) == 2
     assert _one_error_line(capsys) == ("rollcheck: error: --profile: protocol features has no profile "
@@ -220,7 +220,7 @@ def test_an_unknown_profile_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 def test_conform_exits_3_when_a_divergence_was_found_even_if_a_later_step_failed() -> None:
     """A mutated view (streams system.py:149, ``upgrade_from`` False for "") diverges on replay, then TLC's trace
     validation cannot compare the value: the divergence is the verdict (3), not a failed run (2)."""
-    from rollcheck.commands.conform_cmd import _exit_code
+    from rollcheck.cli.commands.conform_cmd import _exit_code
 
     diverged = {"ok": False, "reports": [{"replay": {"divergences": ["no initial state of the reference has this "
                                                                      "view"]}, "error": "TLC (trace validation)"}]}

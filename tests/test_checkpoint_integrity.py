@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.errors import UserError
-from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
-from rollcheck.levelstore import manifest_digest
-from rollcheck.shortest import successor
-from rollcheck.system import DataclassSystem
-from rollcheck.transition import Action, AnyProperty, Invariant
+from rollcheck.core.errors import UserError
+from rollcheck.core.system import DataclassSystem
+from rollcheck.core.transition import Action, AnyProperty, Invariant
+from rollcheck.explore.explorer import ExplorationResult, ExploreOptions, explore
+from rollcheck.explore.levelstore import manifest_digest
+from rollcheck.explore.shortest import successor
 from tests.toy import PROTOCOL as TOY
 from tests.toy import ToyConfig, ToyState, ToySystem
 
@@ -116,7 +116,7 @@ def test_the_library_resume_after_a_cut_is_the_fresh_run_for_every_budget(budget
 def test_a_frontier_merged_from_several_workers_is_written_and_read_back_exactly(tmp_path: Path) -> None:
     """Chunks that find one state each keep it once (a mask over their segments): what is written is the
     level's frontier in order, which the resume checks state by state against the level's fingerprints."""
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
 
     entry = get_protocol("features")
     ts = entry.build(entry.configs["small"])

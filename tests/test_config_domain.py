@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.tla.domain import domain_probes
-from rollcheck.transition import TransitionSystem
 from specs.zk_migration import BINDING
 
 pytestmark = pytest.mark.tlc
@@ -72,7 +72,7 @@ def test_a_bound_off_by_one_in_the_validation_is_a_divergence(tmp_path: Path) ->
 
 
 def test_conform_reports_the_domain(tmp_path: Path) -> None:
-    from rollcheck.conformance import conform
+    from rollcheck.tla.conformance import conform
 
     ts = ENTRY.build(ENTRY.configs["small"])
 
@@ -93,8 +93,8 @@ def test_conform_domain_only_runs_d_alone_and_finds_the_same_divergence(tmp_path
     import subprocess
     import sys
 
-    from rollcheck.conformance import conform
-    from rollcheck.errors import UserError
+    from rollcheck.core.errors import UserError
+    from rollcheck.tla.conformance import conform
 
     ts = ENTRY.build(ENTRY.configs["small"])
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.commands import conform_cmd
-from rollcheck.conformance import replay_spec_trace, tlc_simulation_files
-from rollcheck.registry import get_protocol
+from rollcheck.cli.commands import conform_cmd
+from rollcheck.core.registry import get_protocol
 from rollcheck.spark import conform as spark_conform
 from rollcheck.spark.conform import Remembering, TraceReader, check_local_master
 from rollcheck.tla.binding import binding_for
+from rollcheck.tla.conformance import replay_spec_trace, tlc_simulation_files
 from rollcheck.tla.tlc import parse_simulation_trace
 
 PROTOCOL = "streams_probing"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.conformance import reference_views
-from rollcheck.errors import UserError
-from rollcheck.explorer import reachable_states
+from rollcheck.core.errors import UserError
+from rollcheck.explore.explorer import reachable_states
+from rollcheck.tla.conformance import reference_views
 from tests.toy import ToyConfig, ToySystem
 
 
@@ -47,8 +47,8 @@ def test_reachable_states_stops_where_admit_refuses() -> None:
 def test_a_reference_that_reaches_less_than_the_spec_is_a_divergence(tmp_path: Path) -> None:
     """The other way round: every reference view is among TLC's (the walk goes to its end), and the views only
     TLC reaches are counted. Here the reference may restart no broker where the spec's constants allow one."""
-    from rollcheck.conformance import compare_reachable
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
+    from rollcheck.tla.conformance import compare_reachable
     from specs.features import BINDING
 
     entry = get_protocol("features")

@@ -19,7 +19,7 @@ import pytest
 from reference_impl.features.api import FeatureController, FeatureUpdate, FinalizedVersionRange
 from rollcheck.checkers import CheckContext
 from rollcheck.checkers.z3options import decisions
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 from rollcheck.smt.checker import check_z3, decision_differential
 from rollcheck.smt.decisions import for_profile, protocol_differential
 from rollcheck.smt.prove import symbolic

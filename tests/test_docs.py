@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rollcheck.cli import build_parser
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.core.registry import get_protocol, protocol_names
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

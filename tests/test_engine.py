@@ -11,12 +11,12 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from rollcheck.codec import CodecError, StateCodec
-from rollcheck.configs import config_from_mapping, load_config_file, resolve_config
-from rollcheck.errors import UserError
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.hypothesis_machine import PropertyViolated, machine_for
-from rollcheck.traces import canonical_view, read_itf, trace_from_itf, write_itf
+from rollcheck.core.codec import CodecError, StateCodec
+from rollcheck.core.configs import config_from_mapping, load_config_file, resolve_config
+from rollcheck.core.errors import UserError
+from rollcheck.core.traces import canonical_view, read_itf, trace_from_itf, write_itf
+from rollcheck.explore.explorer import ExploreOptions, explore
+from rollcheck.fuzzing.machine import PropertyViolated, machine_for
 from tests.toy import PROTOCOL, ToyConfig, ToyState, ToySystem
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from rollcheck.expansion import Expander
-from rollcheck.explorer import Exploration, ExploreOptions, explore, reachable_states
-from rollcheck.fingerprint import fingerprint, fingerprinter
+from rollcheck.core.fingerprint import fingerprint, fingerprinter
+from rollcheck.explore.expansion import Expander
+from rollcheck.explore.explorer import Exploration, ExploreOptions, explore, reachable_states
 from tests.toy import ToyConfig, ToyState, ToySystem
 
 

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rollcheck.errors import UserError
-from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
-from rollcheck.fingerprint import FingerprintSet, collision_probability
-from rollcheck.graphcheck import MarkColumns, violators
-from rollcheck.registry import get_protocol
-from rollcheck.transition import Action, GraphProperty
+from rollcheck.core.errors import UserError
+from rollcheck.core.fingerprint import FingerprintSet, collision_probability
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Action, GraphProperty
+from rollcheck.explore.explorer import ExplorationResult, ExploreOptions, explore
+from rollcheck.explore.graphcheck import MarkColumns, violators
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -222,7 +222,7 @@ def test_a_killed_command_resumes_to_the_identical_result(tmp_path: Path) -> Non
 
 
 def _variants() -> list[tuple[str, str, str]]:
-    from rollcheck.registry import all_protocols
+    from rollcheck.core.registry import all_protocols
 
     return [(e.name, v.config, v.id) for e in all_protocols() for v in e.variants]
 

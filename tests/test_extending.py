@@ -95,7 +95,7 @@ def test_the_plugins_own_tests_meet_the_contract(installed: dict[str, str]) -> N
 
 
 def test_the_specs_and_code_do_not_drift(installed: dict[str, str]) -> None:
-    code = ("from rollcheck.registry import get_protocol\n"
+    code = ("from rollcheck.core.registry import get_protocol\n"
             "from rollcheck.tla.drift import drift\n"
             "e = get_protocol('rollout')\n"
             "ts = e.build(e.configs['small'])\n"

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.console import status_progress
-from rollcheck.errors import Terminated
-from rollcheck.outlock import output_lock
-from rollcheck.rundir import run_name, staged_run
+from rollcheck.core.errors import Terminated
+from rollcheck.runtime.console import status_progress
+from rollcheck.runtime.outlock import output_lock
+from rollcheck.runtime.rundir import run_name, staged_run
 from tests.terminal import as_from_a_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,9 +376,9 @@ def test_action_coverage_counts_every_transition_and_lists_dead_actions(tmp_path
     assert json.loads(capsys.readouterr().out)["actions"]["never_taken"] is None
     # the gate's run table says it too
     from rollcheck.checkers import from_exploration
-    from rollcheck.explorer import ExploreOptions, explore
-    from rollcheck.gatetables import run_rows
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
+    from rollcheck.explore.explorer import ExploreOptions, explore
+    from rollcheck.gate.tables import run_rows
 
     entry = get_protocol("streams_probing")
     config = entry.configs["small"]
@@ -405,7 +405,7 @@ def test_a_signal_inside_a_z3_call_argument_is_the_signal_not_a_crash(message: s
     signal's exception raised while ctypes converted a Z3 call's arguments): prove printed a traceback."""
     import ctypes
 
-    from rollcheck.z3interrupt import interruptible_z3
+    from rollcheck.smt.z3interrupt import interruptible_z3
 
     with pytest.raises(expected) as info, interruptible_z3():
         raise ctypes.ArgumentError(message)
@@ -417,7 +417,7 @@ def test_a_signal_inside_a_z3_call_argument_is_the_signal_not_a_crash(message: s
 _CANCELLED_BY_A_SIGNAL = """\
 import os, signal, sys, time
 import z3
-from rollcheck.z3interrupt import interruptible_z3
+from rollcheck.smt.z3interrupt import interruptible_z3
 signum = int(sys.argv[1])
 signal.signal(signum, lambda *_: None)
 try:

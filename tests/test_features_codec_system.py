@@ -19,7 +19,7 @@ from properties.features import node_json
 from reference_impl.features.api import FeatureZNode, FeatureZNodeStatus, JsonMappingException, features_to_map
 from reference_impl.features.protocol import PROTOCOL
 from reference_impl.features.system import FeaturesSystem, Unreadable, ZNode
-from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
+from rollcheck.explore.explorer import ExplorationResult, ExploreOptions, explore
 
 SMALL = PROTOCOL.configs["small"]
 # small never has a disabled node (a new cluster, no IBP roll): the same story from an old IBP, rolled once.

@@ -20,11 +20,11 @@ from reference_impl.features.api import (
 from reference_impl.features.config import Release
 from reference_impl.features.system import BrokerStatus, Client, FeaturesState, FeaturesSystem
 from rollcheck.cli import main
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.traces import canonical_view
+from rollcheck.core.transition import Action
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.testing import ContractCase, ProtocolContract
-from rollcheck.traces import canonical_view
-from rollcheck.transition import Action
 
 ENTRY = get_protocol("features")
 
@@ -107,8 +107,8 @@ def test_states_encode_canonically_and_views_are_itf() -> None:
 
 
 def test_config_validation_errors() -> None:
-    from rollcheck.configs import override
-    from rollcheck.errors import UserError
+    from rollcheck.core.configs import override
+    from rollcheck.core.errors import UserError
 
     for table, msg in [({"semantics": "sometimes"}, "semantics"), ({"initial_release": "nope"}, "initial_release"),
                        ({"brokers": 0}, "brokers"), ({"mutations": ["no_such_bug"]}, "unknown mutations")]:
@@ -153,7 +153,7 @@ def test_a_registration_never_queued_breaks_feat12() -> None:
     controller: the broker stays out of the live set) is caught by FEAT-12."""
     from reference_impl.features.protocol import PROTOCOL
     from reference_impl.features.system import FeaturesState, FeaturesSystem
-    from rollcheck.explorer import ExploreOptions, explore
+    from rollcheck.explore.explorer import ExploreOptions, explore
 
     class Unqueued(FeaturesSystem):
         def start_broker(self, s: FeaturesState, i: int) -> FeaturesState:

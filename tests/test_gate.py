@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from rollcheck.checkers import HOLDS, VIOLATED, CheckerReport, PropertyVerdict
-from rollcheck.errors import ExitCode, UserError
+from rollcheck.core.errors import ExitCode, UserError
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import ProtocolEntry
 from rollcheck.gate import GateConfig, estimate_plan, findings_of, load_gate_config, plan_cells, run_gate
-from rollcheck.registry import get_protocol
-from rollcheck.reports import write_outputs
-from rollcheck.transition import ProtocolEntry
+from rollcheck.gate.reports import write_outputs
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
 
@@ -176,7 +176,7 @@ def test_gate_config_errors(tmp_path: Path) -> None:
 
 def test_mutants_are_killed_and_scored(tmp_path: Path) -> None:
     from rollcheck.checkers import CheckContext
-    from rollcheck.mutants import run_mutants, scores
+    from rollcheck.gate.mutants import run_mutants, scores
 
     ctx = CheckContext(out_dir=tmp_path, options={"hypothesis_examples": 100, "hypothesis_steps": 15})
     outcomes = run_mutants(["toy"], ["explore", "hypothesis"], ctx, lookup=lambda _n: PROTOCOL)
@@ -188,7 +188,7 @@ def test_mutants_are_killed_and_scored(tmp_path: Path) -> None:
 
 
 def test_fuzz_finds_shrinks_and_replays_from_its_database(tmp_path: Path) -> None:
-    from rollcheck.fuzz import fuzz_hypothesis
+    from rollcheck.fuzzing.fuzz import fuzz_hypothesis
 
     broken = PROTOCOL.variant("TOY-M1").build(ToyConfig(bound=3))
     r = fuzz_hypothesis(broken, out_dir=tmp_path, minutes=0.5, seed=7, examples_per_round=100, steps=15)

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from rollcheck.cellrun import Cell
 from rollcheck.checkers import (
     CheckContext,
     all_checkers,
@@ -22,7 +21,8 @@ from rollcheck.checkers import (
     variant_checkers,
 )
 from rollcheck.checkers.z3options import decisions
-from rollcheck.errors import ExitCode, UserError
+from rollcheck.core.errors import ExitCode, UserError
+from rollcheck.core.registry import get_protocol, protocol_names
 from rollcheck.gate import (
     GateConfig,
     default_gate_config,
@@ -30,9 +30,9 @@ from rollcheck.gate import (
     plan_cells,
     run_gate,
 )
-from rollcheck.mutants import run_mutants
-from rollcheck.registry import get_protocol, protocol_names
-from rollcheck.reports import write_outputs
+from rollcheck.gate.cellrun import Cell
+from rollcheck.gate.mutants import run_mutants
+from rollcheck.gate.reports import write_outputs
 from tests.terminal import as_from_a_terminal
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
@@ -244,7 +244,7 @@ def test_ctrl_c_stops_a_parallel_gate_with_exit_130_and_leaves_no_worker(tmp_pat
     assert left.strip() == ""
     assert not (tmp_path / "summary.json").exists()  # an interrupted gate writes no report
     # ... and what its cells wrote is in the manifest, so the next gate removes it
-    from rollcheck.rundir import MANIFEST
+    from rollcheck.runtime.rundir import MANIFEST
     assert isinstance(json.loads((tmp_path / MANIFEST).read_text())["written"], list)
 
 
@@ -272,7 +272,7 @@ def test_sigterm_stops_a_parallel_gate_with_exit_143_and_one_line(tmp_path: Path
 def test_a_second_run_into_the_same_directory_is_refused(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     from rollcheck.cli import main
-    from rollcheck.outlock import output_lock
+    from rollcheck.runtime.outlock import output_lock
 
     argv = ["gate", "--protocol", "streams_probing", "--checker", "explore", "--quiet", "--out", str(tmp_path)]
     with output_lock(tmp_path):  # as a gate in another process holds it
@@ -285,7 +285,7 @@ def test_a_second_run_into_the_same_directory_is_refused(tmp_path: Path,
 
 
 def test_the_gate_removes_what_it_wrote_before_and_nothing_else(tmp_path: Path) -> None:
-    from rollcheck.rundir import MANIFEST, clear_previous_run
+    from rollcheck.runtime.rundir import MANIFEST, clear_previous_run
 
     (tmp_path / "notes.txt").write_text("the user's")
     cfg = dataclasses.replace(_toy_cfg(tmp_path, 1), mutants=False)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rollcheck.errors import ExitCode
+from rollcheck.core.errors import ExitCode
 from rollcheck.gate import GateConfig, run_gate
 from tests.toy import PROTOCOL
 

@@ -1,6 +1,6 @@
 """Fingerprints across processes: on Python 3.11 ``hash(None)`` follows None's address, so two processes
 started with address randomization hash equal states differently. The commands re-execute themselves
-without it (rollcheck.hashenv); a process that hashes otherwise is refused (the hash probe), never merged."""
+without it (rollcheck.core.hashenv); a process that hashes otherwise is refused (the hash probe), never merged."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.fingerprint import hash_probe
-from rollcheck.hashenv import stable_hashes
+from rollcheck.core.fingerprint import hash_probe
+from rollcheck.core.hashenv import stable_hashes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,14 +31,14 @@ def _randomized(code: str, *, timeout: int = 300) -> subprocess.CompletedProcess
 
 def test_this_run_hashes_stably() -> None:
     assert stable_hashes()
-    probe = subprocess.run([sys.executable, "-c", "from rollcheck.fingerprint import hash_probe; print(hash_probe())"],
-                           capture_output=True, text=True, check=True, cwd=ROOT)
+    code = "from rollcheck.core.fingerprint import hash_probe; print(hash_probe())"
+    probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert int(probe.stdout) == hash_probe()  # a child of this run (same seed, same layout) agrees
 
 
 @needs_311_linux
 def test_the_probe_tells_randomized_processes_apart() -> None:
-    code = "from rollcheck.fingerprint import hash_probe; print(hash_probe(), hash(None))"
+    code = "from rollcheck.core.fingerprint import hash_probe; print(hash_probe(), hash(None))"
     a, b = (_randomized(code).stdout.split() for _ in range(2))
     assert a[1] != b[1], "None hashed alike in two randomized processes: this test shows nothing here"
     assert a[0] != b[0] and int(a[0]) != hash_probe()
@@ -65,9 +65,9 @@ def test_spark_executors_that_hash_otherwise_are_refused(tmp_path: Path) -> None
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from rollcheck.errors import UserError\n"
-        "from rollcheck.registry import get_protocol\n"
-        "from rollcheck.explorer import ExploreOptions\n"
+        "from rollcheck.core.errors import UserError\n"
+        "from rollcheck.core.registry import get_protocol\n"
+        "from rollcheck.explore.explorer import ExploreOptions\n"
         "from rollcheck.spark.explorer import SparkOptions, explore_system_spark\n"
         "from rollcheck.spark.session import get_session\n"
         "e = get_protocol('streams_probing')\n"

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.errors import UserError
-from rollcheck.outlock import LOCK_NAME, output_lock
-from rollcheck.safefs import LinkRefused
+from rollcheck.core.errors import UserError
+from rollcheck.runtime.outlock import LOCK_NAME, output_lock
+from rollcheck.runtime.safefs import LinkRefused
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["explore", "streams_probing", "--config", "small", "--quiet"]
@@ -43,7 +43,7 @@ def _dead_pid() -> int:
 
 
 def _unseeded_env() -> dict[str, str]:
-    """As a user's shell has it: no fixed hash seed, so the command re-executes itself (rollcheck.hashenv)."""
+    """As a user's shell has it: no fixed hash seed, so the command re-executes itself (rollcheck.core.hashenv)."""
     return {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
 
 
@@ -99,9 +99,9 @@ def test_a_lock_an_orphan_of_a_dead_run_still_holds_is_taken_over_when_it_ends(
 
 
 def test_a_lock_an_orphan_keeps_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import rollcheck.outlock
+    import rollcheck.runtime.outlock
 
-    monkeypatch.setattr(rollcheck.outlock, "TAKEOVER_SECONDS", 0.3)
+    monkeypatch.setattr(rollcheck.runtime.outlock, "TAKEOVER_SECONDS", 0.3)
     dead = _dead_pid()
     holder = _hold(tmp_path / ".r.lock", dead, 60.0)
     try:
@@ -197,7 +197,7 @@ def test_a_closed_stdout_ends_the_command_quietly_with_141(argv: list[str], tmp_
 def test_an_output_the_machine_refuses_is_one_line_naming_it(code: int, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    import rollcheck.commands.explore_cmd as explore_cmd
+    import rollcheck.cli.commands.explore_cmd as explore_cmd
 
     def refuse(path: Path, doc: Any, root: Path | None = None) -> Path:
         raise OSError(code, os.strerror(code))  # as a failed write() says it: no file name
@@ -244,7 +244,7 @@ def _strict(text: str) -> Any:
 
 
 def test_print_json_writes_json_only(capsys: pytest.CaptureFixture[str]) -> None:
-    from rollcheck.console import print_json
+    from rollcheck.runtime.console import print_json
 
     print_json({"rate": math.nan, "levels": [1.5, math.inf, (-math.inf, 2)], "nested": {"x": {"y": math.nan}}})
     assert _strict(capsys.readouterr().out) == {"rate": None, "levels": [1.5, None, [None, 2]],
@@ -253,7 +253,7 @@ def test_print_json_writes_json_only(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_a_result_with_a_nan_is_printed_as_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    import rollcheck.commands.explore_cmd as explore_cmd
+    import rollcheck.cli.commands.explore_cmd as explore_cmd
 
     real = explore_cmd.explore
 
@@ -334,7 +334,7 @@ def test_a_trace_nested_too_deep_is_one_line(command: str, depth: int, tmp_path:
 
 
 def test_a_trace_too_large_is_refused_unread(tmp_path: Path) -> None:
-    from rollcheck.traces import read_itf
+    from rollcheck.core.traces import read_itf
 
     big = _sparse(tmp_path / "big.itf.json", (256 << 20) + 1)
     with pytest.raises(ValueError, match="is larger than 256 MiB"):
@@ -344,7 +344,7 @@ def test_a_trace_too_large_is_refused_unread(tmp_path: Path) -> None:
 # -- TLC's model directory -------------------------------------------------------------------------------------
 
 def _spec_system() -> tuple[Any, Any]:
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
     from rollcheck.tla.binding import binding_for
 
     entry = get_protocol("streams_probing")
@@ -401,8 +401,8 @@ def test_a_link_planted_where_tlc_writes_is_refused(name: str, tmp_path: Path, m
 
 def test_an_inconclusive_check_is_one_line_and_exit_5(monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    import rollcheck.commands.list_cmd as list_cmd
-    from rollcheck.errors import Inconclusive
+    import rollcheck.cli.commands.list_cmd as list_cmd
+    from rollcheck.core.errors import Inconclusive
 
     def short(_args: Any) -> int:
         raise Inconclusive("the budget ended before the first round: nothing was checked")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.registry import GROUP, get_protocol, protocol_names
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.registry import GROUP, get_protocol, protocol_names
+from rollcheck.core.transition import ProtocolEntry
 
 ENGINE = Path(__file__).resolve().parent.parent / "rollcheck"
 CONTENT = ("reference_impl", "properties", "model", "specs", "runbooks")
@@ -247,7 +247,7 @@ def test_the_layering_checks_would_see_a_reference_that_imports_its_properties()
 
 
 def test_each_protocol_binds_its_properties_and_decision_rules_through_its_entry() -> None:
-    from rollcheck.registry import registered_properties
+    from rollcheck.core.registry import registered_properties
 
     for name in protocol_names():
         entry = get_protocol(name)

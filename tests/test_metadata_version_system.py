@@ -12,10 +12,10 @@ import pytest
 from properties.metadata_version import PROPERTIES
 from reference_impl.metadata_version.system import MetadataVersionState, MetadataVersionSystem, NodeStatus
 from rollcheck.cli import main
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.traces import canonical_view
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.testing import ContractCase, ProtocolContract
-from rollcheck.traces import canonical_view
 
 ENTRY = get_protocol("metadata_version")
 
@@ -127,8 +127,8 @@ def test_states_encode_canonically_and_views_are_itf() -> None:
 
 
 def test_config_validation_errors() -> None:
-    from rollcheck.configs import override
-    from rollcheck.errors import UserError
+    from rollcheck.core.configs import override
+    from rollcheck.core.errors import UserError
 
     for table, msg in [({"catalog": "nope"}, "unknown metadata.version catalog"),
                        ({"initial_software": "nope"}, "unknown software"),

@@ -9,9 +9,9 @@ import pytest
 
 from rollcheck.checkers import BOUNDED, NOT_CHECKED, PROVED, VIOLATED, CheckContext
 from rollcheck.cli import main
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.traces import read_itf, trace_from_itf
 from rollcheck.smt.checker import check_z3
-from rollcheck.traces import read_itf, trace_from_itf
 
 
 def test_prove_json_proves_str05(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

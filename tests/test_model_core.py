@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import z3
 
-from rollcheck.explorer import ExploreOptions, explore
+from rollcheck.core.transition import Action
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.smt.core import (
     ReplayError,
     SymbolicSystem,
@@ -28,7 +29,6 @@ from rollcheck.smt.core import (
     k_induction,
     replay,
 )
-from rollcheck.transition import Action
 from tests.toy import ToyConfig, ToyState, ToySystem
 
 

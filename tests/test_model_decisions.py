@@ -33,8 +33,8 @@ from model.decisions.streams import (
     streams_tasks_cases,
 )
 from reference_impl.streams_probing.releases import release
+from rollcheck.core.transition import Action
 from rollcheck.smt.decisions import differential
-from rollcheck.transition import Action
 
 
 def test_streams_assign_formula_agrees_with_reference() -> None:

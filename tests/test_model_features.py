@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from model.features import FeaturesZ3
-from rollcheck.explorer import ExploreOptions, explore, reachable_states
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import PROFILES
+from rollcheck.explore.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
-from rollcheck.transition import PROFILES
 from tests.z3_checks import assert_shortest_replayed_refutation
 
 ENTRY = get_protocol("features")

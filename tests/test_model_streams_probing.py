@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from model.streams_probing import StreamsProbingZ3, failure_text, parse_failure
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.smt.core import ReplayError, bfs_states, bmc, check_parameters, check_successors, k_induction, replay
 from tests.z3_checks import assert_shortest_replayed_refutation
 

@@ -17,11 +17,11 @@ from model.zk_migration import ZkMigrationZ3
 from reference_impl.metadata_version.catalog import MetadataVersion
 from rollcheck.checkers import NOT_CHECKED, PROVED, CheckContext
 from rollcheck.cli import main
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import PROFILES
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.smt.checker import check_z3
 from rollcheck.smt.core import bfs_states, bmc, check_parameters, check_successors, k_induction, replay
-from rollcheck.transition import PROFILES
 
 ENTRY = get_protocol("zk_migration")
 # The witnesses whose when= accepts small (one voter, no failover, so neither MIG-W3 nor MIG-W5).

@@ -79,8 +79,8 @@ def test_resume_from_a_campaign_whose_listed_mutant_changed_states_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The command refuses, in one line and exit 2, to go on from a campaign in which a mutant a protocol's list
     names without a ``harmless`` reason changed distinct-state counts."""
+    from rollcheck.core.registry import protocol_names
     from rollcheck.mutate.equivalents import protocol_equivalents
-    from rollcheck.registry import protocol_names
 
     entry = next(e for e in protocol_equivalents(protocol_names()) if not e.harmless and not e.column)
     row = {"id": f"{entry.protocol}:{entry.module}:1:1:{entry.operator}", "protocol": entry.protocol,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from rollcheck.core.registry import get_protocol
 from rollcheck.gate import default_gate_config, plan_cells
 from rollcheck.mutate.steps import Cell, cells_of, z3_argv, z3_cells_of
-from rollcheck.registry import get_protocol
 
 
 class RecordingRunner:
@@ -160,9 +160,9 @@ def test_the_equivalent_mutants_list_reads_and_names_lines_the_reference_has(tmp
     one line of error, not a traceback."""
     import pytest
 
+    from rollcheck.core.registry import protocol_names
     from rollcheck.mutate.equivalents import load_equivalents, protocol_equivalents
     from rollcheck.mutate.tree import protocol_dir
-    from rollcheck.registry import protocol_names
 
     entries = protocol_equivalents(protocol_names())
     assert entries, "the list is empty"
@@ -737,7 +737,7 @@ def test_resume_from_pieces_merges_their_rows_each_with_its_own_commit(tmp_path:
     the campaign goes on over every mutant of the protocols the pieces name."""
     import argparse
 
-    from rollcheck.commands import mutate_cmd
+    from rollcheck.cli.commands import mutate_cmd
     from rollcheck.mutate.resume import merge_campaigns
     from rollcheck.mutate.tree import SourceTree
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.outlock import output_lock
+from rollcheck.runtime.outlock import output_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),

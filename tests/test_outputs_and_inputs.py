@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.traces import write_itf
+from rollcheck.core.transition import ProtocolEntry, replace_config
 from rollcheck.gate import GateConfig, run_gate
-from rollcheck.registry import get_protocol
-from rollcheck.regression import check_regression, export_test
-from rollcheck.reports import write_outputs
+from rollcheck.gate.regression import check_regression, export_test
+from rollcheck.gate.reports import write_outputs
 from rollcheck.runbook import check, deviations, load_runbook
-from rollcheck.rundir import MANIFEST, clear_previous_run, publish, record_run, staged_run
-from rollcheck.traces import write_itf
-from rollcheck.transition import ProtocolEntry, replace_config
+from rollcheck.runtime.rundir import MANIFEST, clear_previous_run, publish, record_run, staged_run
 from tests.toy import PROTOCOL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,7 +186,7 @@ def test_a_runbook_config_with_a_mutation_names_the_variant_everywhere(tmp_path:
         replace_config(book.config, profile="kip")))
     meta = json.loads(path.read_text())["#meta"]
     assert "variant MV-M4" in meta["config"] and "skip_broker_check" in meta["config_repr"]
-    from rollcheck.commands.runbook_cmd import _markdown, _write
+    from rollcheck.cli.commands.runbook_cmd import _markdown, _write
 
     doc = _write(book, [o], tmp_path / "staging", lambda p: p)
     assert doc["variants"] == ["MV-M4"] and doc["mutations"] == ["skip_broker_check"]

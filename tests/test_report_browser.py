@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.errors import ExitCode
+from rollcheck.core.errors import ExitCode
+from rollcheck.core.transition import ProtocolEntry
 from rollcheck.gate import GateConfig, run_gate
-from rollcheck.reports import write_outputs
-from rollcheck.transition import ProtocolEntry
+from rollcheck.gate.reports import write_outputs
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.errors import UserError
-from rollcheck.replay import replay_itf
+from rollcheck.core.errors import UserError
+from rollcheck.explore.replay import replay_itf
 from rollcheck.runbook import NOOP, WAIT, build_runbook_system, check, deviations, load_runbook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,8 +207,8 @@ def test_missing_and_empty_inputs_are_one_line(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_a_step_matches_its_params_and_unset_ones() -> None:
+    from rollcheck.core.transition import Action
     from rollcheck.runbook import RunbookStep
-    from rollcheck.transition import Action
 
     step = RunbookStep("s", "second bounce", action="RollingBounce", params=(("instance", 0),), unset=("upgrade_from",))
     assert step.matches(Action.of("RollingBounce", instance=0, release="2.0", upgrade_from=None))

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.spark.standalone import StandaloneCluster
 
 pytestmark = pytest.mark.spark

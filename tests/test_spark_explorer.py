@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from rollcheck.explorer import ExplorationResult, ExploreOptions, explore
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.core.registry import get_protocol, protocol_names
+from rollcheck.explore.explorer import ExplorationResult, ExploreOptions, explore
 from rollcheck.spark.explorer import SparkOptions, explore_system_spark
 from tests.terminal import as_from_a_terminal
 from tests.toy import PROTOCOL as TOY
@@ -79,7 +79,7 @@ def test_interrupted_run_resumes_to_the_same_result(spark: Any, tmp_path: Path) 
     assert (resumed.distinct_states, resumed.depth, resumed.generated_states, resumed.complete) == \
         (fresh.distinct_states, fresh.depth, fresh.generated_states, True)
     # A checkpoint of another system is refused with a clear message.
-    from rollcheck.errors import UserError
+    from rollcheck.core.errors import UserError
 
     with pytest.raises(UserError, match="checkpoint"):
         explore_system_spark(ToySystem(ToyConfig(bound=4)), spark, ExploreOptions(checkpoint_dir=tmp_path, resume=True))

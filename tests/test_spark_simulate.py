@@ -47,7 +47,7 @@ def test_divergence_from_another_implementation_is_reported(spark: Any, tmp_path
 def test_fuzz_campaign_runs_spark_walks_beside_hypothesis(spark: Any, tmp_path: Path) -> None:
     """A fuzzing round whose Hypothesis examples miss the bug (one example of one step) is caught by the
     Spark walks run beside it; the walk's trace comes back shortened and replays on the reference."""
-    from rollcheck.fuzz import fuzz_hypothesis, shorten, spark_walker
+    from rollcheck.fuzzing.fuzz import fuzz_hypothesis, shorten, spark_walker
 
     ts = TOY.variant("TOY-M1").build(ToyConfig(bound=3))
     walker = spark_walker(ts, spark, walks=40, depth=12, out_dir=tmp_path)

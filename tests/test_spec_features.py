@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.conformance import ConformanceReport, conform
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.conformance import ConformanceReport, conform
 from rollcheck.tla.tlc import run_tlc
 from specs.features import BINDING
 

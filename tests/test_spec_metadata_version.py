@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rollcheck.conformance import conform
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Variant, witnesses_of
 from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.conformance import conform
 from rollcheck.tla.tlc import ModelCheckResult, run_tlc
 from rollcheck.tla.witness import check_witnesses
-from rollcheck.transition import Variant, witnesses_of
 from specs.metadata_version import BINDING
 
 pytestmark = pytest.mark.tlc

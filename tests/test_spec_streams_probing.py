@@ -10,10 +10,10 @@ import pytest
 
 from properties.streams_probing import PROPERTIES
 from rollcheck.cli import main
-from rollcheck.conformance import conform
-from rollcheck.explorer import ExploreOptions, explore, reachable_states
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.explore.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.tla.binding import binding_for, operator_name, write_model
+from rollcheck.tla.conformance import conform
 from rollcheck.tla.drift import drift
 from rollcheck.tla.tlc import run_tlc
 from rollcheck.tla.witness import check_witnesses

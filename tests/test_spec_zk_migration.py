@@ -23,12 +23,12 @@ import pytest
 
 from properties.zk_migration import PROPERTIES
 from reference_impl.zk_migration.system import ZkMigrationSystem
-from rollcheck.conformance import ConformanceReport, conform
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import AnyProperty
 from rollcheck.tla.binding import operator_name, write_model
+from rollcheck.tla.conformance import ConformanceReport, conform
 from rollcheck.tla.tlc import ModelCheckResult, run_tlc
 from rollcheck.tla.witness import WitnessRuns, check_witnesses
-from rollcheck.transition import AnyProperty
 from specs.zk_migration import BINDING
 
 pytestmark = pytest.mark.tlc

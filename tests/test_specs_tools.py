@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.conformance import replay_spec_trace
-from rollcheck.errors import ToolUnavailable
-from rollcheck.explorer import reachable_states
-from rollcheck.registry import get_protocol
+from rollcheck.core.errors import ToolUnavailable
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import declared_property_ids
+from rollcheck.explore.explorer import reachable_states
 from rollcheck.tla import apalache
 from rollcheck.tla.binding import SpecBinding, binding_for, spec_protocols
+from rollcheck.tla.conformance import replay_spec_trace
 from rollcheck.tla.drift import drift
 from rollcheck.tla.tlc import parse_error_trace, parse_tlc_output
 from rollcheck.tla.value import TlaSyntaxError, canonical_state, canonical_view_tla, parse_state, parse_value, to_tla
-from rollcheck.transition import declared_property_ids
 
 DATA = Path(__file__).parent / "data" / "apalache"
 

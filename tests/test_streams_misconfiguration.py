@@ -15,8 +15,8 @@ from reference_impl.streams_probing.api import MemberOutcome, MemberUpdate
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import PROFILES
 from reference_impl.streams_probing.system import StreamsProbingSystem
-from rollcheck.explorer import ExploreOptions, explore
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.explore.explorer import ExploreOptions, explore
 
 ENTRY = get_protocol("streams_probing")
 STORY = ENTRY.configs["misconfigured-upgrade-from"]

@@ -37,7 +37,7 @@ from reference_impl.streams_probing.releases import (
     release,
     upgrade_from_values,
 )
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 from tests.streams_matrix import matrix_cells
 
 PID = uuid.UUID("00000000-0000-0001-0000-000000000002")

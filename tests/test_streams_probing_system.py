@@ -14,10 +14,10 @@ from properties.streams_probing import PROPERTIES
 from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsProbingConfig
 from reference_impl.streams_probing.releases import release
 from reference_impl.streams_probing.system import Delivered, StreamsGroupState, StreamsProbingSystem
-from rollcheck.explorer import ExploreOptions, explore, reachable_states
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Action
+from rollcheck.explore.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.testing import ContractCase, ProtocolContract
-from rollcheck.transition import Action
 from tests.streams_matrix import matrix_cells
 
 ENTRY = get_protocol("streams_probing")
@@ -258,7 +258,7 @@ def test_hypothesis_finds_kafka_8649_under_kafka_2_0() -> None:
     from hypothesis import HealthCheck, settings
     from hypothesis.stateful import run_state_machine_as_test
 
-    from rollcheck.hypothesis_machine import PropertyViolated, machine_for
+    from rollcheck.fuzzing.machine import PropertyViolated, machine_for
 
     ts = ENTRY.variant("STR-M4").system(replace(ENTRY.configs["small"], profile="kafka-2.0"))
     with pytest.raises(PropertyViolated, match=r"STR-0[56]"):

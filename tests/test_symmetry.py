@@ -33,8 +33,8 @@ from reference_impl.metadata_version import symmetry as mv_sym
 from reference_impl.node_symmetry import group_permutations
 from reference_impl.streams_probing import symmetry as str_sym
 from reference_impl.zk_migration import symmetry as zk_sym
-from rollcheck.registry import get_protocol
-from rollcheck.transition import Action, GraphProperty, Invariant, StepProperty
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Action, GraphProperty, Invariant, StepProperty
 
 StateMap = Callable[[Any], Any]
 

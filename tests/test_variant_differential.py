@@ -18,9 +18,9 @@ from reference_impl.streams_probing import system as streams_system
 from rollcheck.checkers import CheckContext
 from rollcheck.checkers.z3options import decisions
 from rollcheck.cli import main
+from rollcheck.core.registry import get_protocol
 from rollcheck.gate import GateConfig, plan_cells, run_gate
-from rollcheck.gatetables import variant_differential_line
-from rollcheck.registry import get_protocol
+from rollcheck.gate.tables import variant_differential_line
 from rollcheck.smt.checker import check_z3
 from rollcheck.smt.core import bfs_states, variant_delta
 
@@ -261,8 +261,8 @@ def test_prove_under_a_variant_runs_on_its_config_and_compares_where_it_steps_ot
 
 def test_rollcheck_mutants_with_z3_reports_a_disagreement_under_a_variant(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from rollcheck.commands import mutants_cmd
-    from rollcheck.mutants import run_mutants
+    from rollcheck.cli.commands import mutants_cmd
+    from rollcheck.gate.mutants import run_mutants
 
     # STR-M1 alone (its z3 cell proves: BMC and k-induction), with the bug planted: Z3's counterexample no
     # longer replays on the reference, and the relation differs where STR-M1 steps otherwise.

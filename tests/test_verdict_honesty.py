@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rollcheck.cli import main
-from rollcheck.errors import ExitCode
+from rollcheck.core.errors import ExitCode
 from tests.toy import PROTOCOL, ToyConfig
 
 TINY = "1e-9"  # minutes: a budget that ends before the first round starts
@@ -56,7 +56,7 @@ def test_a_fuzz_campaign_that_ran_rounds_is_not_inconclusive(tmp_path: Path,
 
 def test_the_gates_fuzz_round_with_no_round_is_skipped_not_ok(tmp_path: Path) -> None:
     from rollcheck.checkers import NOT_CHECKED, CheckContext
-    from rollcheck.fuzz import check_fuzz
+    from rollcheck.fuzzing.fuzz import check_fuzz
 
     report = check_fuzz(PROTOCOL, "small", ToyConfig(bound=3),
                         CheckContext(out_dir=tmp_path, options={"fuzz_minutes": 1e-9}))
@@ -126,8 +126,8 @@ def test_fuzz_writes_nothing_through_a_planted_link(name: str, tmp_path: Path,
 
 
 def test_a_link_planted_during_the_campaign_is_refused_when_the_counterexample_is_written(tmp_path: Path) -> None:
-    from rollcheck.fuzz import fuzz_hypothesis
-    from rollcheck.safefs import LinkRefused
+    from rollcheck.fuzzing.fuzz import fuzz_hypothesis
+    from rollcheck.runtime.safefs import LinkRefused
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
@@ -225,8 +225,8 @@ def test_conform_on_spark_with_every_pair_skipped_is_inconclusive_before_spark_s
 def test_two_conform_runs_into_one_out_keep_each_others_results(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The checks themselves (TLC runs, minutes) are replaced: what is tested is where the results go."""
-    from rollcheck.commands import conform_cmd
-    from rollcheck.conformance import ConformanceReport
+    from rollcheck.cli.commands import conform_cmd
+    from rollcheck.tla.conformance import ConformanceReport
 
     def fake(binding: Any, _spec_ts: Any, ts: Any, directory: Path, *, config_name: str, **_kw: Any) -> Any:
         directory.mkdir(parents=True, exist_ok=True)
@@ -248,7 +248,7 @@ def test_two_conform_runs_into_one_out_keep_each_others_results(tmp_path: Path,
 
 
 def _apalache_installed() -> bool:
-    from rollcheck.errors import ToolUnavailable
+    from rollcheck.core.errors import ToolUnavailable
     from rollcheck.tla.apalache import find_apalache
 
     try:
@@ -283,7 +283,7 @@ def test_mutants_leave_out_a_checker_not_installed_beside_one_that_runs(tmp_path
 
 
 def test_a_variant_no_checker_ran_on_is_not_checked_not_survived() -> None:
-    from rollcheck.mutants import Kill, MutantOutcome, scores
+    from rollcheck.gate.mutants import Kill, MutantOutcome, scores
 
     skipped = MutantOutcome("p", "P-M1", "story", (), "small", [Kill("z3", False, [], 0.0, "skipped", "no encoding")])
     survived = MutantOutcome("p", "P-M2", "story", (), "small", [Kill("explore", False, [], 0.1, "ok"),
@@ -338,7 +338,7 @@ def test_replay_of_a_trace_whose_later_step_is_no_transition(counterexample: Pat
 
 def test_replay_does_not_say_every_property_holds_when_one_was_not_checked(
         counterexample: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import rollcheck.replay as replay
+    import rollcheck.explore.replay as replay
 
     witness = counterexample / "witnesses" / "FEAT-W5.itf.json"
     assert main(["replay", str(witness)]) == 0  # nothing fails, everything checked

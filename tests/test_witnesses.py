@@ -1,4 +1,4 @@
-"""Declared properties (rollcheck.declare) and witnesses: definition-time errors, binding, and vacuity in
+"""Declared properties (rollcheck.core.declare) and witnesses: definition-time errors, binding, and vacuity in
 the explorer, TLC and the gate."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rollcheck.checkers import REACHED, VACUOUS, CheckerReport, PropertyVerdict, from_exploration
-from rollcheck.declare import (
+from rollcheck.core.declare import (
     PropertyDefinitionError,
     PropertySet,
     graph_property,
@@ -19,10 +19,10 @@ from rollcheck.declare import (
     step_property,
     witness,
 )
-from rollcheck.errors import ExitCode
-from rollcheck.explorer import ExploreOptions, explore
+from rollcheck.core.errors import ExitCode
+from rollcheck.core.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty, Witness
+from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.gate import GateResult, findings_of
-from rollcheck.transition import Action, AnyProperty, GraphProperty, Invariant, StepProperty, Witness
 from tests.toy import PROTOCOL, ToyConfig, ToySystem
 
 
@@ -167,7 +167,7 @@ def test_gate_fails_a_vacuous_witness_and_flags_engines_that_disagree_on_it() ->
 def test_tlc_decides_witnesses_as_negated_invariants(tmp_path: Path) -> None:
     """features:atomic has no client, so FEAT-W2 (a client learned the features) is vacuous there: TLC
     reaches FEAT-W1 in one run, then a complete run proves FEAT-W2 unreachable (as the explorer does)."""
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
     from rollcheck.tla.binding import binding_for
     from rollcheck.tla.witness import check_witnesses
 
@@ -184,7 +184,7 @@ def test_z3_differential_sees_a_bug_planted_in_the_reference(tmp_path: Path) -> 
     """The gate's z3 cell compares the Z3 relation with the reference state by state: a reference that drops
     a step (here: a broker never restarts onto the newest release) diverges, whatever the properties say."""
     from rollcheck.checkers import CheckContext
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
     from rollcheck.smt.checker import _differential
     from rollcheck.smt.prove import symbolic
 
@@ -208,8 +208,8 @@ def test_the_z3_differential_covers_a_small_config_whole(tmp_path: Path) -> None
     """Below ``z3_differential_all_below`` states (1,000 by default) the gate's differential compares every
     reachable state, not the first 50 (#22: any change the Z3 copy does not share is a disagreement)."""
     from rollcheck.checkers import CheckContext
-    from rollcheck.explorer import reachable_states
-    from rollcheck.registry import get_protocol
+    from rollcheck.core.registry import get_protocol
+    from rollcheck.explore.explorer import reachable_states
     from rollcheck.smt.checker import _differential
     from rollcheck.smt.prove import symbolic
 
@@ -225,9 +225,9 @@ def test_the_z3_differential_covers_a_small_config_whole(tmp_path: Path) -> None
 
 
 def test_itf_carries_quints_mbt_keys_with_each_actions_picks(tmp_path: Path) -> None:
-    from rollcheck.registry import get_protocol
-    from rollcheck.replay import replay_itf
-    from rollcheck.traces import read_itf, write_itf
+    from rollcheck.core.registry import get_protocol
+    from rollcheck.core.traces import read_itf, write_itf
+    from rollcheck.explore.replay import replay_itf
 
     entry = get_protocol("features")
     ts = entry.variant("FEAT-M2").system(entry.configs["small"])

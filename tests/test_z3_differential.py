@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import z3
 
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Action
 from rollcheck.smt import core
 from rollcheck.smt.checker import COMPILE_FROM, successor_differential
 from rollcheck.smt.compiled import CompiledSystem, NotCompiled
 from rollcheck.smt.prove import symbolic
-from rollcheck.transition import Action
 
 
 def system(protocol: str, config: str = "small", profile: str | None = None) -> Any:
@@ -197,7 +197,7 @@ def test_a_ci_tier_z3_cell_on_the_small_config_compares_every_reachable_state(tm
     """The ci tier's z3 cell on a ci config (``differential_only``) proves nothing (the cell on the gate config
     does) and compares the Z3 relation with the reference on every reachable state, compiled."""
     from rollcheck.checkers import NOT_CHECKED, CheckContext
-    from rollcheck.explorer import reachable_states
+    from rollcheck.explore.explorer import reachable_states
     from rollcheck.smt.checker import check_z3
 
     entry = get_protocol("zk_migration")

@@ -19,10 +19,10 @@ from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import BrokerMode, Shutdown, ZkMigrationSystem, ZkMigrationSystemState
-from rollcheck.explorer import ExploreOptions, explore, reachable_states
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import Action
+from rollcheck.explore.explorer import ExploreOptions, explore, reachable_states
 from rollcheck.testing import ContractCase, ProtocolContract
-from rollcheck.transition import Action
 
 ENTRY = get_protocol("zk_migration")
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rollcheck.system import DataclassSystem
-from rollcheck.transition import (
+from rollcheck.core.system import DataclassSystem
+from rollcheck.core.transition import (
     Action,
     AnyProperty,
     Invariant,

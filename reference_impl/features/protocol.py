@@ -7,7 +7,7 @@ from functools import partial
 
 from reference_impl.features.config import FeaturesConfig, Release
 from reference_impl.features.system import FeaturesSystem
-from rollcheck.transition import ProtocolEntry, Variant, config_mutation
+from rollcheck.core.transition import ProtocolEntry, Variant, config_mutation
 
 # The KIP's group_coordinator story: old brokers speak v1, new brokers v1-v2 (section "Use case").
 SMALL = FeaturesConfig()

@@ -57,10 +57,10 @@ from reference_impl.features.api import (
 from reference_impl.features.config import FeaturesConfig
 from reference_impl.features.state import Broker, BrokerStatus, Client, Decoded, FeaturesState, Unreadable, ZNode
 from reference_impl.features.symmetry import symmetry_key
-from rollcheck.registry import registered_properties
-from rollcheck.system import DataclassSystem
-from rollcheck.traces import Record
-from rollcheck.transition import Action, AnyProperty
+from rollcheck.core.registry import registered_properties
+from rollcheck.core.system import DataclassSystem
+from rollcheck.core.traces import Record
+from rollcheck.core.transition import Action, AnyProperty
 
 # Module-level aliases: cheaper than the class attribute lookups in the hot paths.
 _RUNNING = BrokerStatus.RUNNING

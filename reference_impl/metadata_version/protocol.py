@@ -7,7 +7,7 @@ from functools import partial
 
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.system import MetadataVersionSystem
-from rollcheck.transition import ProtocolEntry, Variant, config_mutation
+from rollcheck.core.transition import ProtocolEntry, Variant, config_mutation
 
 # The KIP's V1..V5 example: the old software reads V1..V3, the new one V1..V5 (V4 changed the format).
 # One broker, no crashes: the smallest cluster where every rule of the KIP can matter.

@@ -37,9 +37,9 @@ from reference_impl.metadata_version.catalog import FEATURE_NAME
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.state import Broker, MetadataVersionState, NodeStatus, Voter
 from reference_impl.metadata_version.symmetry import symmetry_key
-from rollcheck.registry import registered_properties
-from rollcheck.system import DataclassSystem, fast_replace, shared_label
-from rollcheck.transition import Action, AnyProperty
+from rollcheck.core.registry import registered_properties
+from rollcheck.core.system import DataclassSystem, fast_replace, shared_label
+from rollcheck.core.transition import Action, AnyProperty
 
 
 class MetadataVersionSystem(DataclassSystem):

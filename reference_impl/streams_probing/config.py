@@ -13,7 +13,7 @@ from reference_impl.streams_probing.releases import (
     release,
     upgrade_from_for,
 )
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 
 PROCEDURES = ("auto", "single-bounce", "two-bounces", "operator")
 

@@ -7,7 +7,7 @@ from functools import partial
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import PROFILES
 from reference_impl.streams_probing.system import StreamsProbingSystem
-from rollcheck.transition import ProtocolEntry, Variant, config_mutation
+from rollcheck.core.transition import ProtocolEntry, Variant, config_mutation
 
 # Version probing in its simplest group: two 2.0 instances, one rolling bounce to a release speaking 4.
 SMALL = StreamsProbingConfig(instances=2)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 
 # The profiles of this protocol (its registry entry lists them): the KIP as written; today's assignor applied to
 # every release; and each release running its own branch's code (2.0: the 2.0 branch, post-2.0: the 2.1 branch),

@@ -42,10 +42,10 @@ from reference_impl.streams_probing.config import OPERATOR_MAX_BOUNCES, StreamsP
 from reference_impl.streams_probing.releases import KAFKA, StreamsRelease, configured_metadata_version, release
 from reference_impl.streams_probing.state import REBALANCE_CAP, Delivered, StreamsGroupState, StreamsInstance
 from reference_impl.streams_probing.symmetry import symmetry_key
-from rollcheck.registry import registered_properties
-from rollcheck.system import DataclassSystem, fast_replace, shared_label
-from rollcheck.traces import Record
-from rollcheck.transition import Action, AnyProperty
+from rollcheck.core.registry import registered_properties
+from rollcheck.core.system import DataclassSystem, fast_replace, shared_label
+from rollcheck.core.traces import Record
+from rollcheck.core.transition import Action, AnyProperty
 
 _label = shared_label
 _with = fast_replace

@@ -8,7 +8,7 @@ from functools import partial
 from reference_impl.metadata_version.catalog import MetadataVersion
 from reference_impl.zk_migration.config import ZkMigrationConfig
 from reference_impl.zk_migration.system import ZkMigrationSystem
-from rollcheck.transition import ProtocolEntry, Variant, config_mutation
+from rollcheck.core.transition import ProtocolEntry, Variant, config_mutation
 
 # One ZK broker, one voter: every phase, rollback and finalization, no faults but ZooKeeper outages. Two
 # metadata changes, so that ZooKeeper can lag the log by two records (under kafka; under kip the limit of one

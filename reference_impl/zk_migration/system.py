@@ -45,9 +45,9 @@ from reference_impl.zk_migration.api import (
 from reference_impl.zk_migration.config import KRAFT_ID, ZkMigrationConfig
 from reference_impl.zk_migration.state import BrokerMode, Shutdown, Voter, ZkBroker, ZkMigrationSystemState, ZooKeeper
 from reference_impl.zk_migration.symmetry import symmetry_key
-from rollcheck.registry import registered_properties
-from rollcheck.system import DataclassSystem, fast_replace, shared_label
-from rollcheck.transition import Action, AnyProperty
+from rollcheck.core.registry import registered_properties
+from rollcheck.core.system import DataclassSystem, fast_replace, shared_label
+from rollcheck.core.transition import Action, AnyProperty
 
 D = MigrationDriverState
 # The offsets the sync and RPC events compare: the system keeps no offsets, and its leader's image always

@@ -19,9 +19,9 @@ from rollcheck.checkers.report import (
     save_traces,
 )
 from rollcheck.checkers.specbinding import binding_or_skip
-from rollcheck.errors import ToolUnavailable
-from rollcheck.rundir import run_name
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.errors import ToolUnavailable
+from rollcheck.core.transition import ProtocolEntry
+from rollcheck.runtime.rundir import run_name
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class ApalacheOptions(CheckerOptions):
 
 
 def check_apalache(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    from rollcheck.conformance import replay_spec_trace
     from rollcheck.tla.apalache import find_apalache, run_apalache
     from rollcheck.tla.binding import operator_name, write_model
+    from rollcheck.tla.conformance import replay_spec_trace
 
     report = CheckerReport("apalache", entry.name, label, config.profile)
     try:

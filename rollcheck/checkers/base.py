@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from rollcheck.checkers.report import CheckContext, CheckerReport
-from rollcheck.errors import UserError
-from rollcheck.transition import ProtocolEntry
-from rollcheck.userinput import positive_number, whole_number
+from rollcheck.core.errors import UserError
+from rollcheck.core.transition import ProtocolEntry
+from rollcheck.runtime.userinput import positive_number, whole_number
 
 
 @dataclass(frozen=True)

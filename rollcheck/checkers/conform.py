@@ -11,8 +11,8 @@ from typing import Any
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
 from rollcheck.checkers.report import CheckContext, CheckerReport, Status
 from rollcheck.checkers.specbinding import binding_or_skip, tla_tools_problem
-from rollcheck.rundir import run_name
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.transition import ProtocolEntry
+from rollcheck.runtime.rundir import run_name
 
 CONFORM_MAX_STATES = 100_000  # conformance dumps and compares every state: larger configs are skipped
 
@@ -26,8 +26,8 @@ class ConformOptions(CheckerOptions):
 
 
 def check_conform(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    from rollcheck.conformance import conform
-    from rollcheck.explorer import ExploreOptions, explore
+    from rollcheck.explore.explorer import ExploreOptions, explore
+    from rollcheck.tla.conformance import conform
 
     report = CheckerReport("conform", entry.name, label, config.profile)
     binding = binding_or_skip(entry, report)
@@ -65,7 +65,7 @@ class ConformChecker(CheckerBase):
     name = "conform"
     description = "spec <-> reference trace conformance"
     order = 60
-    module = "rollcheck.conformance"
+    module = "rollcheck.tla.conformance"
     # A broken variant shows as a divergence (the spec is the reference's copy), not a violation: no killer.
     capabilities = Capabilities(ci_configs_only=True, conform_configs=True, needs_size=True, out_dirs=("conform",))
     options = ConformOptions

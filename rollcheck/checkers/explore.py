@@ -8,11 +8,11 @@ from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, cell_where
 from rollcheck.checkers.report import CheckContext, CheckerReport, from_exploration, save_traces
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.transition import ProtocolEntry
 
 
 def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    from rollcheck.explorer import ExploreOptions, explore
+    from rollcheck.explore.explorer import ExploreOptions, explore
 
     ts = ctx.build(entry, config)
     # A broken variant needs one counterexample to die: stop there (mutation runs stay fast).
@@ -30,7 +30,7 @@ class ExploreChecker(CheckerBase):
     description = "exhaustive BFS, single process"
     order = 10
     exhaustive = True
-    module = "rollcheck.explorer"
+    module = "rollcheck.explore.explorer"
     # On the ci configs beside TLC, conformance and Spark, so that their exhaustive counts are compared; it
     # kills every broken variant, the ci tier's whole mutation run.
     capabilities = Capabilities(beside_ci_configs_only=True, ci_stories=True, sizes_cells=True,

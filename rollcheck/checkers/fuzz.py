@@ -1,5 +1,5 @@
 """A fuzzing round (the nightly tier): a Hypothesis campaign of ``options.fuzz_minutes`` with an example
-database under the output directory (:mod:`rollcheck.fuzz`)."""
+database under the output directory (:mod:`rollcheck.fuzzing.fuzz`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class FuzzChecker(CheckerBase):
         return f"rollcheck fuzz {cell_where(report)} --minutes 1"
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
-        from rollcheck.fuzz import check_fuzz
+        from rollcheck.fuzzing.fuzz import check_fuzz
 
         return check_fuzz(cell.entry, cell.label, cell.config, ctx)
 

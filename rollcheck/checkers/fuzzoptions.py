@@ -1,4 +1,4 @@
-"""The fuzzing checker's gate config keys, read by :mod:`rollcheck.checkers.fuzz` and :mod:`rollcheck.fuzz`."""
+"""The fuzzing checker's gate config keys, read by :mod:`rollcheck.checkers.fuzz` and :mod:`rollcheck.fuzzing.fuzz`."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from rollcheck.checkers.report import (
     Status,
     save_traces,
 )
-from rollcheck.traces import Trace
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.traces import Trace
+from rollcheck.core.transition import ProtocolEntry
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def check_hypothesis(entry: ProtocolEntry, label: str, config: Any, ctx: CheckCo
     from hypothesis import HealthCheck, settings
     from hypothesis.stateful import run_state_machine_as_test
 
-    from rollcheck.hypothesis_machine import PropertyViolated, machine_for
+    from rollcheck.fuzzing.machine import PropertyViolated, machine_for
 
     opts = HypothesisOptions.read(ctx.options)
     examples, steps = opts.hypothesis_examples, opts.hypothesis_steps

@@ -1,7 +1,7 @@
 """The checker registry: checkers register through the entry-point group ``rollcheck.checkers``
 (``name = "module:CHECKER"``, an object satisfying :class:`~rollcheck.checkers.base.Checker`), the built-ins in
 rollcheck's own ``pyproject.toml`` and a third-party package in its own, as protocols do
-(:mod:`rollcheck.registry`). An entry point that exists but fails to load is an error naming it."""
+(:mod:`rollcheck.core.registry`). An entry point that exists but fails to load is an error naming it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from rollcheck.checkers.base import Checker, Key
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 
 GROUP = "rollcheck.checkers"
 

@@ -10,11 +10,11 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rollcheck.traces import Trace, format_trace, write_itf
-from rollcheck.transition import ProtocolEntry, TransitionSystem, action_coverage
+from rollcheck.core.traces import Trace, format_trace, write_itf
+from rollcheck.core.transition import ProtocolEntry, TransitionSystem, action_coverage
 
 if TYPE_CHECKING:
-    from rollcheck.explorer import ExplorationResult
+    from rollcheck.explore.explorer import ExplorationResult
 
 
 class Verdict(enum.StrEnum):

@@ -9,9 +9,9 @@ from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
 from rollcheck.checkers.report import CheckContext, CheckerReport, Status, from_exploration, save_traces
-from rollcheck.errors import UserError
-from rollcheck.rundir import run_name
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.errors import UserError
+from rollcheck.core.transition import ProtocolEntry
+from rollcheck.runtime.rundir import run_name
 
 # Above this many states (when the local explorer of the same run has counted them) the Spark engine is
 # skipped: the gate sends every level to Spark (``options.spark_min``, default 0) to exercise the executors'
@@ -31,7 +31,7 @@ class SparkOptions(CheckerOptions):
 
 
 def check_spark(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    from rollcheck.explorer import ExploreOptions
+    from rollcheck.explore.explorer import ExploreOptions
     from rollcheck.spark.explorer import SparkOptions as EngineOptions
     from rollcheck.spark.explorer import explore_spark
 

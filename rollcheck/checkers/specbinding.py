@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rollcheck.checkers.report import CheckerReport, Status
-from rollcheck.errors import UserError
-from rollcheck.transition import ProtocolEntry
+from rollcheck.core.errors import UserError
+from rollcheck.core.transition import ProtocolEntry
 
 
 def binding_or_skip(entry: ProtocolEntry, report: CheckerReport) -> Any:
@@ -24,7 +24,7 @@ def binding_or_skip(entry: ProtocolEntry, report: CheckerReport) -> Any:
 
 def tla_tools_problem() -> str | None:
     """Why TLC cannot run here (no Java, no tla2tools.jar), or None."""
-    from rollcheck.errors import ToolUnavailable
+    from rollcheck.core.errors import ToolUnavailable
     from rollcheck.tla.tlc import tla2tools_jar
 
     try:

@@ -22,8 +22,8 @@ from rollcheck.checkers.report import (
     save_traces,
 )
 from rollcheck.checkers.specbinding import binding_or_skip, tla_tools_problem
-from rollcheck.rundir import run_name
-from rollcheck.transition import ProtocolEntry, action_coverage
+from rollcheck.core.transition import ProtocolEntry, action_coverage
+from rollcheck.runtime.rundir import run_name
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class TlcOptions(CheckerOptions):
 
 
 def check_tlc(entry: ProtocolEntry, label: str, config: Any, ctx: CheckContext) -> CheckerReport:
-    from rollcheck.conformance import replay_spec_trace
     from rollcheck.tla.binding import operator_name, write_model
+    from rollcheck.tla.conformance import replay_spec_trace
     from rollcheck.tla.tlc import run_tlc
 
     report = CheckerReport("tlc", entry.name, label, config.profile)

@@ -11,11 +11,11 @@ from rollcheck.checkers import (
     CheckerReport,
     all_checkers,
 )
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 from rollcheck.gate.config import GateConfig
+from rollcheck.gate.regression import export_reports
 from rollcheck.gate.verdict import Finding, FindingKind
-from rollcheck.regression import export_reports
-from rollcheck.safefs import refuse_link
+from rollcheck.runtime.safefs import refuse_link
 
 # What a gate run writes under its output directory (top-level names): its reports, and the folders its
 # cells write into (the checkers' traces, Spark's, TLC's and Apalache's models, conformance, fuzzing; the broken

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollcheck.cellrun import Cell
 from rollcheck.checkers import (
     Checker,
     Placement,
@@ -19,11 +18,12 @@ from rollcheck.checkers import (
     checker_names,
     get_checker,
 )
-from rollcheck.configs import resolve_config
+from rollcheck.core.configs import resolve_config
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import ProtocolEntry, replace_config
+from rollcheck.gate.cellrun import Cell
 from rollcheck.gate.config import GateConfig
-from rollcheck.mutants import mutant_cells
-from rollcheck.registry import get_protocol
-from rollcheck.transition import ProtocolEntry, replace_config
+from rollcheck.gate.mutants import mutant_cells
 
 
 def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_protocol

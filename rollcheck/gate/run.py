@@ -6,7 +6,7 @@ case per property x checker x config), ``traces/`` (ITF for every counterexample
 The gate is where checkers are compared: exhaustive checkers must agree on the counts of a config, and a
 property that one checker violates while an exhaustive checker says it holds is a disagreement.
 
-Exit codes (:class:`rollcheck.errors.ExitCode`): 0 everything holds; 3 checkers disagreed; 1 a property
+Exit codes (:class:`rollcheck.core.errors.ExitCode`): 0 everything holds; 3 checkers disagreed; 1 a property
 is violated (or a witness is vacuous: no reachable state tells the story it names); 2 the run itself
 failed (bad config, missing Java, a checker crashed). When several apply, the first in that order wins: a
 disagreement means some checker is wrong, which matters most.
@@ -18,18 +18,18 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from rollcheck.cellrun import run_cells
 from rollcheck.checkers import (
     CheckContext,
 )
+from rollcheck.core.registry import get_protocol
+from rollcheck.core.transition import ProtocolEntry
+from rollcheck.gate.cellrun import run_cells
 from rollcheck.gate.config import GateConfig
+from rollcheck.gate.mutants import disagrees, outcomes_from, scores
 from rollcheck.gate.outputs import check_outputs, export_tests, kept_names
 from rollcheck.gate.plan import estimate_plan, plan_cells
 from rollcheck.gate.verdict import Finding, FindingKind, GateResult, findings_of, unchecked, variant_differential
-from rollcheck.mutants import disagrees, outcomes_from, scores
-from rollcheck.registry import get_protocol
-from rollcheck.rundir import clear_previous_run, record_run, removable_names
-from rollcheck.transition import ProtocolEntry
+from rollcheck.runtime.rundir import clear_previous_run, record_run, removable_names
 
 
 def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,

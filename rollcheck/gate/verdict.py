@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollcheck.cellrun import CellResult
 from rollcheck.checkers import (
     HOLDS,
     PROVED,
@@ -19,9 +18,10 @@ from rollcheck.checkers import (
     CheckerReport,
     Status,
 )
-from rollcheck.errors import ExitCode
+from rollcheck.core.errors import ExitCode
+from rollcheck.gate.cellrun import CellResult
 from rollcheck.gate.config import GateConfig
-from rollcheck.gatetables import rerun_command
+from rollcheck.gate.tables import rerun_command
 
 
 class FindingKind(enum.StrEnum):

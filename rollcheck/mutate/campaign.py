@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 from rollcheck.mutate.baseline import Baseline, run_baseline
 from rollcheck.mutate.digests import reference_digests
 from rollcheck.mutate.equivalents import Equivalent, judge_equivalent, listed_equivalent

@@ -20,7 +20,7 @@ from rollcheck.mutate.tree import SourceTree
 # code. Values as canonical JSON (a frozenset's order is the hash seed's, so sorted), so two checkouts compare.
 _REGISTRY_SIGNATURE = """
 import dataclasses, enum, json, sys
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 
 def canon(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 from rollcheck.mutate.equivalents import Equivalent, judge_equivalent
 from rollcheck.mutate.generate import Mutant
 from rollcheck.mutate.mutant_run import KillHint

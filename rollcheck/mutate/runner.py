@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.core.registry import get_protocol
 from rollcheck.mutate.generate import MUTATED_MODULES, Mutant
 from rollcheck.mutate.steps import Cell, conform_argv, decisions_argv, explore_argv, variants_argv, z3_argv
 from rollcheck.mutate.tree import SourceTree, protocol_dir
-from rollcheck.registry import get_protocol
 
 
 @dataclass

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 
 # The z3 rows of the decision rules' first step (``run_decisions``): a cell name no config has.
 DECISIONS = "decisions"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rollcheck
-from rollcheck.errors import UserError
-from rollcheck.registry import get_protocol, protocol_names
+from rollcheck.core.errors import UserError
+from rollcheck.core.registry import get_protocol, protocol_names
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from rollcheck.checkers.report import (
     save_traces,
 )
 from rollcheck.checkers.z3options import DIFFERENTIAL_ALL_BELOW, Z3Options, decisions
+from rollcheck.core.transition import ProtocolEntry
 from rollcheck.smt.core import (
     VariantDelta,
     bfs_states,
@@ -51,8 +52,7 @@ from rollcheck.smt.core import (
     variant_delta,
 )
 from rollcheck.smt.prove import prove, symbolic
-from rollcheck.transition import ProtocolEntry
-from rollcheck.z3interrupt import interruptible_z3
+from rollcheck.smt.z3interrupt import interruptible_z3
 
 # From this many states on the relations are compiled (rollcheck.smt.compiled: 1-3 s a config once, then
 # no solver call a state); fewer states go to the solver (15-50 ms a state, nothing to compile).

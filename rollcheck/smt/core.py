@@ -22,11 +22,11 @@ from typing import Any
 
 import z3
 
-from rollcheck.registry import find_protocol
+from rollcheck.core.registry import find_protocol
+from rollcheck.core.traces import Step, Trace
+from rollcheck.core.transition import Invariant, StepProperty, TransitionSystem
 from rollcheck.smt.compiled import CompiledSystem, NotCompiled, Successors, Vals
 from rollcheck.smt.decisions import protocol_differential
-from rollcheck.traces import Step, Trace
-from rollcheck.transition import Invariant, StepProperty, TransitionSystem
 
 V = dict[str, z3.ExprRef]  # one symbolic state: field name -> Z3 constant
 Value = int | bool

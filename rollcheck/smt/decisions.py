@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import z3
 
 if TYPE_CHECKING:
-    from rollcheck.transition import ProtocolEntry
+    from rollcheck.core.transition import ProtocolEntry
 
 Inputs = dict[str, int]
 Outputs = dict[str, int]

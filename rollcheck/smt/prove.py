@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rollcheck.errors import UserError
-from rollcheck.registry import all_protocols, get_protocol
+from rollcheck.core.errors import UserError
+from rollcheck.core.registry import all_protocols, get_protocol
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.smt.core import ProofResult, ReplayError, SymbolicSystem, bmc, k_induction
-from rollcheck.transition import TransitionSystem
 
 
 def symbolic(ts: TransitionSystem[Any]) -> SymbolicSystem:

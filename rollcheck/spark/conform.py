@@ -1,13 +1,13 @@
 """Spec traces against the reference at scale: TLC simulation traces replayed on Spark executors.
 
-``rollcheck conform P --engine spark --traces N`` is check (a) of :mod:`rollcheck.conformance` (spec
+``rollcheck conform P --engine spark --traces N`` is check (a) of :mod:`rollcheck.tla.conformance` (spec
 traces replayed on the reference) for many traces: TLC ``-simulate`` writes N traces of the spec, one file
-each (:func:`~rollcheck.conformance.tlc_simulation_files`, TLC's workers sharing the count), and Spark
-replays them with :func:`~rollcheck.conformance.replay_spec_trace`, the same function the local check
+each (:func:`~rollcheck.tla.conformance.tlc_simulation_files`, TLC's workers sharing the count), and Spark
+replays them with :func:`~rollcheck.tla.conformance.replay_spec_trace`, the same function the local check
 calls. The traces go to the executors as file paths, so the executors must see the driver's disk: the
 master is ``local[...]``, ``local-cluster[...]`` or a standalone master on the loopback address
 (:func:`check_local_master`). Each task rebuilds the reference from the protocol's name and the config once
-(:func:`rollcheck.registry.build_system`, as the Spark explorer's tasks do), reads its traces and replays
+(:func:`rollcheck.core.registry.build_system`, as the Spark explorer's tasks do), reads its traces and replays
 them. Random traces of a spec share most of their states, so each Python worker keeps, across its tasks,
 the states it parsed, the reference's successors of the states it met (:class:`Remembering`, which gives
 each distinct state one object with its hash computed once) and their canonical views: on
@@ -36,15 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollcheck.conformance import replay_spec_trace, tlc_simulation_files
-from rollcheck.errors import ToolUnavailable, UserError, interruption
-from rollcheck.registry import build_system
-from rollcheck.rundir import process_alive
+from rollcheck.core.errors import ToolUnavailable, UserError, interruption
+from rollcheck.core.registry import build_system
+from rollcheck.core.traces import write_json_atomic, write_text_atomic
+from rollcheck.core.transition import Action, AnyProperty, TransitionSystem
+from rollcheck.runtime.rundir import process_alive
 from rollcheck.tla.binding import binding_for
+from rollcheck.tla.conformance import replay_spec_trace, tlc_simulation_files
 from rollcheck.tla.tlc import TraceStep, parse_simulation_trace, spec_trace_to_itf
 from rollcheck.tla.value import canonical_state, parse_state
-from rollcheck.traces import write_json_atomic, write_text_atomic
-from rollcheck.transition import Action, AnyProperty, TransitionSystem
 
 Progress = Callable[[str], None]
 
@@ -196,10 +196,10 @@ class _Held:
 
 
 class Remembering:
-    """The reference as a :class:`~rollcheck.transition.TransitionSystem` whose states are :class:`_Held`,
+    """The reference as a :class:`~rollcheck.core.transition.TransitionSystem` whose states are :class:`_Held`,
     one object per distinct state, and whose successors are computed once per state (up to ``limit``
     states, then forgotten and computed again): what a replay asks of the reference, answered by the
-    reference, only once. The replay is :func:`~rollcheck.conformance.replay_spec_trace`, unchanged; its
+    reference, only once. The replay is :func:`~rollcheck.tla.conformance.replay_spec_trace`, unchanged; its
     ``views`` cache is keyed by these objects, so its look-ups end at an identity check."""
 
     def __init__(self, ts: TransitionSystem[Any], limit: int = MEMO_LIMIT) -> None:

@@ -1,7 +1,7 @@
 """The Spark engine: the local explorer's breadth-first search with its wide levels expanded on executors.
 
-There is one exploration loop (:class:`rollcheck.explorer.Exploration`) and one expansion
-(:class:`rollcheck.expansion.Expander`); this module only decides where a level's chunks are expanded
+There is one exploration loop (:class:`rollcheck.explore.explorer.Exploration`) and one expansion
+(:class:`rollcheck.explore.expansion.Expander`); this module only decides where a level's chunks are expanded
 (``ExploreOptions.distribute``), and takes the same :class:`ExploreOptions` as the local engine plus its own
 :class:`SparkOptions`.
 A level whose frontier has at least ``spark_min`` states is cut into chunks that go to the executors as
@@ -30,13 +30,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rollcheck.errors import UserError
-from rollcheck.expansion import Chunk, ChunkResult, Expander, Segment
-from rollcheck.exploreoptions import ExploreOptions
-from rollcheck.explorer import ExplorationResult, explore
-from rollcheck.fingerprint import FingerprintSet, hash_probe
-from rollcheck.registry import build_system
-from rollcheck.transition import TransitionSystem
+from rollcheck.core.errors import UserError
+from rollcheck.core.fingerprint import FingerprintSet, hash_probe
+from rollcheck.core.registry import build_system
+from rollcheck.core.transition import TransitionSystem
+from rollcheck.explore.expansion import Chunk, ChunkResult, Expander, Segment
+from rollcheck.explore.explorer import ExplorationResult, explore
+from rollcheck.explore.options import ExploreOptions
 
 # Levels with fewer frontier states than this are expanded in the driver (measured on this 2-core machine
 # with local[2]: a Spark job costs 0.15-0.3 s, which the local engine's 2 workers spend on ~20,000 states of
@@ -120,7 +120,7 @@ def explore_system_spark(ts: TransitionSystem[Any], session: Any, options: Explo
     ``spark_options.partitions``: tasks a wide level is cut into (default: four per executor core).
     ``options.workers``: the driver's processes for the narrow levels. ``spark_options.spark_min``: the
     narrowest level sent to Spark (0: all). With ``options.checkpoint_dir`` each completed level is
-    checkpointed there in the local engine's format (as for :func:`rollcheck.explorer.explore`).
+    checkpointed there in the local engine's format (as for :func:`rollcheck.explore.explorer.explore`).
     """
     options = options or ExploreOptions()
     spark = spark_options or SparkOptions()

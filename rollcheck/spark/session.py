@@ -7,7 +7,7 @@ descriptor 2 that is in place when it starts, so it is pointed at the log file f
 The JVM ends with this process however it ends (SIGKILL included): PySpark starts it with a pipe as its
 stdin and it exits when the pipe closes; its Python workers (``pyspark.daemon``) exit when the JVM
 closes theirs. A forked worker of this process holds the pipe too, and dies with it
-(:mod:`rollcheck.forking`).
+(:mod:`rollcheck.runtime.forking`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 
 _LOG4J = """\
 rootLogger.level = error

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from rollcheck.fingerprint import fingerprint
-from rollcheck.traces import Step, Trace, write_json_atomic
-from rollcheck.transition import Action, TransitionSystem, properties_by_kind
+from rollcheck.core.fingerprint import fingerprint
+from rollcheck.core.traces import Step, Trace, write_json_atomic
+from rollcheck.core.transition import Action, TransitionSystem, properties_by_kind
 
 
 @dataclass

@@ -15,7 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from rollcheck.forking import die_with_parent
+from rollcheck.runtime.forking import die_with_parent
 
 
 def _free_port() -> int:
@@ -49,7 +49,7 @@ class StandaloneCluster:
 
     def _start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         log = open(self.root / f"{name}.log", "wb")
-        # Each dies with this process even when it is SIGKILLed and stop() never runs (rollcheck.forking);
+        # Each dies with this process even when it is SIGKILLed and stop() never runs (rollcheck.runtime.forking);
         # spark-class execs the JVM, which keeps the setting.
         proc = subprocess.Popen([str(_spark_home() / "bin" / "spark-class"), *args], env=self.env, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent())

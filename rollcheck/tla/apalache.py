@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import ToolUnavailable
-from rollcheck.forking import die_with_parent
+from rollcheck.core.errors import ToolUnavailable
+from rollcheck.core.traces import load_json_bounded
+from rollcheck.runtime.forking import die_with_parent
 from rollcheck.tla.tlc import ModelCheckResult, TraceStep
-from rollcheck.traces import load_json_bounded
 
 INSTALL_HINT = ("Apalache is not installed: put apalache-mc on the PATH or set APALACHE_HOME "
                 "(https://apalache-mc.org/docs/apalache/installation/); TLC covers the same specs meanwhile")

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import UserError
-from rollcheck.registry import all_protocols, get_protocol
-from rollcheck.safefs import make_dirs, write_bytes, write_text
+from rollcheck.core.errors import UserError
+from rollcheck.core.registry import all_protocols, get_protocol
+from rollcheck.core.transition import TransitionSystem
+from rollcheck.runtime.safefs import make_dirs, write_bytes, write_text
 from rollcheck.tla.value import to_tla
-from rollcheck.transition import TransitionSystem
 
 
 def operator_name(property_id: str) -> str:
@@ -85,7 +85,7 @@ def write_model(binding: SpecBinding, ts: TransitionSystem[Any], directory: Path
     """Write the model checking ``ts`` (its config, its variant's mutations) into ``directory``.
 
     ``directory`` and, with ``root`` (the user's ``--out``), every directory between the two are real
-    ones, and each file is created without following a link (:mod:`rollcheck.safefs`): a link planted
+    ones, and each file is created without following a link (:mod:`rollcheck.runtime.safefs`): a link planted
     there is refused, naming it."""
     make_dirs(directory, root)
     write_bytes(directory / binding.path.name, binding.path.read_bytes())

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
+from rollcheck.core.traces import Record
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.tla.binding import SpecBinding, write_model
 from rollcheck.tla.tlc import run_tlc
 from rollcheck.tla.value import parse_value, to_tla
-from rollcheck.traces import Record
-from rollcheck.transition import TransitionSystem
 
 TAG = "rollcheck-domain"
 UNKNOWN_WORD = "?"  # no field that takes a word or a set of words accepts this one

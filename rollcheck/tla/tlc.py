@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollcheck.errors import ToolUnavailable, UserError
-from rollcheck.forking import die_with_parent
-from rollcheck.safefs import make_dirs, write_text
+from rollcheck.core.errors import ToolUnavailable, UserError
+from rollcheck.runtime.forking import die_with_parent
+from rollcheck.runtime.safefs import make_dirs, write_text
 from rollcheck.tla.value import parse_state
 
 
@@ -119,7 +119,7 @@ def run_tlc(model_dir: Path, module: str, cfg: str, *, timeout: float = 600.0, *
     cmd = tlc_command(module, cfg, metadir=metadir, tmpdir=tmpdir, **kwargs)
     t0 = time.perf_counter()
     try:
-        # TLC's JVM dies with this process, even a SIGKILLed one (rollcheck.forking).
+        # TLC's JVM dies with this process, even a SIGKILLed one (rollcheck.runtime.forking).
         proc = subprocess.run(cmd, cwd=model_dir, capture_output=True, text=True, timeout=timeout, check=False,
                               preexec_fn=die_with_parent())
     except subprocess.TimeoutExpired as exc:

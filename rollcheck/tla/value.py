@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rollcheck.traces import Record, canonical_itf, canonical_json, to_itf
+from rollcheck.core.traces import Record, canonical_itf, canonical_json, to_itf
 
 
 class TlaSyntaxError(ValueError):
@@ -213,7 +213,7 @@ def to_tla(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if value is None:
-        return '[tag |-> "None", value |-> <<>>]'  # the ITF form of None (see rollcheck.traces.to_itf)
+        return '[tag |-> "None", value |-> <<>>]'  # the ITF form of None (see rollcheck.core.traces.to_itf)
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(sorted(to_tla(v) for v in value)) + "}"
     if isinstance(value, (tuple, list)):

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.core.transition import TransitionSystem
 from rollcheck.tla.binding import SpecBinding, operator_name, write_model
 from rollcheck.tla.tlc import TraceStep, run_tlc
-from rollcheck.transition import TransitionSystem
 
 PREFIX = "Witness_"
 

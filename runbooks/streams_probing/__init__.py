@@ -13,7 +13,7 @@ from typing import Any
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import release as find_release
 from reference_impl.streams_probing.system import StreamsGroupState, StreamsProbingSystem
-from rollcheck.errors import UserError
+from rollcheck.core.errors import UserError
 from rollcheck.runbook import RunbookCondition
 
 Predicate = Callable[[StreamsGroupState], bool]

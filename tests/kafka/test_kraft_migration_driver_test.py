@@ -54,7 +54,7 @@ from reference_impl.zk_migration.api import LeaderAndEpoch, OffsetAndEpoch
 from reference_impl.zk_migration.api import MigrationDriverState as D
 from reference_impl.zk_migration.api import ZkMigrationState as Z
 from reference_impl.zk_migration.system import ZkMigrationSystem, ZkMigrationSystemState
-from rollcheck.registry import get_protocol
+from rollcheck.core.registry import get_protocol
 
 QUORUM = (4, 5, 6)  # QUORUM_FEATURES = new QuorumFeatures(4, ..., Arrays.asList(4, 5, 6))
 LEADER = LeaderAndEpoch(3000, 1)  # new LeaderAndEpoch(OptionalInt.of(3000), 1): this node (3000) leads
