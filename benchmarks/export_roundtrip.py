@@ -4,7 +4,7 @@
     python benchmarks/export_roundtrip.py --protocol features    # one protocol (repeatable)
 
 For each broken variant it runs the gate's mutation cell (the explorer on the variant's own config, as
-``rollcheck gate`` does), exports every counterexample trace the cell wrote with ``rollcheck.gate.regression``
+``rollcheck gate`` does), exports every counterexample trace the cell wrote with ``rollcheck.explore.regression``
 (what ``rollcheck export-test`` and ``rollcheck gate --export-tests`` call), then runs each exported file with
 pytest in a fresh process: once as it is (on the reference: it must PASS) and once with
 ``ROLLCHECK_EXPORT_VARIANT=<the variant>`` (on the bug: it must FAIL). A variant round-trips when it has at
@@ -32,9 +32,9 @@ from benchresults import write as write_results
 
 from rollcheck.checkers import VACUOUS, VIOLATED, CheckContext
 from rollcheck.core.registry import protocol_names
+from rollcheck.explore.regression import VARIANT_ENV, check_regression, export_reports
 from rollcheck.gate.cellrun import run_cells
 from rollcheck.gate.mutants import mutant_cells
-from rollcheck.gate.regression import VARIANT_ENV, check_regression, export_reports
 
 
 def _pytest(path: Path, variant: str | None, cwd: Path) -> tuple[int, str]:

@@ -18,7 +18,7 @@ import pytest
 
 from reference_impl.features.api import FeatureController, FeatureUpdate, FinalizedVersionRange
 from rollcheck.checkers import CheckContext
-from rollcheck.checkers.z3options import decisions
+from rollcheck.checkers.z3options import DECISIONS, decisions
 from rollcheck.core.registry import get_protocol
 from rollcheck.smt.checker import check_z3, decision_differential
 from rollcheck.smt.decisions import for_profile, protocol_differential
@@ -104,8 +104,8 @@ def test_the_ci_tier_compares_decisions_once_per_profile(tmp_path: Path) -> None
     """The decision rules depend on the profile alone: the ci tier runs them in the ci config's z3 cell."""
     entry = get_protocol("zk_migration")
     off = check_z3(entry, "small", entry.configs["small"], CheckContext(
-        tmp_path, z3_depth=1, options={"z3_differential_states": 5, "z3_differential_all_below": 0},
-        decisions=False))
+        tmp_path, options={"z3_depth": 1, "z3_differential_states": 5, "z3_differential_all_below": 0},
+        settings={DECISIONS: False}))
     assert "decisions" not in off.stats
     from rollcheck.gate import default_gate_config, plan_cells
     cells, _ = plan_cells(default_gate_config(tmp_path))

@@ -18,8 +18,8 @@ import pytest
 from rollcheck.cli import build_parser, main
 from rollcheck.core.registry import get_protocol
 from rollcheck.core.transition import ProtocolEntry
+from rollcheck.explore.regression import VARIANT_ENV, check_regression, export_test, exported_name, read_counterexample
 from rollcheck.gate import GateConfig, run_gate
-from rollcheck.gate.regression import VARIANT_ENV, check_regression, export_test, exported_name, read_counterexample
 
 # One cheap broken variant per protocol (each caught in a few states on its own config), covering both ways
 # a fix passes: the recorded bad step is no longer enabled, or it runs and the property holds.

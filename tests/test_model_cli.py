@@ -74,7 +74,7 @@ def test_prove_user_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture
 
 def test_gate_adapter_verdicts(tmp_path: Path) -> None:
     entry = get_protocol("streams_probing")
-    ctx = CheckContext(out_dir=tmp_path, z3_depth=2)
+    ctx = CheckContext(out_dir=tmp_path, options={"z3_depth": 2})
     report = check_z3(entry, "small", entry.configs["small"], ctx)
     assert report.status == "ok" and not report.exhaustive
     assert report.properties["STR-05"].status == PROVED
@@ -83,7 +83,7 @@ def test_gate_adapter_verdicts(tmp_path: Path) -> None:
     assert report.properties["STR-01"].status == BOUNDED  # a step property: checked to depth 2
     assert report.properties["STR-L1"].status == NOT_CHECKED
     entry = get_protocol("features")
-    ctx = CheckContext(out_dir=tmp_path, z3_depth=3, variant="FEAT-M1")
+    ctx = CheckContext(out_dir=tmp_path, options={"z3_depth": 3}, variant="FEAT-M1")
     report = check_z3(entry, "small", entry.configs["small"], ctx)
     assert report.status == VIOLATED
     v = report.properties["FEAT-01"]

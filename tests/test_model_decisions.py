@@ -163,7 +163,7 @@ def test_features_unreadable_rule_sees_each_planted_bug(planted: str, monkeypatc
         outcomes = fs.operator_outcomes
 
         def refused(self: Any, s: Any) -> Any:
-            # the reading before session 49: nothing validated or written, every update FEATURE_UPDATE_FAILED
+            # a misreading: nothing validated or written, every update FEATURE_UPDATE_FAILED
             if not isinstance(self.read(s.znode), features_system.Unreadable):
                 return outcomes(self, s)
             return [(Action.of("UpdateFeatures", updates=a["updates"], dry_run=a["dry_run"],
@@ -782,7 +782,7 @@ def _version_string_dashed_without_sub_version(monkeypatch: pytest.MonkeyPatch) 
 
 
 def _parse_over_every_member(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Session 52's reading: fromVersionString under 4.0 knew the 3.9 members too.
+    # A misreading: fromVersionString under 4.0 knowing the 3.9 members too.
     from reference_impl.metadata_version import catalog as mv_catalog
 
     every = mv_catalog._ibp_versions("3.9")
@@ -1700,7 +1700,7 @@ def test_feature_znode_rule_sees_a_planted_setup_bug(planted: str, monkeypatch: 
                                      "kafka level 0 refused", "replay keeps level 0", "4.0 success as 3.9's",
                                      "4.0 unfinalized as none"])
 def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mutation campaign's screen of QuorumController (session 52): its settings' checks and floor, the level
+    """The mutation campaign's screen of QuorumController: its settings' checks and floor, the level
     of a feature that is not finalized, a kafka update of a feature other than metadata.version (3.9 and 4.0),
     replay's removal at level 0 and 4.0's success results: the rules' cases see each edit."""
     from model.decisions.metadata_version import mv_catalog_cases, mv_replay_cases, mv_update_form_cases
@@ -1729,7 +1729,7 @@ def test_mv_rules_see_each_planted_quorum_controller_bug(planted: str, monkeypat
             else (self.catalog.minimum if self.profile != "kafka" else self.catalog.minimum_for("4.0"))))
     elif planted == "unfinalized at 1":
         monkeypatch.setattr(ctl, "finalized_level", lambda self, feature: dict(self.finalized).get(feature, 1))
-    elif planted == "4.0 unfinalized as none":  # session 52's reading: none (0) until the log's record
+    elif planted == "4.0 unfinalized as none":  # a misreading: none (0) until the log's record
         real_mv = ctl.metadata_version.fget
         assert real_mv is not None
         monkeypatch.setattr(ctl, "metadata_version", property(

@@ -337,7 +337,7 @@ def test_prove_cli_small_has_no_refutation(profile: str, tmp_path: Path, capsys:
 
 
 def test_gate_adapter_checks_the_encoded_properties(tmp_path: Path) -> None:
-    report = check_z3(ENTRY, "small", ENTRY.configs["small"], CheckContext(out_dir=tmp_path, z3_depth=2))
+    report = check_z3(ENTRY, "small", ENTRY.configs["small"], CheckContext(out_dir=tmp_path, options={"z3_depth": 2}))
     assert report.status == "ok"
     assert report.properties["MIG-10"].status == PROVED
     assert all(report.properties[g].status == NOT_CHECKED for g in ("MIG-L1", "MIG-L2", "MIG-L3"))

@@ -275,7 +275,7 @@ def test_each_protocol_has_a_reference_digest_of_what_it_imports(tmp_path: Path)
     own_fixed = dict(other_protocol_fixed, protocol_reference_sha256={"zk_migration": "Z2"})
     assert carried_rows(earlier, {"zk_migration": [m]}, own_fixed) == {}
 
-    # A comment or a line break moves the byte digest but not the code digest, which a row since session 43
+    # A comment or a line break moves the byte digest but not the code digest, which a row
     # carries: its kill stands; a changed constant moves both.
     code = reference_digests(tmp_path, packages, "reference_impl", code_only=True)
     (ref / "b/api.py").write_text("import reference_impl.shared  # another comment\n\n")

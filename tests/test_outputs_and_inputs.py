@@ -19,8 +19,8 @@ from rollcheck.core.errors import UserError
 from rollcheck.core.registry import get_protocol
 from rollcheck.core.traces import write_itf
 from rollcheck.core.transition import ProtocolEntry, replace_config
+from rollcheck.explore.regression import check_regression, export_test
 from rollcheck.gate import GateConfig, run_gate
-from rollcheck.gate.regression import check_regression, export_test
 from rollcheck.gate.reports import write_outputs
 from rollcheck.runbook import check, deviations, load_runbook
 from rollcheck.runtime.rundir import MANIFEST, clear_previous_run, publish, record_run, staged_run

@@ -16,7 +16,7 @@ import pytest
 
 from reference_impl.streams_probing import system as streams_system
 from rollcheck.checkers import CheckContext
-from rollcheck.checkers.z3options import decisions
+from rollcheck.checkers.z3options import DECISIONS, decisions
 from rollcheck.cli import main
 from rollcheck.core.registry import get_protocol
 from rollcheck.gate import GateConfig, plan_cells, run_gate
@@ -72,7 +72,7 @@ def test_the_delta_holds_every_state_where_the_variant_steps_otherwise(variant: 
 
 def _cell(variant: str | None, tmp_path: Path, entry: Any = STREAMS) -> Any:
     name = entry.variant(variant).config if variant else "small"
-    ctx = CheckContext(out_dir=tmp_path, variant=variant, differential_only=True, decisions=False)
+    ctx = CheckContext(out_dir=tmp_path, variant=variant, differential_only=True, settings={DECISIONS: False})
     return check_z3(entry, name, entry.configs[name], ctx)
 
 
@@ -136,8 +136,8 @@ def test_a_variant_is_compared_under_every_profile_its_config_runs_under(tmp_pat
     assert len([c for c in cells if c.variant is not None and not c.differential_only]) == len(STREAMS.variants)
 
     def m4(profile: str) -> Any:
-        ctx = CheckContext(out_dir=tmp_path / profile, variant="STR-M4", differential_only=True, decisions=False,
-                           options={"z3_variant_states": 2000})
+        ctx = CheckContext(out_dir=tmp_path / profile, variant="STR-M4", differential_only=True,
+                           settings={DECISIONS: False}, options={"z3_variant_states": 2000})
         return check_z3(STREAMS, "small", dataclasses.replace(STREAMS.configs["small"], profile=profile), ctx)
 
     assert m4("kafka-2.0").status == "ok"

@@ -7,37 +7,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from rollcheck.checkers.base import Checker, Key
 from rollcheck.core.errors import UserError
+from rollcheck.core.plugins import load, registered
 
 GROUP = "rollcheck.checkers"
 
 
-@functools.cache
 def _registered() -> dict[str, EntryPoint]:
-    # Read once per process: the installed distributions do not change while a run goes on.
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):
-        found.setdefault(ep.name, ep)
-    return found
+    return registered(GROUP)
 
 
 @functools.cache
 def _load(name: str) -> Checker:
-    ep = _registered()[name]
-    try:
-        checker = ep.load()
-    except Exception as exc:
-        raise UserError(f"checker '{name}' is registered ({ep.value}) but does not load: "
-                        f"{type(exc).__name__}: {exc}") from exc
-    if not isinstance(checker, Checker):
-        raise UserError(f"checker '{name}': {ep.value} is not a Checker")
-    if checker.name != name:
-        raise UserError(f"checker '{name}': {ep.value} is named '{checker.name}'")
-    return checker
+    loaded: Checker = load(GROUP, name, "checker", Checker)
+    return loaded
 
 
 def all_checkers() -> list[Checker]:

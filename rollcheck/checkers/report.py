@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +91,6 @@ class CheckerReport:
 
 # Checker settings a hand-built context may still name as keywords (tests, benchmarks): the [gate] keys go
 # into ``options`` and the per-cell ones into ``settings``, where the checkers read them.
-_OPTION_KEYWORDS = ("z3_depth", "hypothesis_examples", "hypothesis_steps", "spark_master", "spark_partitions")
 
 
 @dataclass
@@ -116,22 +115,6 @@ class CheckContext:
     # The cores one cell may use (explorer worker processes, TLC -workers): all of them in a sequential run,
     # a share when the gate runs cells in parallel.
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
-    z3_depth: InitVar[int | None] = None
-    hypothesis_examples: InitVar[int | None] = None
-    hypothesis_steps: InitVar[int | None] = None
-    spark_master: InitVar[str | None] = None
-    spark_partitions: InitVar[int | None] = None
-    decisions: InitVar[bool | None] = None
-
-    def __post_init__(self, z3_depth: int | None, hypothesis_examples: int | None, hypothesis_steps: int | None,
-                      spark_master: str | None, spark_partitions: int | None, decisions: bool | None) -> None:
-        given = dict(zip(_OPTION_KEYWORDS, (z3_depth, hypothesis_examples, hypothesis_steps, spark_master,
-                                            spark_partitions), strict=True))
-        folded = {k: v for k, v in given.items() if v is not None}
-        if folded:
-            self.options = {**self.options, **folded}
-        if decisions is not None:
-            self.settings = {**self.settings, "decisions": decisions}
 
     @classmethod
     def for_gate(cls, out_dir: Path, context: Mapping[str, Any]) -> CheckContext:

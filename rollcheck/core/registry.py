@@ -10,37 +10,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from rollcheck.core.errors import UserError
+from rollcheck.core.plugins import load, registered
 from rollcheck.core.transition import AnyProperty, ProtocolEntry, TransitionSystem
 
 GROUP = "rollcheck.protocols"
 
 
-@functools.cache
 def _registered() -> dict[str, EntryPoint]:
-    # Read once per process: the installed distributions do not change while a run goes on.
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):
-        found.setdefault(ep.name, ep)
-    return found
+    return registered(GROUP)
 
 
 @functools.cache
 def _load(name: str) -> ProtocolEntry:
-    ep = _registered()[name]
-    try:
-        entry = ep.load()
-    except Exception as exc:
-        raise UserError(f"protocol '{name}' is registered ({ep.value}) but does not load: "
-                        f"{type(exc).__name__}: {exc}") from exc
-    if not isinstance(entry, ProtocolEntry):
-        raise UserError(f"protocol '{name}': {ep.value} is not a ProtocolEntry")
-    if entry.name != name:
-        raise UserError(f"protocol '{name}': {ep.value} is named '{entry.name}'")
-    return entry
+    loaded: ProtocolEntry = load(GROUP, name, "protocol", ProtocolEntry)
+    return loaded
 
 
 def protocol_names() -> list[str]:

@@ -151,7 +151,7 @@ def check_trace(ts: TransitionSystem[Any], trace: Trace, notes: list[str],
                 only: Collection[str] | None = None, unchecked: list[str] | None = None) -> list[Failure]:
     """The properties that fail along ``trace`` on ``ts``, each at its first failing step: invariants at
     each state, step properties at each transition, graph properties at the last state. ``only``: just
-    these property ids (``rollcheck.gate.regression`` checks the one a counterexample was written for). What
+    these property ids (``rollcheck.explore.regression`` checks the one a counterexample was written for). What
     could not be checked is appended to ``notes`` (and its id to ``unchecked``)."""
     failures: list[Failure] = []
     failed: set[str] = set()

@@ -22,7 +22,7 @@ from rollcheck.core.registry import check_profiles, get_protocol, known_profiles
 from rollcheck.runtime.userinput import positive_number, read_text_input, whole_number
 
 # The tiers. ``ci`` (the default) is the gate a developer waits for: every protocol, each of its profiles, every
-# checker kind, every broken variant, in at most 5 minutes on 2 cores. Every checker runs on the gate configs
+# checker kind, every broken variant (its target: 5 minutes on 2 cores). Every checker runs on the gate configs
 # but those that cost the most per state (``Capabilities.ci_configs_only``: TLC, conformance, Spark), which run
 # on each protocol's ``ci_configs`` (``small``: every action and every fault of the protocol, fewer nodes or
 # versions), where the explorer also runs so that the exhaustive counts are compared; the broken variants run
@@ -47,7 +47,7 @@ class GateConfig:
     # The configs the ci tier runs the CI_SIZED_CHECKERS on (protocol -> names or .toml paths).
     ci_configs: dict[str, list[str]] = field(default_factory=dict)
     parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
-    # ``--export-tests DIR``: a pytest regression test per counterexample trace (rollcheck.gate.regression)
+    # ``--export-tests DIR``: a pytest regression test per counterexample trace (rollcheck.explore.regression)
     export_tests: Path | None = None
     # Configs of stories the gate config does not tell (ProtocolEntry.story_configs): the explorer checks
     # them in the ci tier, every checker that runs on the gate configs in the nightly tier.

@@ -12,8 +12,8 @@ from rollcheck.checkers import (
     all_checkers,
 )
 from rollcheck.core.errors import UserError
+from rollcheck.explore.regression import export_reports
 from rollcheck.gate.config import GateConfig
-from rollcheck.gate.regression import export_reports
 from rollcheck.gate.verdict import Finding, FindingKind
 from rollcheck.runtime.safefs import refuse_link
 

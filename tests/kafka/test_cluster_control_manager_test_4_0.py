@@ -17,7 +17,7 @@ Differences from trunk 1eb7644 (``test_cluster_control_manager_test.py``): the r
 (3.3-IV3); ``testRegistrationWithUnsupportedMetadataVersion`` no longer registers a broker that sends no
 metadata.version range (4.0's ``registerBroker`` refuses one with ``InvalidRegistrationException`` "Request features
 do not contain 'metadata.version'" where 3.9 assumed ``MINIMUM_KRAFT_VERSION``; no 4.0 test states it; our
-``register_broker`` does so under ``kafka`` 4.0 since session 54, see docs/kafka-tests.md and the decision rule
+``register_broker`` does so under ``kafka`` 4.0, see docs/kafka-tests.md and the decision rule
 ``mv_registration``) but one that sends 3.4-IV0 only.
 
 Not transcribed (not a feature check at broker registration, outside this file's scope): ``testReplay``,

@@ -1,5 +1,5 @@
 """``rollcheck export-test TRACE.itf.json|DIR ... [-o DIR]``: turn counterexamples into pytest regression
-tests (one self-contained file per trace; see :mod:`rollcheck.gate.regression`)."""
+tests (one self-contained file per trace; see :mod:`rollcheck.explore.regression`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from rollcheck.cli.commands.common import add_json_arg, add_out_arg, itf_files
 from rollcheck.core.errors import ExitCode, UserError
-from rollcheck.gate.regression import DEFAULT_DIR, VARIANT_ENV, Exported, export_test
+from rollcheck.explore.regression import DEFAULT_DIR, VARIANT_ENV, Exported, export_test
 from rollcheck.runtime.console import out_console, print_json
 
 

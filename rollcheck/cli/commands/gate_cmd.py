@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_profile_arg(p, "default: every profile; each runs on the protocols that have it", repeatable=True)
     p.add_argument("--tier", choices=TIERS, default=None,
                    help="ci (default): every protocol, profile and checker kind, every broken variant through the "
-                   "explorer (760 s on a quiet 2-core machine; the latest figure: docs/gate.md#measurements); "
+                   "explorer (its measured time: docs/gate.md#measurements); "
                    "nightly: every checker on the gate configs, every broken variant through explore, Hypothesis, "
                    "Z3, TLC and Spark, a fuzzing round per protocol and profile (overrides the gate config's tier)")
     add_parallel_arg(p, "cells", None, "the gate config's parallel, else the machine's cores; 1: one after another")

@@ -444,7 +444,7 @@ def render(cx: Counterexample, doc: Mapping[str, Any], name: str, target: Path, 
         "The test rebuilds the system from the trace's #meta (by default the REFERENCE, not the variant) and "
         "replays the recorded actions: it passes when the fix disables a recorded step (that action is no longer "
         f"enabled) or when {cx.property_id} holds on every state the system reaches; it fails, naming the property, "
-        "the step and the action, when the property is still violated (rollcheck.gate.regression.check_regression "
+        "the step and the action, when the property is still violated (rollcheck.explore.regression.check_regression "
         "does the work).", hang="")
     lines.append("")
     bug = f"; {VARIANT_ENV}={cx.variant}, the bug this trace came from, makes it fail." if cx.variant else "."
@@ -473,7 +473,7 @@ def render(cx: Counterexample, doc: Mapping[str, Any], name: str, target: Path, 
         "",
         "import pytest",
         "",
-        "from rollcheck.gate.regression import VARIANT_ENV, check_regression",
+        "from rollcheck.explore.regression import VARIANT_ENV, check_regression",
         "",
         f"STEPS = {steps}",
         "# The counterexample (ITF JSON, as rollcheck wrote it).",
