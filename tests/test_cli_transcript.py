@@ -108,7 +108,10 @@ CASES: dict[str, list[Case]] = {
     ],
     # No campaign step is fast (even --list enumerates for minutes): the flags' checks alone.
     "mutate": [
+        _c("mutate --latest --summary benchmarks/results/mutation-campaign-20261201-mv19.json.gz"),
+        _c("mutate --json --summary benchmarks/results/mutation-campaign-20261201-mv19.json.gz"),
         _c("mutate --offset 2 --protocol streams_probing", mistake=True),
+        _c("mutate --summary README.md", mistake=True),
         _c("mutate --protocol nosuch", mistake=True),
     ],
     "fuzz": [

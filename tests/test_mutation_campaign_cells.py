@@ -679,9 +679,12 @@ def test_live_digest_reads_only_the_modules_another_protocol_imports(tmp_path: P
 
 def test_mutation_summary_reports_each_protocol_and_refuses_other_files(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The docs' campaign table: kills by step, listed equivalents out of the rate, survivors with their edit; a
-    file that is no campaign result is one line, exit 2."""
-    from benchmarks.mutation_summary import main
+    """The docs' campaign table (rollcheck mutate --summary): kills by step, listed equivalents out of the rate,
+    survivors with their edit; a file that is no campaign result is one line, exit 2."""
+    from rollcheck.cli import main as cli
+
+    def main(argv: list[str]) -> int:
+        return cli(["mutate", "--summary", *argv])
 
     rows = [{"id": f"p:api.py:{i}:1:cmp_swap", "protocol": "p", "status": status, "before": "a < b", "after": "a <= b"}
             for i, status in enumerate(["killed", "killed (z3)", "killed (crash)", "equivalent", "survived",
@@ -702,7 +705,10 @@ def test_mutation_summary_reports_each_protocol_and_refuses_other_files(
 def test_mutation_summary_latest_keeps_one_row_per_protocol_from_the_last_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--latest: a campaign in several files is one row per protocol, the last file's (as --resume merges)."""
-    from benchmarks.mutation_summary import main
+    from rollcheck.cli import main as cli
+
+    def main(argv: list[str]) -> int:
+        return cli(["mutate", *argv[:-2], "--summary", *argv[-2:]])
 
     def campaign(name: str, commit: str, statuses: dict[str, str]) -> str:
         rows = [{"id": f"{proto}:api.py:1:1:cmp_swap", "protocol": proto, "status": status}
@@ -927,7 +933,7 @@ def test_decisions_run_first_outside_the_system_module_and_a_screen_stops_after_
     doc = {"sources_sha256": "S", "reference_sha256": "R", "mutants": [screened, killed]}
     selected = {proto: [dataclasses.replace(mutant("api.py"), id=i) for i in ("s", "k")]}
     assert list(carried_rows(doc, selected, doc)) == ["k"]
-    from benchmarks.mutation_summary import markdown, protocol_rows
+    from rollcheck.mutate.summary import markdown, protocol_rows
 
     rows = protocol_rows(dict(doc, partial=False), "screen.json")
     assert rows[0]["screened"] == 1 and rows[0]["kill_rate"] == 1.0 and not rows[0]["complete"]

@@ -24,6 +24,7 @@ from rollcheck.mutate.equivalents import EQUIVALENTS_FILE, check_evidence, proto
 from rollcheck.mutate.report import output_path
 from rollcheck.mutate.resume import load_campaign, load_previous, merge_campaigns
 from rollcheck.mutate.sites import OPERATORS
+from rollcheck.mutate.summary import markdown, summary_rows
 from rollcheck.mutate.tree import SourceTree
 from rollcheck.runtime.console import print_json
 
@@ -108,6 +109,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "seconds a mutant): what they kill is killed, the rest is \"screened\", no verdict (left out of "
                    "the kill rate); --resume from the file runs the screened ones in full and keeps the kills")
     p.add_argument("--list", action="store_true", help="print the mutants (id and mutated line) and exit")
+    p.add_argument("--summary", type=Path, nargs="+", metavar="FILE",
+                   help="print the table of earlier campaigns (FILE: a campaign's .json or .json.gz; one row per "
+                   "protocol of each file; with --json the rows as JSON) and exit; runs nothing")
+    p.add_argument("--latest", action="store_true",
+                   help="with --summary: one row per protocol, from the last FILE given that holds it")
     p.set_defaults(run=run)
 
 
@@ -172,6 +178,15 @@ def options(args: argparse.Namespace, tree: SourceTree) -> CampaignOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.latest and not args.summary:
+        raise UserError("--latest picks rows of --summary FILE...: give --summary")
+    if args.summary:
+        rows = summary_rows(args.summary, args.latest)
+        if args.json:
+            print_json(rows)
+        else:
+            print(markdown(rows))
+        return 0
     tree = SourceTree.of_checkout()
     opts = options(args, tree)
     if args.list:

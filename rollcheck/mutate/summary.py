@@ -1,29 +1,39 @@
-"""The mutation campaign's report: one row per protocol from its latest campaign file, as the docs print it.
+"""The mutation campaign's report (``rollcheck mutate --summary FILE...``): one row per protocol of each campaign
+file, as the docs print it.
 
-    python benchmarks/mutation_summary.py benchmarks/results/mutation-campaign-20261129-piece25.json \\
-        benchmarks/results/mutation-campaign-20261129-streams13.json ...
-    python benchmarks/mutation_summary.py --json FILE ...    # the same rows as JSON
-    python benchmarks/mutation_summary.py --latest FILE ...  # one row per protocol: the last file that has it
-
-Each file is a ``rollcheck mutate`` result (``--resume`` pieces carry every earlier row, so the latest
-piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every kill (a property,
-a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the listed equivalents; a
-timeout counts as not killed, and a mutant a ``--screen`` left "screened" (no verdict yet) is out of it.
-Survivors are listed with their edit. With ``--latest`` each protocol has one row, from the last file given that
-holds it (as ``--resume`` reads pieces: a later row replaces an earlier one), so a whole campaign is one table
-row per protocol however many files it took. A file that is not a campaign result is refused in one line (exit 2).
+Each file is a ``rollcheck mutate`` result, ``.json`` or ``.json.gz`` (``--resume`` pieces carry every earlier
+row, so the latest piece of a protocol is its whole campaign so far). The kill rate is the campaign's own: every
+kill (a property, a broken variant that escapes, Z3, TLC conformance, a crash) over the mutants run less the
+listed equivalents; a timeout counts as not killed, and a mutant a ``--screen`` left "screened" (no verdict yet)
+is out of it. Survivors are listed with their edit. With ``latest`` each protocol has one row, from the last file
+given that holds it (as ``--resume`` reads pieces: a later row replaces an earlier one).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rollcheck.core.errors import UserError
 from rollcheck.mutate.report import KILLS
 from rollcheck.mutate.resume import read_campaign_text
+
+
+def summary_rows(paths: Sequence[Path], latest: bool) -> list[dict[str, Any]]:
+    """The rows of every file (one per protocol each; ``latest``: one per protocol in all); a file that is not a
+    campaign result is a one-line error."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            doc = json.loads(read_campaign_text(path))
+            if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
+                raise ValueError("no 'mutants' list")
+            rows += protocol_rows(doc, path.name)
+        except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
+            raise UserError(f"--summary: {path}: not a campaign result ({exc})") from None
+    return latest_rows(rows) if latest else rows
 
 
 def protocol_rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -73,33 +83,3 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      f"| {r['by_crash']} | {r['equivalent']} | {r['survived']} | {r['timeout']} | {rate} |")
     survivors = [f"- survivor `{s['id']}`: `{s['before']}` -> `{s['after']}`" for r in rows for s in r["survivors"]]
     return "\n".join(lines + (["", *survivors] if survivors else []))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="campaign result JSON")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    parser.add_argument("--latest", action="store_true",
-                        help="one row per protocol, from the last file given that holds it")
-    args = parser.parse_args(argv)
-    rows: list[dict[str, Any]] = []
-    for path in args.files:
-        try:
-            doc = json.loads(read_campaign_text(path))
-            if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
-                raise ValueError("no 'mutants' list")
-            rows += protocol_rows(doc, path.name)
-        except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
-            print(f"mutation_summary: {path}: not a campaign result ({exc})", file=sys.stderr)
-            return 2
-    if args.latest:
-        rows = latest_rows(rows)
-    try:
-        print(json.dumps(rows, indent=2) if args.json else markdown(rows))
-    except BrokenPipeError:  # a reader that stopped early (| head): nothing more to say
-        sys.stdout = None  # type: ignore[assignment]  # no flush of the closed pipe at exit
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
