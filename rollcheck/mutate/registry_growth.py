@@ -19,8 +19,11 @@ from rollcheck.mutate.tree import SourceTree
 # Run in a checkout's packages (PYTHONPATH first): what the kills of a campaign there were run on, besides the
 # code. Values as canonical JSON (a frozenset's order is the hash seed's, so sorted), so two checkouts compare.
 _REGISTRY_SIGNATURE = """
-import dataclasses, enum, json, sys
-from rollcheck.core.registry import get_protocol
+import dataclasses, enum, importlib, json, os, sys
+# The checkout's own registry module: rollcheck/core/registry.py, or rollcheck/registry.py in a checkout from before
+# the engine had rooms (the editable install would otherwise lend this checkout's modules to an older tree).
+get_protocol = importlib.import_module("rollcheck.core.registry" if os.path.exists("rollcheck/core/registry.py")
+                                       else "rollcheck.registry").get_protocol
 
 def canon(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
