@@ -27,7 +27,7 @@ def check_explore(entry: ProtocolEntry, label: str, config: Any, ctx: CheckConte
 
 class ExploreChecker(CheckerBase):
     name = "explore"
-    description = "exhaustive BFS, single process"
+    description = "exhaustive BFS (worker processes)"
     order = 10
     exhaustive = True
     module = "rollcheck.explore.explorer"

@@ -1,4 +1,5 @@
-"""``rollcheck list``: the registered protocols, their profiles, configs, properties and broken variants."""
+"""``rollcheck list``: the registered protocols (their profiles, configs, properties and broken variants) and the
+registered checker kinds (whether each runs here, and if not why)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from typing import Any
 
 from rich.table import Table
 
+from rollcheck.checkers import all_checkers
 from rollcheck.cli.commands.common import add_json_arg
 from rollcheck.core.registry import all_protocols
 from rollcheck.runtime.console import out_console, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("list", help="list protocols, profiles, configs, properties and variants")
+    p = sub.add_parser("list", help="list protocols, profiles, configs, properties, variants and checkers")
     add_json_arg(p)
     p.add_argument("--properties", action="store_true", help="also list every property")
     p.set_defaults(run=run)
@@ -34,8 +36,12 @@ def run(args: argparse.Namespace) -> int:
                             "source": p.source} for p in ts.properties()],
             "variants": [{"id": v.id, "story": v.story, "expect": list(v.expect)} for v in e.variants],
         })
+    # Why a checker cannot run here: its module is missing (the gate skips it), or its external tool is
+    # (Java, a jar, a binary: its cells report unavailable).
+    checkers = [{"name": c.name, "description": c.description, "exhaustive": c.exhaustive,
+                 "unavailable": c.available() or c.tool_problem()} for c in all_checkers()]
     if args.json:
-        print_json({"protocols": docs})
+        print_json({"protocols": docs, "checkers": checkers})
         return 0
     console = out_console()
     table = Table(title="rollcheck protocols")
@@ -45,6 +51,14 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(d["name"], d["summary"], ", ".join(d["profiles"]), ", ".join(d["configs"]),
                       str(len(d["properties"])), str(len(d["variants"])))
     console.print(table)
+    kinds = Table(title="rollcheck checkers")
+    for col in ("checker", "description", "exhaustive", "here"):
+        kinds.add_column(col)
+    for c in all_checkers():
+        why = c.available() or c.tool_problem()
+        kinds.add_row(c.name, c.description, "yes" if c.exhaustive else "no",
+                      "available" if why is None else f"not available: {why}")
+    console.print(kinds)
     if args.properties:
         for d in docs:
             t = Table(title=f"{d['name']} properties")
