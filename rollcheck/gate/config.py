@@ -44,7 +44,7 @@ class GateConfig:
     mutants: bool = False  # also run every broken variant (the mutation matrix of the report)
     mutant_checkers: list[str] = field(default_factory=lambda: variant_checkers("ci"))
     tier: str = "ci"
-    # The configs the ci tier runs the CI_SIZED_CHECKERS on (protocol -> names or .toml paths).
+    # The configs the ci tier runs the ci_configs_only checkers (Capabilities) on (protocol -> names or .toml paths).
     ci_configs: dict[str, list[str]] = field(default_factory=dict)
     parallel: int = field(default_factory=lambda: os.cpu_count() or 1)  # cells at once
     # ``--export-tests DIR``: a pytest regression test per counterexample trace (rollcheck.explore.regression)
