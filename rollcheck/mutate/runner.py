@@ -97,26 +97,14 @@ class Runner:
         out = work / "out"
         cmd = [sys.executable, "-m", "rollcheck", *explore_argv(protocol, cell, out, self.max_memory, self.collect_all)]
         t0 = time.perf_counter()
-        # Its own session: the explorer's processes can be killed as a group, and a terminal's Ctrl-C
-        # reaches only this script, which stops them itself.
-        proc = subprocess.Popen(cmd, cwd=work, env=self.env(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
-        with self._lock:
-            self._procs[proc.pid] = proc
-        try:
-            try:
-                stdout, stderr = proc.communicate(timeout=max(timeout, 0.1))
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                proc.communicate()
-                return CellResult(cell.config, cell.profile, "timeout", None, time.perf_counter() - t0,
-                                  detail=f"over the time limit ({timeout:.0f} s left for this run)")
-        finally:
-            with self._lock:
-                self._procs.pop(proc.pid, None)
-        if self.stop.is_set():
-            raise Stopped
-        return classify(cell, proc.returncode, stdout, stderr, time.perf_counter() - t0)
+        # In its own session (_run_tool): the explorer's processes can be killed as a group, and a terminal's
+        # Ctrl-C reaches only this command, which stops them itself.
+        ran = self._run_tool(work, cmd, timeout)
+        if ran is None:
+            return CellResult(cell.config, cell.profile, "timeout", None, time.perf_counter() - t0,
+                              detail=f"over the time limit ({timeout:.0f} s left for this run)")
+        code, stdout, stderr = ran
+        return classify(cell, code, stdout, stderr, time.perf_counter() - t0)
 
     @staticmethod
     def snapshot_has_spec(protocol: str) -> bool:
