@@ -45,7 +45,7 @@ def test_ci_tier_runs_every_protocol_profile_and_checker_kind(tmp_path: Path) ->
     kinds = {c.checker for c in reference}
     assert kinds == set(tier_checkers("ci"))
     ci_sized = {c.name for c in all_checkers() if c.capabilities.ci_configs_only}
-    assert ci_sized == {"spark", "tlc", "conform"} & set(available_checkers())
+    assert ci_sized == {"spark", "tlc", "conform", "kafka"} & set(available_checkers())
     for proto in protocol_names():
         assert {c.config.profile for c in reference if c.entry.name == proto} == set(get_protocol(proto).profiles)
         for profile in get_protocol(proto).profiles:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # Command modules in the order `rollcheck --help` lists them; absent ones are skipped.
 COMMANDS = (
     "gate", "list", "explore", "simulate", "tlc", "apalache", "conform", "prove", "mutants", "mutate", "fuzz",
-    "replay", "export_test", "runbook",
+    "replay", "export_test", "runbook", "kafka",
 )
 
 

@@ -47,6 +47,8 @@ class DataclassSystem:
         d = dict(self.__dict__)
         d["_codec"] = None
         d.pop("_symmetry_key", None)  # a closure too: rebuilt on first use
+        for key in [k for k in d if k.startswith("_memo_")]:  # memos (by convention "_memo_..."): rebuilt on use
+            del d[key]
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:

@@ -238,6 +238,9 @@ class ProtocolEntry:
     # in it reads the properties or the Z3 model that check it (registered_properties binds the set).
     properties: str | None = None
     decisions: str | None = None
+    # The protocol's Kafka oracle binding (a rollcheck.oracle.binding.OracleBinding), named the same way: the
+    # Java adapters that put the reference's decisions to Apache Kafka's released classes (`rollcheck kafka`).
+    oracle: str | None = None
     gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
     # More configs the gate checks by default, each telling a story the gate config does not (a fault, a
     # misconfiguration, another upgrade path), so that a bug only they reach still fails the gate.
@@ -326,6 +329,13 @@ class ProtocolEntry:
             return None
         rules, _ = load_reference(self.decisions, f"{self.name}: decisions")
         return rules
+
+    def oracle_binding(self) -> Any:
+        """The protocol's Kafka oracle binding (``oracle``: an OracleBinding), or None when the entry names none."""
+        if self.oracle is None:
+            return None
+        binding, _ = load_reference(self.oracle, f"{self.name}: oracle")
+        return binding
 
     def variant(self, variant_id: str) -> Variant:
         for v in self.variants:

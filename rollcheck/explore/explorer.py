@@ -190,6 +190,8 @@ class Exploration:
         self.frontier = [Segment(len(initial), blob=pickle.dumps(initial, protocol=pickle.HIGHEST_PROTOCOL))]
         if codes is not None:
             self.frontier[0].codes, self.frontier[0].code_ends = codes
+        if self.options.visit is not None:
+            self.options.visit(0, initial)
         self.levels.append(LevelStats(0, len(initial), len(self.visited), 0, time.perf_counter() - self.t0))
         if self.options.progress:
             self.options.progress(self.levels[-1])
@@ -354,6 +356,8 @@ class Exploration:
                 at += seg.items
         self.frontier = frontier
         self.phases["merge"] += time.perf_counter() - tick
+        if self.options.visit is not None:  # the new states in store order: the segments' kept items, in turn
+            self.options.visit(self.level + 1, [s for seg in frontier for s in seg.load()])
         return int(new_fp.shape[0])
 
     def close_level(self, cut: _Cut, new: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rollcheck.explore.result import ProgressFn
 
@@ -25,6 +25,9 @@ GRAPH_LIMIT = 10_000_000
 # Levels narrower than this are expanded in the calling process even with several workers.
 PARALLEL_MIN = 2_000
 
+# Sees each level's new states once, as ``(level, states)`` in the level store's order (state ``i`` is at position
+# ``i`` of ``level``: what :func:`rollcheck.explore.shortest.replay` rebuilds a path to).
+Visit = Callable[[int, Sequence[Any]], None]
 # Expands a level's chunks elsewhere; must return, in chunk order, what ``Expander.expand`` returns for each.
 Distribute = Callable[["Expander", Sequence["Chunk"]], list["ChunkResult"]]
 
@@ -51,3 +54,7 @@ class ExploreOptions:
     distribute: Distribute | None = None  # the Spark engine: expands the wide levels' chunks elsewhere
     distribute_min: int = 0  # ... the levels of at least this many states
     distribute_slices: int = 8  # ... each cut into this many chunks
+    # Called with every level's new states (level 0: the initial states) as the search finds them, in the driver
+    # (the Kafka oracle asks its questions there: rollcheck.oracle.check). Not called for the levels a resume
+    # restores from a checkpoint (their states are not kept).
+    visit: Visit | None = None

@@ -115,6 +115,14 @@ def html_report(result: GateResult) -> str:
         parts.append(f"<h2>{e(proto)} / {e(conf)} / {e(prof)}</h2>")
         parts.append(_table("", list(RUN_HEADER[3:]), [row[3:] for row in run_rows(
             reports, result.config.context)], status_columns=[1]))
+        # A checker's own matrix (``stats["matrix"]``: title, header, rows; the Kafka oracle's release x verdict),
+        # its last column a status.
+        for r in reports:
+            m = r.stats.get("matrix")
+            if isinstance(m, dict) and isinstance(m.get("header"), list) and isinstance(m.get("rows"), list):
+                parts.append(f"<h3>{e(str(m.get('title') or r.checker))}</h3>" + _table(
+                    "", [str(h) for h in m["header"]], [[str(c) for c in row] for row in m["rows"]],
+                    status_columns=[len(m["header"]) - 1]))
         ids: list[str] = []
         for r in reports:
             for pid in r.properties:

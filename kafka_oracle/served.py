@@ -1,0 +1,75 @@
+"""Which Kafka artifacts the Maven registry serves, resolved with ``mvn`` (the table in docs/kafka-oracle.md).
+
+For every release given, one throw-away Maven project depends on each artifact (main jar and ``test``
+classifier) at that version and ``mvn dependency:resolve`` resolves them with their dependencies; Maven names
+every artifact it cannot resolve, so one run per release tells what is served. Writes JSON rows
+(release, artifact, classifier, served) to --out and prints a markdown table by release line.
+
+    python kafka_oracle/served.py --out kafka_oracle/served.json 0.10.0.1 0.10.1.1 ... 4.4.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ARTIFACTS = ("kafka-metadata", "kafka-server-common", "kafka-clients", "kafka-raft", "kafka-streams")
+SCALA = ("kafka_2.13", "kafka_2.12", "kafka_2.11")  # the broker jar: the newest Scala build a release has
+
+
+def _pom(release: str, deps: list[tuple[str, str]]) -> str:
+    body = "".join(
+        f"<dependency><groupId>org.apache.kafka</groupId><artifactId>{a}</artifactId><version>{release}</version>"
+        + (f"<classifier>{c}</classifier>" if c else "") + "</dependency>"
+        for a, c in deps)
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>"
+            "<groupId>rollcheck</groupId><artifactId>served</artifactId><version>1</version>"
+            f"<dependencies>{body}</dependencies></project>")
+
+
+def _missing(release: str, deps: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "pom.xml").write_text(_pom(release, deps))
+        run = subprocess.run(["mvn", "-B", "-q", "dependency:resolve"], cwd=d, capture_output=True, text=True)
+    if run.returncode == 0:
+        return set()
+    text = run.stdout + run.stderr
+    gone = set()
+    # "org.apache.kafka:kafka-metadata:jar:test:4.4.0" / "org.apache.kafka:kafka-metadata:jar:4.4.0"
+    for m in re.finditer(r"org\.apache\.kafka:([\w.-]+):jar:(?:(test):)?" + re.escape(release), text):
+        gone.add((m.group(1), m.group(2) or ""))
+    if not gone:  # a dependency of a served artifact is missing: name the whole release as not resolving
+        raise SystemExit(f"{release}: mvn failed without naming a Kafka artifact:\n{text[-2000:]}")
+    return gone
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("releases", nargs="+")
+    p.add_argument("--out", type=Path, required=True)
+    a = p.parse_args(argv)
+    rows = []
+    for release in a.releases:
+        deps = [(art, c) for art in (*ARTIFACTS, *SCALA) for c in ("", "test")]
+        gone: set[tuple[str, str]] = set()
+        # Maven stops at the first unresolvable batch: drop what it named and resolve the rest again.
+        while True:
+            missing = _missing(release, [d for d in deps if d not in gone])
+            if not missing:
+                break
+            gone |= missing
+        for art, c in deps:
+            rows.append({"release": release, "artifact": art, "classifier": c or "main",
+                         "served": (art, c) not in gone})
+        print(f"{release}: {sum(1 for d in deps if d not in gone)} of {len(deps)} resolve", file=sys.stderr)
+    a.out.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

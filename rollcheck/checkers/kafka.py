@@ -1,0 +1,159 @@
+"""The Kafka oracle in the gate: a protocol config checked against Apache Kafka's released classes
+(:mod:`rollcheck.oracle.check`), one cell per protocol x config x profile covering the tier's releases (``ci``: the
+releases whose ``tiers`` name ci, on the ci configs; ``nightly``: every release, on the gate configs). A release
+whose answers differ from the reference's is a disagreement (the gate fails); Java or Maven missing, or a release
+the registry does not serve (offline), skips the cell with the one line saying what is missing, as Apalache's
+cells are skipped. The report's ``stats["matrix"]`` is the release x verdict table the HTML report shows."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement
+from rollcheck.checkers.report import VIOLATED, CheckContext, CheckerReport, PropertyVerdict, Status
+from rollcheck.core.errors import UserError
+from rollcheck.core.traces import write_json_atomic
+
+MATRIX_HEADER = ["release", "line", "states", "decisions", "disagreements", "verdict"]
+PROFILE = "kafka"  # the oracle compares with Apache Kafka's code: the profile that models it
+
+
+def tier_releases(binding: Any, tier: str) -> list[Any]:
+    """The releases a tier checks: ``nightly`` every one, any other tier those whose ``tiers`` name it."""
+    return [r for r in binding.releases if tier == "nightly" or tier in r.tiers]
+
+
+def check_kafka(cell: Cell, ctx: CheckContext) -> CheckerReport:
+    from rollcheck.oracle import report as oracle_report
+    from rollcheck.oracle.check import binding_of, run_check
+
+    entry, label, config = cell.entry, cell.label, cell.config
+    report = CheckerReport("kafka", entry.name, label, config.profile)
+    if entry.oracle is None:
+        report.status = Status.SKIPPED
+        report.message = f"protocol {entry.name} has no Kafka oracle binding"
+        return report
+    if PROFILE in entry.profiles and config.profile != PROFILE:
+        report.status = Status.SKIPPED
+        report.message = f"the Kafka oracle compares with Apache Kafka's code: it runs under profile {PROFILE}"
+        return report
+    problem = _java_problem()
+    if problem is not None:
+        return _unavailable(report, problem)
+    try:
+        binding = binding_of(entry)
+    except UserError as exc:
+        report.status = Status.ERROR
+        report.message = str(exc)
+        return report
+    tier = str(cell.settings.get("tier") or "ci")
+    releases = tier_releases(binding, tier)
+    if not releases:
+        report.status = Status.SKIPPED
+        report.message = f"{entry.name}'s binding lists no release of tier {tier}"
+        return report
+    rows: list[list[str]] = []
+    missing: list[str] = []
+    disagree: list[str] = []
+    violated: list[str] = []
+    runs: list[dict[str, Any]] = []
+    for release in releases:
+        try:
+            result = run_check(entry, release.name, label, profile=config.profile, progress=ctx.progress)
+        except UserError as exc:
+            if _is_unavailable(exc):
+                missing.append(f"{release.name}: {exc}")
+                rows.append([release.name, release.line, "", "", "", "unavailable"])
+                continue
+            report.status = Status.ERROR
+            report.message = f"Kafka {release.name}: {exc}"
+            rows.append([release.name, release.line, "", "", "", "error"])
+            break
+        report.elapsed += result.timings.get("total_seconds", 0.0)
+        rows.append(oracle_report.matrix_row(result))
+        folder = ctx.out_dir / "kafka" / f"{entry.name}-{label}-{release.name}"
+        doc = oracle_report.write_run(result, folder, folder) if result.verdict != "agree" else \
+            oracle_report.summary(result)
+        runs.append({k: doc[k] for k in ("release", "verdict", "states", "decisions", "distinct_requests",
+                                         "round_trips", "kinds", "timings")})
+        if result.disagreement_count:
+            first = result.disagreements[0] if result.disagreements else None
+            disagree.append(f"Kafka {release.name}: {result.disagreement_count} disagreements"
+                            + (f", first {first.kind}: {first.difference} (ITF: {folder / 'disagreements'})"
+                               if first else ""))
+        for v in result.violations:
+            pid = f"{v['property']}@kafka-{release.name}"
+            violated.append(pid)
+            path = folder / "counterexamples" / f"{v['property']}.itf.json"
+            report.properties[pid] = PropertyVerdict(pid, VIOLATED, f"{v['description']} (config as Kafka "
+                                                     f"{release.name})", trace_path=str(path))
+    report.stats = {"tier": tier, "releases": runs, "unavailable_releases": missing,
+                    "matrix": {"title": f"{entry.name} / {label} against Kafka releases", "header": MATRIX_HEADER,
+                               "rows": rows}}
+    if report.status == Status.ERROR:
+        return report
+    if disagree:
+        report.status = Status.DIVERGED
+        report.message = "Kafka and the reference disagree: " + "; ".join(disagree)
+    elif violated:
+        report.status = Status.VIOLATED
+    elif missing and not runs:
+        return _unavailable(report, "; ".join(missing))
+    elif missing:
+        report.message = "not checked (unavailable): " + "; ".join(missing)
+    if runs:
+        write_json_atomic(ctx.out_dir / "kafka" / f"{entry.name}-{label}-matrix.json", report.stats,
+                          root=ctx.out_dir)
+    return report
+
+
+def _unavailable(report: CheckerReport, why: str) -> CheckerReport:
+    report.status = Status.SKIPPED
+    report.message = why
+    report.stats["unavailable"] = True  # the gate's "nothing was checked: a tool is missing" (exit 4)
+    return report
+
+
+def _is_unavailable(exc: UserError) -> bool:
+    try:
+        from rollcheck.oracle.build import OracleUnavailable
+    except ImportError:
+        return False
+    return isinstance(exc, OracleUnavailable)
+
+
+def _java_problem() -> str | None:
+    try:
+        from rollcheck.oracle.tools import java_problem
+    except ImportError:
+        return "the Kafka oracle's engine (rollcheck.oracle.tools) is not installed"
+    return java_problem()
+
+
+class KafkaChecker(CheckerBase):
+    name = "kafka"
+    description = "Apache Kafka's released classes as an oracle (Java and Maven)"
+    order = 75
+    module = "rollcheck.oracle.check"
+    # Each release's JVM and first build cost seconds: in the ci tier only the ci configs (small) are checked.
+    capabilities = Capabilities(ci_configs_only=True, out_dirs=("kafka",))
+
+    def tool_problem(self) -> str | None:
+        return _java_problem()
+
+    def cell_spec(self, placement: Placement) -> CellSpec:
+        return CellSpec(differential_only=placement.compare_only, settings={"tier": placement.tier or "ci"})
+
+    def rerun(self, report: CheckerReport, values: Mapping[str, Any]) -> str:
+        release = "all" if report.stats.get("tier") == "nightly" else next(
+            (r["release"] for r in report.stats.get("releases", [])), "all")
+        return (f"rollcheck kafka {shlex.quote(report.protocol)} --release {shlex.quote(release)} "
+                f"--config {shlex.quote(report.config)} --profile {report.profile}")
+
+    def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
+        return check_kafka(cell, ctx)
+
+
+CHECKER = KafkaChecker()

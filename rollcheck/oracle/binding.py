@@ -1,0 +1,110 @@
+"""What a protocol tells the Kafka oracle (``ProtocolEntry.oracle``, "module:attribute"): the contract between the
+engine's oracle room (``rollcheck/oracle/``, which names no protocol) and each protocol's content.
+
+The engine explores a config with the one explorer, and at every reachable state asks the binding for the
+:class:`Question`\\ s the reference decides there (each with the reference's own answer, already in the normal form
+the Java adapter answers in); it batches the requests to one long-lived JVM per Kafka release, compares each answer
+with :meth:`OracleBinding.compare`, and reports a disagreement with the state, the action, both answers and an ITF
+trace to the state.
+
+JSON here means what ``json.dumps`` takes: dict (str keys), list, str, int, bool, None; no float.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Json = Any  # a JSON value (see the module docstring)
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One Java adapter build: a Maven project under the binding's ``adapters_dir`` (its own folder and README),
+    built against the published jars of a release by ``-Dkafka.version=<release>``; ``main`` is its main class
+    (the one shared request loop, ``rollcheck.oracle.Main``, with the adapter's handler named by
+    ``-Drollcheck.handler``, see kafka_oracle/README.md). ``classes`` are classes the adapter needs from Kafka:
+    a ``--jars`` directory that lacks one is refused naming the first missing one."""
+
+    name: str  # the folder, e.g. "kraft-3.7"
+    handler: str  # the handler class, e.g. "org.apache.kafka.controller.RollcheckHandler"
+    classes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OracleRelease:
+    """A Kafka release the oracle can run: ``name`` is the Maven version ("3.9.2"), ``line`` the release line
+    ("3.9"), ``adapter`` the build it uses. ``tiers`` are the gate tiers that check it ("ci": the newest of each
+    line the reference models; "nightly": every listed release)."""
+
+    name: str
+    line: str
+    adapter: str
+    tiers: tuple[str, ...] = ("nightly",)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One decision of the reference at one state, put to Kafka's classes.
+
+    ``kind`` is a stable id (reports count disagreements by it): "updateFeatures", "subscription.encode"...
+    ``request`` is what the adapter's handler receives (a JSON object with at least ``"op"``), canonical so that
+    equal requests are cached once per release. ``expected`` is the reference's answer in the adapter's normal
+    form. ``action`` is the label of the reference action this decision drives ("" for a decision about the state
+    itself). ``release`` names the release whose JVM answers, when it is not the row's (a mixed-release group:
+    a member's subscription encoded by its own release's classes, decoded by the leader's)."""
+
+    kind: str
+    request: Mapping[str, Json]
+    expected: Json
+    action: str = ""
+    release: str | None = None
+
+
+@dataclass(frozen=True)
+class KafkaBug:
+    """A real Kafka bug the oracle re-finds on the released code: at ``buggy`` the check must disagree with the
+    reference's fixed behaviour (a disagreement of one of the ``kinds``) or the config's properties must fail; at
+    ``fixed`` it must agree. ``story`` is the bug report's story in one or two sentences; ``config`` the config
+    name (of the protocol's entry) the check runs, ``profile`` its profile."""
+
+    id: str  # "KAFKA-6054"
+    protocol: str
+    summary: str
+    buggy: tuple[str, ...]  # releases (OracleRelease.name) that have the bug
+    fixed: tuple[str, ...]  # releases that have the fix
+    config: str
+    kinds: tuple[str, ...] = ()
+    profile: str | None = None
+    story: str = ""
+    source: str = ""  # the JIRA and the fix commit / PR
+    extra: Mapping[str, Json] = field(default_factory=dict)
+
+
+@runtime_checkable
+class OracleBinding(Protocol):
+    """A protocol's oracle content. ``adapters_dir`` is relative to the repository root
+    ("kafka_oracle/metadata_version"); ``releases`` is every release it knows, oldest first; ``bugs`` the real bugs
+    it re-finds."""
+
+    protocol: str
+    adapters_dir: str
+    adapters: tuple[Adapter, ...]
+    releases: tuple[OracleRelease, ...]
+    bugs: tuple[KafkaBug, ...]
+
+    def config_for(self, config: Any, release: OracleRelease) -> Any:
+        """The reference config a row of the matrix checks at ``release``: ``config`` with the profile
+        ("kafka") and the release rules (``kafka_release``, catalog, the release a model name stands for) that
+        make it compare like with like. Raises ValueError (one line) where the config cannot stand for it."""
+        ...
+
+    def questions(self, system: Any, state: Any, release: OracleRelease) -> Iterable[Question]:
+        """Every decision the reference makes at ``state`` (``system`` built from ``config_for``'s config), each
+        with the reference's answer."""
+        ...
+
+    def compare(self, question: Question, answer: Json) -> str | None:
+        """None when Kafka's ``answer`` agrees with ``question.expected``; else a one-line difference."""
+        ...

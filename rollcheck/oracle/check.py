@@ -1,0 +1,340 @@
+"""The Kafka oracle's check: explore a config once, put every decision the reference makes at every reachable state
+to Apache Kafka's released classes, and compare (``rollcheck kafka P --release R``).
+
+The one explorer runs (:class:`rollcheck.explore.explorer.Exploration`, every violation collected); its ``visit``
+hook hands the driver each level's new states in level-store order, so a disagreement is located as (level,
+position) and its ITF trace is rebuilt by the explorer's own replay (:func:`rollcheck.explore.shortest.replay`).
+Each level's questions are grouped by the release that answers them, deduplicated by canonical request and sent
+to the :class:`~rollcheck.oracle.client.OracleClient` in one batch per release (the local engine); the Spark engine
+(:mod:`rollcheck.oracle.spark`) sends them from its tasks instead, and both reduce to the same
+:class:`CheckResult` through :class:`Tally`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from rollcheck.core.configs import resolve_config
+from rollcheck.core.errors import ExitCode, UserError
+from rollcheck.core.registry import check_profile, get_protocol
+from rollcheck.core.traces import Trace, plain_view, trace_to_itf
+from rollcheck.core.transition import ProtocolEntry, TransitionSystem, replace_config
+from rollcheck.oracle.binding import OracleBinding, OracleRelease, Question
+
+KEEP_PER_KIND = 3  # disagreements kept in full (state, both answers, ITF trace) per kind; all are counted
+ENGINES = ("local", "spark")
+
+
+class Client(Protocol):
+    """What the check needs of an oracle client (:class:`rollcheck.oracle.client.OracleClient`'s shape)."""
+
+    def ask(self, release: str, requests: Sequence[Mapping[str, Any]]) -> list[Any]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+def canonical(request: Mapping[str, Any]) -> str:
+    """A request's canonical JSON: equal requests are asked once per release."""
+    return json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def request_digest(target: str, key: str) -> bytes:
+    """16 bytes standing for (release, canonical request): what distinct requests are counted by (a set of these
+    costs far less than one of the requests themselves, and Spark tasks ship them back to the driver)."""
+    return hashlib.blake2b(f"{target}\0{key}".encode(), digest_size=16).digest()
+
+
+@dataclass
+class Found:
+    """One disagreement kept in full: where (level, pos of the level store), what was asked and both answers."""
+
+    kind: str
+    action: str
+    release: str  # the release whose classes answered
+    level: int
+    pos: int
+    index: int  # the question's place among the state's questions
+    state: dict[str, Any]  # the state's view, as plain JSON
+    request: Mapping[str, Any]
+    expected: Any
+    answer: Any
+    difference: str
+    trace: dict[str, Any] | None = None  # ITF, filled in by the driver once the exploration is done
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        return (self.level, self.pos, self.index)
+
+    def to_json(self, with_trace: bool = False) -> dict[str, Any]:
+        doc = {"kind": self.kind, "action": str(self.action), "release": self.release, "depth": self.level,
+               "state": self.state, "request": dict(self.request), "expected": self.expected, "answer": self.answer,
+               "difference": self.difference}
+        if with_trace:
+            doc["trace"] = self.trace
+        return doc
+
+
+@dataclass
+class Tally:
+    """What the comparisons of a set of states add up to; two tallies merge (Spark's partitions) into what one
+    pass over all of them gives: counts add, request digests unite, the first ``keep`` per kind in (level, pos,
+    question) order stay."""
+
+    keep: int = KEEP_PER_KIND
+    decisions: int = 0
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> {"decisions", "disagreements"}
+    digests: set[bytes] = field(default_factory=set)
+    found: dict[str, list[Found]] = field(default_factory=dict)
+
+    def count(self, q: Question, difference: str | None) -> bool:
+        """Count one compared question; True when its disagreement is to be kept in full."""
+        self.decisions += 1
+        row = self.kinds.setdefault(q.kind, {"decisions": 0, "disagreements": 0})
+        row["decisions"] += 1
+        if difference is None:
+            return False
+        row["disagreements"] += 1
+        return len(self.found.get(q.kind, ())) < self.keep
+
+    def add(self, f: Found) -> None:
+        self.found.setdefault(f.kind, []).append(f)
+
+    def merge(self, other: Tally) -> None:
+        self.decisions += other.decisions
+        for kind, row in other.kinds.items():
+            mine = self.kinds.setdefault(kind, {"decisions": 0, "disagreements": 0})
+            for k, n in row.items():
+                mine[k] += n
+        self.digests |= other.digests
+        for kind, fs in other.found.items():
+            self.found[kind] = sorted([*self.found.get(kind, []), *fs], key=lambda f: f.order)[: self.keep]
+
+    @property
+    def disagreements(self) -> int:
+        return sum(row["disagreements"] for row in self.kinds.values())
+
+
+def ask_states(binding: OracleBinding, system: Any, release: OracleRelease, items: Iterable[tuple[int, int, Any]],
+               ask: Callable[[str, list[Mapping[str, Any]]], list[Any]], tally: Tally) -> None:
+    """The questions of every (level, pos, state) in ``items``, asked once per (release, canonical request) with one
+    ``ask`` per answering release, compared and counted into ``tally``: the one comparison loop of both engines."""
+    asked: list[tuple[int, int, Any, int, Question, str, str]] = []
+    pending: dict[str, dict[str, Mapping[str, Any]]] = {}  # target release -> canonical -> request
+    # A binding may hand the same Question object to many states (a memo of what they share): its canonical
+    # request is computed, and its answer compared, once per call. ``asked`` keeps every such object alive, so
+    # its id stands for it throughout.
+    keys: dict[int, str] = {}
+    for level, pos, state in items:
+        for i, q in enumerate(binding.questions(system, state, release)):
+            target = q.release or release.name
+            key = keys.get(id(q))
+            if key is None:
+                key = keys[id(q)] = canonical(q.request)
+            pending.setdefault(target, {}).setdefault(key, q.request)
+            asked.append((level, pos, state, i, q, target, key))
+    answers: dict[tuple[str, str], Any] = {}
+    for target, requests in pending.items():
+        order = list(requests)
+        got = ask(target, [requests[k] for k in order])
+        if len(got) != len(order):
+            raise UserError(f"Kafka oracle {target} gave {len(got)} answers to {len(order)} requests")
+        answers.update(((target, k), a) for k, a in zip(order, got, strict=True))
+        tally.digests.update(request_digest(target, k) for k in order)
+    differences: dict[tuple[int, str], str | None] = {}
+    for level, pos, state, i, q, target, key in asked:
+        answer = answers[(target, key)]
+        memo = (id(q), target)
+        if memo in differences:
+            difference = differences[memo]
+        else:
+            difference = differences[memo] = binding.compare(q, answer)
+        if tally.count(q, difference):
+            assert difference is not None
+            tally.add(Found(q.kind, q.action, target, level, pos, i, plain_view(system.view(state)), q.request,
+                            q.expected, answer, difference))
+
+
+@dataclass
+class CheckResult:
+    """One check of one protocol config against one Kafka release (``to_json``: rollcheck.oracle.report)."""
+
+    protocol: str
+    release: str
+    line: str
+    config: str
+    profile: str
+    engine: str
+    states: int = 0
+    depth: int = 0
+    complete: bool = True
+    decisions: int = 0
+    distinct_requests: int = 0
+    cache_hits: int = 0  # decisions answered without a request of their own (deduplicated, or asked before)
+    round_trips: int = 0
+    jvm_start_seconds: float = 0.0
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    disagreement_count: int = 0
+    disagreements: list[Found] = field(default_factory=list)  # the first KEEP_PER_KIND per kind, in full
+    violations: list[dict[str, Any]] = field(default_factory=list)  # property violations: id, description, trace
+    timings: dict[str, float] = field(default_factory=dict)  # explore_seconds, oracle_seconds, total_seconds
+    client: dict[str, Any] = field(default_factory=dict)  # the client's own stats (per engine: not compared)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """"disagree" (Kafka answered otherwise somewhere), "violated" (a property of the config failed), "agree"."""
+        if self.disagreement_count:
+            return "disagree"
+        return "violated" if self.violations else "agree"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"disagree": ExitCode.DISAGREEMENT, "violated": ExitCode.VIOLATION}.get(self.verdict, ExitCode.OK)
+
+
+def entry_of(protocol: str | ProtocolEntry) -> ProtocolEntry:
+    return protocol if isinstance(protocol, ProtocolEntry) else get_protocol(protocol)
+
+
+def binding_of(entry: ProtocolEntry) -> OracleBinding:
+    """The entry's oracle binding; one line where it has none or it does not load."""
+    if entry.oracle is None:
+        raise UserError(f"protocol {entry.name} has no Kafka oracle binding (ProtocolEntry.oracle)")
+    try:
+        binding = entry.oracle_binding()
+    except (ImportError, ValueError) as exc:
+        raise UserError(f"protocol {entry.name}: its Kafka oracle binding {entry.oracle} does not load: "
+                        f"{' '.join(str(exc).split())}") from None
+    if not isinstance(binding, OracleBinding):
+        raise UserError(f"protocol {entry.name}: {entry.oracle} is not an OracleBinding")
+    return binding
+
+
+def find_release(binding: OracleBinding, name: str) -> OracleRelease:
+    """The binding's release ``name``; one line listing the known ones (the client's look-up when it is there)."""
+    try:
+        from rollcheck.oracle.client import find_release as client_find
+    except ImportError:  # the engine's client is not there (yet): the same look-up
+        for r in binding.releases:
+            if r.name == name:
+                return r
+        known = ", ".join(r.name for r in binding.releases) or "(none)"
+        raise UserError(f"unknown Kafka release '{name}' for {binding.protocol}; known: {known}") from None
+    return client_find(binding, name)
+
+
+def check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine '{engine}'; known: {', '.join(ENGINES)}")
+
+
+def prepare(entry: ProtocolEntry, binding: OracleBinding, release: OracleRelease, config_name: str,
+            profile: str | None) -> tuple[str, Any, TransitionSystem[Any]]:
+    """(config label, config, system) of one row: the named config (profile applied), as the binding makes it
+    stand for ``release``."""
+    if profile is not None:
+        check_profile(entry, profile, "--profile")
+    label, config = resolve_config(entry, config_name)
+    if profile is not None:
+        config = replace_config(config, profile=profile)
+    try:
+        config = binding.config_for(config, release)
+        system = entry.build(config)
+    except ValueError as exc:
+        raise UserError(f"{entry.name}/{label} at Kafka {release.name}: {' '.join(str(exc).split())}") from None
+    return label, config, system
+
+
+def default_client(binding: OracleBinding, jars: Path | None,
+                   progress: Callable[[str], None] | None) -> Client:
+    from rollcheck.oracle.client import OracleClient  # the engine's; imported late (it is the JVM's side)
+
+    client: Client = OracleClient(binding, jars=jars, progress=progress)
+    return client
+
+
+def run_check(protocol: str | ProtocolEntry, release_name: str, config_name: str, *, profile: str | None = None,
+              engine: str = "local", jars: Path | None = None, client: Client | None = None,
+              progress: Callable[[str], None] | None = None, spark: Any = None,
+              keep: int = KEEP_PER_KIND) -> CheckResult:
+    """Check ``protocol``'s config ``config_name`` against Kafka ``release_name`` (see the module docstring).
+    ``client``: the oracle client to ask (default: a new OracleClient, closed at the end); ``spark``: the Spark
+    engine's session or options (:func:`rollcheck.oracle.spark.ask_spark`)."""
+    from rollcheck.explore.explorer import Exploration, ExploreOptions
+    from rollcheck.explore.shortest import replay
+
+    t_start = time.perf_counter()
+    check_engine(engine)
+    entry = entry_of(protocol)
+    binding = binding_of(entry)
+    release = find_release(binding, release_name)
+    label, config, system = prepare(entry, binding, release, config_name, profile)
+    say = progress or (lambda _text: None)
+    own = client is None
+    tally = Tally(keep=keep)
+    oracle_seconds = 0.0
+    collected: list[tuple[int, int, Any]] = []
+    active: Client | None = client
+
+    def visit(level: int, states: Sequence[Any]) -> None:
+        nonlocal oracle_seconds, active
+        if engine == "spark":  # asked by the Spark tasks once the exploration is done
+            collected.extend((level, pos, s) for pos, s in enumerate(states))
+            return
+        tick = time.perf_counter()
+        if active is None:
+            active = default_client(binding, jars, progress)
+        ask_states(binding, system, release, ((level, pos, s) for pos, s in enumerate(states)), active.ask, tally)
+        oracle_seconds += time.perf_counter() - tick
+        say(f"level {level}: {tally.decisions:,} decisions, {tally.disagreements:,} disagreements")
+
+    try:
+        exploration = Exploration(system, ExploreOptions(config_name=label, stop_at_first=False, visit=visit))
+        explored = exploration.run()
+        client_stats: dict[str, Any] = {}
+        if engine == "spark":
+            from rollcheck.oracle.spark import ask_spark
+
+            tick = time.perf_counter()
+            client_stats = ask_spark(binding, system, release, collected, tally, jars=jars, spark=spark,
+                                     client=client)
+            oracle_seconds += time.perf_counter() - tick
+        elif active is not None:
+            client_stats = dict(active.stats())
+    finally:
+        if own and active is not None:
+            active.close()
+    result = CheckResult(entry.name, release.name, release.line, label, config.profile, engine,
+                         states=explored.distinct_states, depth=explored.depth, complete=explored.complete,
+                         decisions=tally.decisions, distinct_requests=len(tally.digests),
+                         kinds=dict(sorted(tally.kinds.items())), disagreement_count=tally.disagreements)
+    result.cache_hits = result.decisions - result.distinct_requests
+    result.client = client_stats
+    result.round_trips = int(client_stats.get("round_trips", 0))
+    result.jvm_start_seconds = round(float(sum((client_stats.get("startup_seconds") or {}).values())), 3)
+    for kind in sorted(tally.found):
+        for f in tally.found[kind]:
+            steps = replay(system, exploration.store, exploration.initial, f.level, f.pos, exploration.fingerprint)
+            trace = Trace(steps, protocol=entry.name, config=label, property_id=f"kafka:{f.kind}",
+                          description=f.difference,
+                          meta={"kafka_release": f.release, "kafka_request": dict(f.request),
+                                "reference_answer": f.expected, "kafka_answer": f.answer})
+            f.trace = trace_to_itf(trace, system)
+            result.disagreements.append(f)
+    for v in explored.violations:
+        result.violations.append({"property": v.property_id, "description": v.description, "length": v.depth,
+                                  "trace": trace_to_itf(v.trace, system)})
+    result.notes.extend(explored.extra.get("notes", []))
+    total = time.perf_counter() - t_start
+    result.timings = {"explore_seconds": round(max(explored.elapsed - (0 if engine == "spark" else oracle_seconds),
+                                                   0.0), 3),
+                      "oracle_seconds": round(oracle_seconds, 3), "total_seconds": round(total, 3)}
+    return result
