@@ -32,7 +32,11 @@ from reference_impl.metadata_version.catalog import (
 )
 
 PROFILES = ("kip", "kafka")
-KAFKA_RELEASES = ("3.9", "4.0")
+# Release lines whose FeatureControlManager rules differ: "3.3" stands for Kafka 3.3-3.6 (brokers' ranges passed to
+# updateFeatures, the other controllers read from ApiVersions; metadata/src/main/java/org/apache/kafka/controller/
+# {FeatureControlManager,QuorumFeatures}.java at 3.3.0..3.6.2), "3.9" for 3.7-3.9 (ClusterFeatureSupportDescriber,
+# controller registrations), "4.0" for 4.0 and later (one error for the whole request).
+KAFKA_RELEASES = ("3.3", "3.9", "4.0")
 # Kafka 4.0's QuorumController.updateFeatures: the one error of a refused request follows this sentence.
 ALL_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
 KRAFT_VERSION_FEATURE_NAME = "kraft.version"  # KRaftVersion.FEATURE_NAME
@@ -352,7 +356,7 @@ class QuorumController:
         # all treated as 3.0IV1". Kafka 4.0 removed MINIMUM_KRAFT_VERSION and its QuorumController sets no
         # version, so FeatureControlManager.Builder's default stands: latestProduction(), 4.0-IV3 (the 4.0 branch
         # at 4ae681446f18, docs/kafka-tests.md). Only later releases hold none until the log's record.
-        if self.kafka_release == "3.9":
+        if self.kafka_release in ("3.3", "3.9"):
             return self.catalog.minimum
         return self.catalog.latest_production_for(self.kafka_release)
 
@@ -511,6 +515,8 @@ class QuorumController:
         reason = _reason_not_supported(new, f"Local controller {self.node_id}", self.local_range(feature))
         if reason is not None:
             return reason
+        if self.kafka_release == "3.3":
+            return self._kafka_3_3_reason_not_supported(feature, new)
         if "skip_broker_check" not in self.mutations:
             for b in sorted(self.brokers, key=lambda b: b.broker_id):
                 reason = _reason_not_supported(new, f"Broker {b.broker_id}", b.supported(feature))
@@ -530,6 +536,29 @@ class QuorumController:
                     return f"controller {voter} has not registered, and may not support this feature"
         # Below 3.7-IV0 Kafka cannot see the other controllers' ranges and logs "unable to verify
         # controller support in the current MetadataVersion": only the local controller is checked.
+        return None
+
+    def _kafka_3_3_reason_not_supported(self, feature: str, new: int) -> str | None:
+        """Kafka 3.3-3.6, after the local check: QuorumFeatures.reasonNotSupported asks every other quorum node, in
+        quorum order, for the range its ApiVersions advertise (whatever the metadata.version: there are no controller
+        registrations yet; a node not heard from is skipped), then FeatureControlManager.updateFeature checks every
+        registered broker with its own wording (FeatureControlManager.java and QuorumFeatures.java at 3.3.2)."""
+        if "skip_quorum_check" not in self.mutations:
+            for voter, support in self.voters:
+                rng = self.peer_range(voter, support, feature)
+                if voter == self.node_id or rng is None:
+                    continue
+                reason = _reason_not_supported(new, f"Controller {voter}", rng)
+                if reason is not None:
+                    return reason
+        if "skip_broker_check" not in self.mutations:
+            for b in sorted(self.brokers, key=lambda b: b.broker_id):
+                offered = dict(b.features).get(feature)
+                if offered is None:
+                    return f"Broker {b.broker_id} does not support this feature."
+                if not offered.contains(new):
+                    return (f"Broker {b.broker_id} does not support the given version. It supports "
+                            f"{offered.min} to {offered.max}.")
         return None
 
     def _kafka_update_metadata_version(self, new: int, current: int, upgrade: UpgradeType,
@@ -554,6 +583,12 @@ class QuorumController:
             if not lossless and "allow_lossy_safe_downgrade" not in self.mutations:
                 if upgrade is UpgradeType.UNSAFE_DOWNGRADE:
                     return invalid("Unsafe metadata downgrade is not supported in this version.")
+                if self.kafka_release == "3.3":
+                    # 3.3-3.6 say how to force it (FeatureControlManager.updateMetadataVersion at 3.3.2 .. 3.6.2,
+                    # found by the Kafka oracle: docs/kafka-oracle.md); 3.7 dropped the sentence.
+                    return invalid("Refusing to perform the requested downgrade because it might delete "
+                                   "metadata information. Retry using UNSAFE_DOWNGRADE if you want to force the "
+                                   "downgrade to proceed.")
                 return invalid("Refusing to perform the requested downgrade because it might delete "
                                "metadata information.")
         records.append(FeatureLevelRecord(FEATURE_NAME, new))
@@ -804,3 +839,14 @@ def activation_metadata_version(meta: MetaProperties, catalog: Catalog, log_leve
         return record.feature_level
     return levels[-1] if levels else catalog.minimum
 
+
+
+def feature_snapshot_records(finalized: Iterable[tuple[str, int]], metadata_version: int, floor: int
+                             ) -> tuple[FeatureLevelRecord, ...]:
+    """The FeatureLevelRecords a controller snapshot holds (Kafka 3.3's FeatureControlManager.FeatureControlIterator,
+    metadata/src/main/java/org/apache/kafka/controller/FeatureControlManager.java at 3.3.2): metadata.version first,
+    unless it is below ``floor`` (MINIMUM_BOOTSTRAP_VERSION, the first version with FeatureLevelRecord: an older
+    one is implied by the log), then every other finalized feature. A snapshot at such an old version with no other
+    feature holds no feature record at all (KAFKA-14316: 3.3.0 and 3.3.1 threw NoSuchElementException there)."""
+    head = (FeatureLevelRecord(FEATURE_NAME, metadata_version),) if metadata_version >= floor else ()
+    return head + tuple(FeatureLevelRecord(n, lvl) for n, lvl in finalized if n != FEATURE_NAME)

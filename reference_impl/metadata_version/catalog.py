@@ -259,6 +259,10 @@ class KafkaRelease:
 
 
 KAFKA_RELEASES: dict[str, KafkaRelease] = {
+    # Kafka 3.3-3.6: no production flag yet (every member is production); the line's first release, 3.3, ends at
+    # 3.3-IV3 (MetadataVersion.latest() in server-common/.../MetadataVersion.java at 3.3.2).
+    "3.3": KafkaRelease("3.3", MINIMUM_KRAFT_VERSION, MetadataVersion.IBP_3_3_IV3, supports_migration=False,
+                        latest_testing=MetadataVersion.IBP_3_3_IV3),
     "3.9": KafkaRelease("3.9", MINIMUM_KRAFT_VERSION, LATEST_PRODUCTION_3_9, supports_migration=True),
     "4.0": KafkaRelease("4.0", MINIMUM_VERSION_4_X, LATEST_PRODUCTION_4_0, supports_migration=False,
                         first=MINIMUM_VERSION_4_X, latest_testing=LATEST_TESTING_4_0),

@@ -41,7 +41,8 @@ class Software:
 @dataclass(frozen=True)
 class MetadataVersionConfig:
     profile: str = "kip"
-    kafka_release: str = "3.9"  # kafka profile: "3.9" (per-feature results) or "4.0" (all-or-nothing)
+    # kafka profile: "3.3" (the 3.3-3.6 rules), "3.9" (3.7-3.9: per-feature results), "4.0" (4.0 on: all-or-nothing)
+    kafka_release: str = "3.9"
     catalog: str = "example"  # "example" (KIP-778's V1..V5) or "kafka" (MetadataVersion.java)
     voters: int = 3
     brokers: int = 1
@@ -95,8 +96,8 @@ class MetadataVersionConfig:
     def validate(self) -> None:
         if self.profile not in ("kip", "kafka"):
             raise ValueError("profile must be 'kip' or 'kafka'")
-        if self.kafka_release not in ("3.9", "4.0"):
-            raise ValueError("kafka_release must be '3.9' or '4.0'")
+        if self.kafka_release not in ("3.3", "3.9", "4.0"):
+            raise ValueError("kafka_release must be '3.3', '3.9' or '4.0'")
         catalog = catalog_named(self.catalog)
         if not 1 <= self.voters <= 5:
             raise ValueError("voters must be between 1 and 5")

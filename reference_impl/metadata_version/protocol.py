@@ -128,6 +128,7 @@ PROTOCOL = ProtocolEntry(
     properties="properties.metadata_version:PROPERTIES",
     z3="model.metadata_version:MetadataVersionZ3",
     decisions="model.decisions.metadata_version:DECISIONS",
+    oracle="reference_impl.metadata_version.oracle:ORACLE",
     # What only an operator does (runbooks, docs/runbooks.md): restart a node onto a software, run
     # kafka-features. Elections, replication, registration, record writes, crashes: the cluster.
     operator_actions=("RestartNode", "UpdateFeatures"),

@@ -1,0 +1,109 @@
+package org.apache.kafka.controller;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.metadata.VersionRange;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+import rollcheck.oracle.Handler;
+
+import static org.apache.kafka.controller.RollcheckRequests.byId;
+import static org.apache.kafka.controller.RollcheckRequests.error;
+import static org.apache.kafka.controller.RollcheckRequests.ids;
+import static org.apache.kafka.controller.RollcheckRequests.ranges;
+import static org.apache.kafka.controller.RollcheckRequests.replayed;
+
+/** Kafka 4.0 (API epoch kraft-4.0): as kraft-3.7 (ClusterFeatureSupportDescriber, public QuorumFeatures), but
+ *  updateFeatures answers one ApiError for the whole request and writes nothing on an error, and MetadataVersion
+ *  starts at MINIMUM_VERSION (metadata/.../controller/FeatureControlManager.java at 4.0.0). Declared in Kafka's
+ *  package to reach the package-private FeatureControlManager.Builder and updateFeatures, as Kafka's tests do. */
+public final class RollcheckMetadataVersion implements Handler {
+    @Override
+    public Object handle(Map<String, Object> request) {
+        String op = (String) request.get("op");
+        switch (op) {
+            case "catalog":
+                return catalog();
+            case "updateFeatures":
+                return updateFeatures(request);
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    /** Every MetadataVersion of the release with a KRaft feature level. */
+    static Map<String, Object> catalog() {
+        List<Object> versions = new ArrayList<>();
+        for (MetadataVersion mv : MetadataVersion.VERSIONS) {
+            if (mv.featureLevel() < 1) {
+                continue;
+            }
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("level", (long) mv.featureLevel());
+            v.put("version", mv.version());
+            v.put("didMetadataChange", mv.didMetadataChange());
+            v.put("production", mv.isProduction());
+            versions.add(v);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("versions", versions);
+        out.put("minimum", (long) MetadataVersion.MINIMUM_VERSION.featureLevel());
+        out.put("minimumBootstrap", (long) MetadataVersion.MINIMUM_VERSION.featureLevel());
+        out.put("latestProduction", (long) MetadataVersion.latestProduction().featureLevel());
+        out.put("latestTesting", (long) MetadataVersion.latestTesting().featureLevel());
+        return out;
+    }
+
+    /** The request: "nodeId", "quorum" (voter ids), "local" (this controller's ranges), "controllers" (registered
+     *  controllers' ranges by id), "brokers" (registered brokers' ranges by id, fenced or not: Kafka reads every
+     *  registration), "finalized" (levels replayed first), "updates" [{feature, level, upgradeType}],
+     *  "validateOnly". The answer: per-feature results, the records written and the finalized levels after
+     *  replaying them. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> updateFeatures(Map<String, Object> request) {
+        Map<Integer, Map<String, VersionRange>> brokers = byId(request.get("brokers"));
+        Map<Integer, Map<String, VersionRange>> controllers = byId(request.get("controllers"));
+        ClusterFeatureSupportDescriber describer = new ClusterFeatureSupportDescriber() {
+            @Override
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
+                return brokers.entrySet().iterator();
+            }
+
+            @Override
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
+                return controllers.entrySet().iterator();
+            }
+        };
+        int nodeId = ((Long) request.get("nodeId")).intValue();
+        QuorumFeatures qf = new QuorumFeatures(nodeId, ranges(request.get("local")), ids(request.get("quorum")));
+        FeatureControlManager fcm = new FeatureControlManager.Builder()
+            .setQuorumFeatures(qf)
+            .setClusterFeatureSupportDescriber(describer)
+            .build();
+        for (Map.Entry<String, Object> e : ((Map<String, Object>) request.get("finalized")).entrySet()) {
+            fcm.replay(new FeatureLevelRecord().setName(e.getKey()).setFeatureLevel(((Long) e.getValue()).shortValue()));
+        }
+        Map<String, Short> updates = new LinkedHashMap<>();
+        Map<String, FeatureUpdate.UpgradeType> types = new LinkedHashMap<>();
+        for (Object o : (List<Object>) request.get("updates")) {
+            Map<String, Object> u = (Map<String, Object>) o;
+            String name = (String) u.get("feature");
+            updates.put(name, ((Long) u.get("level")).shortValue());
+            types.put(name, FeatureUpdate.UpgradeType.fromCode(((Long) u.get("upgradeType")).intValue()));
+        }
+        ControllerResult<ApiError> result =
+            fcm.updateFeatures(updates, types, Boolean.TRUE.equals(request.get("validateOnly")));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("error", error(result.response()));
+        out.putAll(replayed(fcm, result.records()));
+        return out;
+    }
+}
