@@ -244,7 +244,7 @@ def test_concurrent_builders_share_one_build(libs: Path, tmp_path: Path, cache: 
     code = ("import sys; from pathlib import Path; from rollcheck.oracle import Adapter, ensure_built; "
             f"b = ensure_built(Path({str(adapters)!r}), Adapter('selftest', {ADAPTER.handler!r}), 'x', "
             f"jars=Path({str(libs)!r}), progress=lambda t: print(t, flush=True)); print('DIR', b.directory)")
-    env = {**os.environ, "ROLLCHECK_CACHE": str(cache)}
+    env = {**os.environ, "ROLLCHECK_CACHE": str(tmp_path / "own-cache")}  # its own: no earlier build to reuse
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
              for _ in range(2)]
     outs = [p.communicate(timeout=300)[0] for p in procs]

@@ -11,7 +11,8 @@ from typing import Any
 
 from rollcheck.core.registry import all_protocols, get_protocol
 from rollcheck.oracle.binding import KafkaBug, OracleBinding
-from rollcheck.oracle.check import CheckResult, Client, binding_of, default_client, run_check
+from rollcheck.oracle.check import CheckResult, binding_of, default_client, run_check
+from rollcheck.oracle.compare import Client
 
 
 def bug_id(bug: KafkaBug) -> str:

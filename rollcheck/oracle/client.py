@@ -8,7 +8,6 @@ its own (a pool per client, ended by :meth:`OracleClient.close`), never shared t
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from rollcheck.core.errors import UserError
 from rollcheck.oracle.binding import Adapter, OracleBinding, OracleRelease
 from rollcheck.oracle.build import Built, OracleUnavailable, ensure_built, repo_root
+from rollcheck.oracle.compare import canonical
 from rollcheck.oracle.jvm import OracleDied, OracleJVM
 
 JARS_PREFIX = "jars:"
@@ -30,11 +30,6 @@ def find_release(binding: OracleBinding, name: str) -> OracleRelease:
             return r
     known = ", ".join(r.name for r in binding.releases) or "(none)"
     raise UserError(f"unknown Kafka release '{name}' for {binding.protocol}; known: {known}")
-
-
-def canonical(request: Mapping[str, Any]) -> str:
-    """A request's canonical JSON (sorted keys, no spaces): equal requests are asked once per release."""
-    return json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 class OracleClient:

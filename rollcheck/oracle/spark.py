@@ -5,7 +5,7 @@ The explorer runs once, in the driver (:func:`rollcheck.oracle.check.run_check`)
 explored in seconds, while the questions cost JVM round trips, so those are what go to the executors. The states
 (with their level-store positions) are cut into partitions; each task builds its states' questions, asks them of
 its Python worker's long-lived clients (one per (protocol, release, jars), kept for the worker's life: a JVM starts
-once per worker, not once per task), compares the answers there and returns a :class:`~rollcheck.oracle.check.Tally`;
+once per worker, not once per task), compares the answers there and returns a :class:`~rollcheck.oracle.compare.Tally`;
 the driver merges the tallies in partition order, which gives the local engine's counts and kept disagreements
 (:meth:`Tally.merge` keeps the first per kind in (level, pos, question) order whatever the partitioning).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.oracle.binding import OracleBinding, OracleRelease
-from rollcheck.oracle.check import Client, Tally, ask_states
+from rollcheck.oracle.compare import Client, Tally, ask_states
 
 # The one process-level pool allowed (docs: common rules): a Python worker of Spark lives for many tasks
 # (spark.python.worker.reuse), and starting a Kafka JVM costs a second or more, so each worker keeps its clients,
