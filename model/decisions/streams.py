@@ -464,10 +464,11 @@ def streams_codec_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Call
                     "code": z3.If(v >= 4, x["code"], 0),
                     # The encoded length: version, the supported-version word from 3, the active tasks (8 bytes
                     # each), the standby map (a task and its one partition "t"-0: 8 + 4 + 7), from 2 the hosts
-                    # ("host", port, partitions[i:]: host 0 has two partitions, host 1 one), from 4 the error.
+                    # ("host", port, partitions[i:]: host 0 has two partitions, host 1 one; 0.10.1 ... 1.1 write
+                    # them at every version, their one layout), from 4 the error.
                     "length": z3.Sum(4, z3.If(v >= 3, 4, 0), 4, *([x["active"]] * 8), 4, *([x["standby"]] * 19),
-                                     z3.If(v >= 2, 4 + z3.If(x["hosts"] >= 1, 28, 0) + z3.If(x["hosts"] >= 2, 21, 0),
-                                           0),
+                                     z3.If(z3.Or(v >= 2, z3.BoolVal(latest == 2)),
+                                           4 + z3.If(x["hosts"] >= 1, 28, 0) + z3.If(x["hosts"] >= 2, 21, 0), 0),
                                      z3.If(v >= 4, 4, 0)),
                     # Kafka's equals, as AssignmentInfoTest asserts decode(encode(info)) equal to info: only when
                     # the version carries every field given (partitionsByHost from 2 on, the error code from 4)

@@ -450,7 +450,10 @@ def encode_assignment(info: AssignmentInfo, latest_supported: int = MAX_ENCODED_
         for task in jvm.hash_order(standby, TaskId.java_hash, _compare_task_ids):
             parts.append(struct.pack(">ii", task.topic_group_id, task.partition))
             parts += _write_partition_set(standby[task])
-        if info.version >= 2:
+        if info.version >= 2 or latest_supported == 2:
+            # 0.10.1 ... 1.1 write the global assignment whatever the version (their one layout, as for the
+            # subscription's endpoint): a version 1 assignment (upgrade.from="0.10.0") carries it too, and
+            # 0.10.0's decode ignores the extra bytes (AssignmentInfo.encode at 1.1.1, KAFKA-6054's back-port).
             hosts = dict(info.partitions_by_host)
             parts.append(struct.pack(">i", len(hosts)))
             for host in jvm.hash_order(hosts, HostInfo.java_hash):
