@@ -134,6 +134,12 @@ CASES: dict[str, list[Case]] = {
         _c(f"runbook {RUNBOOK} --profile kip --jobs 1 --max-states 20 --quiet --out {{tmp}}/runbook"),
         _c("runbook {tmp}/none.toml --out {tmp}/runbook", mistake=True),
     ],
+    "kafka": [
+        _c("kafka list"),
+        # Kafka 3.3.2's classes against the small config (built by Maven on first use, then from the cache)
+        _c("kafka metadata_version --release 3.3.2 --config small --quiet --out {tmp}/kafka"),
+        _c("kafka metadata_version --release 9.9.9 --config small --out {tmp}/kafka", mistake=True),
+    ],
 }
 
 
