@@ -3,9 +3,11 @@
 For every release given, one throw-away Maven project depends on each artifact (main jar and ``test``
 classifier) at that version and ``mvn dependency:resolve`` resolves them with their dependencies; Maven names
 every artifact it cannot resolve, so one run per release tells what is served. Writes JSON rows
-(release, artifact, classifier, served) to --out and prints a markdown table by release line.
+(release, artifact, classifier, served) to --out, merged with the rows already there for other releases, and
+prints the markdown table of every release in the file (``--table`` prints it without resolving anything).
 
     python kafka_oracle/served.py --out kafka_oracle/served.json 0.10.0.1 0.10.1.1 ... 4.4.0
+    python kafka_oracle/served.py --out kafka_oracle/served.json --table
 """
 
 from __future__ import annotations
@@ -48,12 +50,37 @@ def _missing(release: str, deps: list[tuple[str, str]]) -> set[tuple[str, str]]:
     return gone
 
 
+def _key(release: str) -> list[int]:
+    return [int(x) for x in release.split(".")]
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    """The docs' table: one line per release, a cell per artifact ("main + test", "main only", "—")."""
+    arts = [*ARTIFACTS[2:3], *ARTIFACTS[4:5], *ARTIFACTS[:2], *ARTIFACTS[3:4], *SCALA[:3]]
+    served = {(r["release"], r["artifact"], r["classifier"]): r["served"] for r in rows}
+    lines = ["| release | " + " | ".join(arts) + " |", "|---" * (len(arts) + 1) + "|"]
+    for release in sorted({str(r["release"]) for r in rows}, key=_key):
+        cells = []
+        for art in arts:
+            main, test = served.get((release, art, "main")), served.get((release, art, "test"))
+            cells.append("main + test" if main and test else "main only" if main else "—")
+        lines.append(f"| {release} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("releases", nargs="+")
+    p.add_argument("releases", nargs="*")
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--table", action="store_true", help="print the table of --out and resolve nothing")
     a = p.parse_args(argv)
-    rows = []
+    old: list[dict[str, object]] = json.loads(a.out.read_text()) if a.out.exists() else []
+    if a.table:
+        print(table(old))
+        return 0
+    if not a.releases:
+        p.error("name at least one release (or --table)")
+    rows = [r for r in old if r["release"] not in a.releases]
     for release in a.releases:
         deps = [(art, c) for art in (*ARTIFACTS, *SCALA) for c in ("", "test")]
         gone: set[tuple[str, str]] = set()
@@ -67,9 +94,10 @@ def main(argv: list[str]) -> int:
             rows.append({"release": release, "artifact": art, "classifier": c or "main",
                          "served": (art, c) not in gone})
         print(f"{release}: {sum(1 for d in deps if d not in gone)} of {len(deps)} resolve", file=sys.stderr)
+    rows.sort(key=lambda r: _key(str(r["release"])))
     a.out.write_text(json.dumps(rows, indent=1) + "\n")
+    print(table(rows))
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
