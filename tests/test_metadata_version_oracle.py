@@ -37,15 +37,35 @@ def test_questions_at_the_initial_state() -> None:
     state = next(iter(system.initial_states()))
     qs = list(ORACLE.questions(system, state, release))
     kinds = [q.kind for q in qs]
-    # the catalog once, the 3.3 snapshot, then one updateFeatures per request the operator may issue
-    assert kinds[:2] == ["catalog", "featureSnapshot"] and set(kinds[2:]) == {"updateFeatures"}
-    assert len(kinds) - 2 == len(system._requests)
+    # the catalog and QuorumFeatures' default range once, the 3.3 snapshot, a registration per software, then one
+    # updateFeatures per request the operator may issue
+    assert kinds[:5] == ["catalog", "quorumFeatures.default", "featureSnapshot", "registerBroker", "registerBroker"]
+    assert set(kinds[5:]) == {"updateFeatures"} and len(kinds) - 5 == len(system._requests)
+    assert qs[1].expected == {"features": {"metadata.version": [1, 7]}}
+    # the old binary (V1..V3 of the example: 1..5 on 3.3.2) may register at the initial level 5
+    assert qs[4].request["features"] == {"metadata.version": [1, 5]} and qs[4].expected["error"]["code"] == 0
     view = controller_view(system.controller(state))
     assert view["quorum"] == [0, 1, 2] and view["finalized"] == {"metadata.version": 5}
     assert view["brokers"] == {"3": {"metadata.version": [1, 5]}}
     # states that share the controller's view share the Question objects (compared once per batch)
     again = list(ORACLE.questions(system, state, release))
-    assert all(a is b for a, b in zip(qs[1:], again[1:], strict=True))
+    assert all(a is b for a, b in zip(qs[2:], again[2:], strict=True))
+
+
+def test_the_registration_check_per_release_line() -> None:
+    from reference_impl.metadata_version.api import VersionRange, registration_feature_error
+
+    offered = {"metadata.version": VersionRange(1, 5)}
+    old = registration_feature_error(offered, {"metadata.version": 6}, "3.3")
+    new = registration_feature_error(offered, {"metadata.version": 6}, "3.9")
+    assert old is not None and old.message == ("Unable to register because the broker does not support version 6 "
+                                               "of metadata.version. It wants a version between 1 and 5, inclusive.")
+    assert new is not None and "does not support finalized version 6" in str(new.message)
+    # 3.3-3.8 check only what the controller finalized; 3.9 on checks the defaults and every finalized feature
+    assert registration_feature_error({"group.version": VersionRange(1, 1)}, {}, "3.3") is None
+    assert registration_feature_error({"group.version": VersionRange(1, 1)}, {}, "3.9") is not None
+    assert registration_feature_error(offered, {"metadata.version": 3, "group.version": 1}, "3.3") is None
+    assert registration_feature_error(offered, {"metadata.version": 3, "group.version": 1}, "3.9") is not None
 
 
 @needs_java
@@ -53,7 +73,9 @@ def test_small_agrees_with_kafka_3_3_2() -> None:
     result = run_check("metadata_version", "3.3.2", "small")
     assert result.verdict == "agree", [f.difference for f in result.disagreements]
     assert result.states > 1000 and result.decisions > 20_000
-    assert set(result.kinds) == {"catalog", "featureSnapshot", "updateFeatures"}
+    assert set(result.kinds) == {"catalog", "quorumFeatures.default", "featureSnapshot", "registerBroker",
+                                 "updateFeatures"}
+    assert result.kinds["registerBroker"]["decisions"] > 1000
 
 
 @needs_java

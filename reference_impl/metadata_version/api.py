@@ -21,7 +21,7 @@ and ``replay`` returns the next controller, as Kafka's controller replays its ow
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from reference_impl.metadata_version.catalog import (
@@ -345,6 +345,13 @@ class QuorumController:
             raise ValueError("minimum_bootstrap_version is a setting of the kafka profile under release 3.9 only")
 
     # ------------------------------------------------------------------ reads
+    @property
+    def registration_rules(self) -> str:
+        """The release line of the broker registration checks (:func:`registration_feature_error`): the kafka
+        profile's ``kafka_release``; the kip profile keeps 3.9's (the KIP says only that an unsupported broker is
+        refused)."""
+        return self.kafka_release if self.profile == "kafka" else "3.9"
+
     @property
     def metadata_version(self) -> int:
         level = dict(self.finalized).get(FEATURE_NAME)
@@ -698,19 +705,44 @@ class QuorumController:
             # ClusterControlManager.registerBroker's order: the request's features as sent, then the assumed
             # metadata.version, then every finalized feature (level != 0) the broker does not list, as 0-0.
             finalized = {n: lvl for n, lvl in self.finalized if lvl != 0}
-            checks = list(offered.items()) + [(n, DISABLED) for n in sorted(finalized) if n not in offered]
-            for name, rng in checks:
-                # processRegistrationFeature: metadata.version defaults to 1, other features to 0.
-                fin = finalized.get(name, 1 if name == FEATURE_NAME else 0)
-                if not rng.contains(fin):
-                    return BrokerRegistrationReply(
-                        Errors.UNSUPPORTED_VERSION,
-                        f"Unable to register because the broker does not support finalized version {fin} "
-                        f"of {name}. The broker wants a version between {rng.min} and {rng.max}, inclusive.",
-                    ), self
+            reply = registration_feature_error(offered, finalized, self.registration_rules)
+            if reply is not None:
+                return reply, self
         reg = BrokerRegistration(request.broker_id, tuple(sorted(offered.items())), fenced=True)
         brokers = (*(b for b in self.brokers if b.broker_id != request.broker_id), reg)
         return BrokerRegistrationReply(Errors.NONE), replace(self, brokers=tuple(sorted(brokers, key=_bid)))
+
+
+def registration_feature_error(offered: Mapping[str, VersionRange], finalized: Mapping[str, int],
+                               rules: str) -> BrokerRegistrationReply | None:
+    """ClusterControlManager.registerBroker's feature checks (``processRegistrationFeature``) of the ranges a broker
+    ``offered`` against the ``finalized`` levels (level != 0), None when they pass; ``rules`` is the release line of
+    the check.
+
+    "3.9" and "4.0" (Kafka 3.9.0 on): the request's features as sent, then every finalized feature the broker does
+    not list, as 0-0; a feature the controller has not finalized is checked at its default (metadata.version 1,
+    others 0). "3.3" (Kafka 3.3.0 - 3.8.x, metadata/.../controller/ClusterControlManager.java at 3.3.0..3.8.0): only
+    the features the broker lists, and only those the controller has finalized ("registered with feature ... that is
+    unknown to the controller" is a warning), with the older message."""
+    if rules == "3.3":
+        for name, rng in offered.items():
+            fin = finalized.get(name)
+            if fin is not None and not rng.contains(fin):
+                return BrokerRegistrationReply(
+                    Errors.UNSUPPORTED_VERSION,
+                    f"Unable to register because the broker does not support version {fin} of {name}. It wants a "
+                    f"version between {rng.min} and {rng.max}, inclusive.")
+        return None
+    checks = list(offered.items()) + [(n, DISABLED) for n in sorted(finalized) if n not in offered]
+    for name, rng in checks:
+        # processRegistrationFeature: metadata.version defaults to 1, other features to 0.
+        fin = finalized.get(name, 1 if name == FEATURE_NAME else 0)
+        if not rng.contains(fin):
+            return BrokerRegistrationReply(
+                Errors.UNSUPPORTED_VERSION,
+                f"Unable to register because the broker does not support finalized version {fin} "
+                f"of {name}. The broker wants a version between {rng.min} and {rng.max}, inclusive.")
+    return None
 
 
 def _bid(b: BrokerRegistration) -> int:

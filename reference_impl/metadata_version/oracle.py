@@ -23,8 +23,10 @@ from typing import Any
 
 from reference_impl.metadata_version.api import (
     ALL_FAILED_PREFIX,
+    BrokerRegistrationRequest,
     ControllerResult,
     QuorumController,
+    QuorumFeatures,
     VersionRange,
     feature_snapshot_records,
     request,
@@ -61,6 +63,9 @@ class _Release:
     latest_production: int
     tiers: tuple[str, ...] = ("nightly",)
     snapshot: bool = False  # FeatureControlManager has its own snapshot iterator (3.3.x only)
+    # The release line of ClusterControlManager's registration checks when it is not ``rules``': 3.7.x and 3.8.x run
+    # the 3.9 rules everywhere else but keep 3.3's processRegistrationFeature (changed in 3.9.0).
+    registration: str | None = None
 
     @property
     def line(self) -> str:
@@ -74,8 +79,8 @@ RELEASES: tuple[_Release, ...] = (
     _Release("3.4.1", "kraft-3.3", "3.3", 1, 8),
     _Release("3.5.2", "kraft-3.3", "3.3", 1, 11),
     _Release("3.6.2", "kraft-3.3", "3.3", 1, 14, _CI),
-    _Release("3.7.2", "kraft-3.7", "3.9", 1, 19),
-    _Release("3.8.1", "kraft-3.7", "3.9", 1, 20),
+    _Release("3.7.2", "kraft-3.7", "3.9", 1, 19, registration="3.3"),
+    _Release("3.8.1", "kraft-3.7", "3.9", 1, 20, registration="3.3"),
     _Release("3.9.2", "kraft-3.7", "3.9", 1, 21, _CI),
     _Release("4.0.2", "kraft-4.0", "4.0", 7, 25, _CI),
     _Release("4.1.2", "kraft-4.1", "4.0", 7, 27),
@@ -190,6 +195,15 @@ class MetadataVersionOracle:
         out: list[Question] = []
         if state in _initial(system):
             out.append(Question("catalog", {"op": "catalog"}, self._catalog_expected(system, r)))
+            cat = system.catalog
+            if cat.latest_production_for(r.rules) == r.latest_production:
+                # QuorumFeatures' default local range (what a controller binary supports unless configured
+                # otherwise), at the releases whose catalog the rules are: the rules' release itself (3.3.x, 3.9.x,
+                # 4.0.x). Unstable versions off: with them on, Kafka 3.9 ends at its own last member while the
+                # reference's 3.9 rules keep the catalog's later levels (catalog.py, KafkaRelease).
+                rng = QuorumFeatures.default_feature_map(cat, False, r.rules)
+                out.append(Question("quorumFeatures.default", {"op": "defaultFeatures", "enableUnstable": False},
+                                    {"features": {name: [v.min, v.max] for name, v in rng}}))
         has_quorum = state.leader >= 0 and sum(1 for v in state.voters if v.status.name == "RUNNING") * 2 > len(
             state.voters)
         if has_quorum:
@@ -208,10 +222,21 @@ class MetadataVersionOracle:
     def _controller_questions(system: MetadataVersionSystem, state: Any, r: _Release) -> Iterable[Question]:
         c = system.controller(state)
         view = controller_view(c)
+        registrar = c if r.registration is None else dataclasses.replace(c, kafka_release=r.registration)
         if r.snapshot:
             records = feature_snapshot_records(c.finalized, c.metadata_version, system.catalog.bootstrap_floor)
             yield Question("featureSnapshot", {"op": "featureSnapshot", **view},
                            {"records": [[x.name, x.feature_level] for x in records]})
+        for name in sorted(system.softwares):
+            # A broker of this software registering now (the RegisterBroker action's request, one per software:
+            # the controller's check reads only the offered range and the finalized levels).
+            sw = system.softwares[name]
+            offered = ((FEATURE_NAME, VersionRange(sw.min_level, sw.max_level)),)
+            reply, _ = registrar.register_broker(BrokerRegistrationRequest(len(state.voters), offered))
+            yield Question("registerBroker", {"op": "registerBroker", **view, "brokerId": len(state.voters),
+                                              "features": _ranges(offered)},
+                           {"error": {"code": int(reply.error), "message": reply.message}},
+                           action=f"RegisterBroker(software={name})")
         for level, downgrade, dry, label in system._requests:
             req = request(FEATURE_NAME, level, downgrade, dry_run=dry)
             update = req.feature_updates[0]

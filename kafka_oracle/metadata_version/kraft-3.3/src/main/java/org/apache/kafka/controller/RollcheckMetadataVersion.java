@@ -41,6 +41,10 @@ public final class RollcheckMetadataVersion implements Handler {
                 return catalog();
             case "updateFeatures":
                 return updateFeatures(request);
+            case "defaultFeatures":
+                return RollcheckDefaults.defaultFeatures(request);
+            case "registerBroker":
+                return RollcheckRegistration.registerBroker(manager(request), request);
             case "featureSnapshot":
                 return featureSnapshot(request);
             default:

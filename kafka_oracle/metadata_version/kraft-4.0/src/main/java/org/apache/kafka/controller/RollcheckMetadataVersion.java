@@ -1,24 +1,17 @@
 package org.apache.kafka.controller;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 import org.apache.kafka.clients.admin.FeatureUpdate;
-import org.apache.kafka.common.metadata.FeatureLevelRecord;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.metadata.VersionRange;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.apache.kafka.server.common.MetadataVersion;
 import rollcheck.oracle.Handler;
 
-import static org.apache.kafka.controller.RollcheckRequests.byId;
 import static org.apache.kafka.controller.RollcheckRequests.error;
-import static org.apache.kafka.controller.RollcheckRequests.ids;
-import static org.apache.kafka.controller.RollcheckRequests.ranges;
 import static org.apache.kafka.controller.RollcheckRequests.replayed;
 
 /** Kafka 4.0 (API epoch kraft-4.0): as kraft-3.7 (ClusterFeatureSupportDescriber, public QuorumFeatures), but
@@ -27,13 +20,17 @@ import static org.apache.kafka.controller.RollcheckRequests.replayed;
  *  package to reach the package-private FeatureControlManager.Builder and updateFeatures, as Kafka's tests do. */
 public final class RollcheckMetadataVersion implements Handler {
     @Override
-    public Object handle(Map<String, Object> request) {
+    public Object handle(Map<String, Object> request) throws Exception {
         String op = (String) request.get("op");
         switch (op) {
             case "catalog":
                 return catalog();
             case "updateFeatures":
                 return updateFeatures(request);
+            case "defaultFeatures":
+                return RollcheckDefaults.defaultFeatures(request);
+            case "registerBroker":
+                return RollcheckRegistration.registerBroker(RollcheckManagers.manager(request), request);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -69,28 +66,7 @@ public final class RollcheckMetadataVersion implements Handler {
      *  replaying them. */
     @SuppressWarnings("unchecked")
     static Map<String, Object> updateFeatures(Map<String, Object> request) {
-        Map<Integer, Map<String, VersionRange>> brokers = byId(request.get("brokers"));
-        Map<Integer, Map<String, VersionRange>> controllers = byId(request.get("controllers"));
-        ClusterFeatureSupportDescriber describer = new ClusterFeatureSupportDescriber() {
-            @Override
-            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
-                return brokers.entrySet().iterator();
-            }
-
-            @Override
-            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
-                return controllers.entrySet().iterator();
-            }
-        };
-        int nodeId = ((Long) request.get("nodeId")).intValue();
-        QuorumFeatures qf = new QuorumFeatures(nodeId, ranges(request.get("local")), ids(request.get("quorum")));
-        FeatureControlManager fcm = new FeatureControlManager.Builder()
-            .setQuorumFeatures(qf)
-            .setClusterFeatureSupportDescriber(describer)
-            .build();
-        for (Map.Entry<String, Object> e : ((Map<String, Object>) request.get("finalized")).entrySet()) {
-            fcm.replay(new FeatureLevelRecord().setName(e.getKey()).setFeatureLevel(((Long) e.getValue()).shortValue()));
-        }
+        FeatureControlManager fcm = RollcheckManagers.manager(request);
         Map<String, Short> updates = new LinkedHashMap<>();
         Map<String, FeatureUpdate.UpgradeType> types = new LinkedHashMap<>();
         for (Object o : (List<Object>) request.get("updates")) {
