@@ -163,7 +163,7 @@ def _read_built(folder: Path) -> Built | None:
     return built
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -178,13 +178,14 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path, say: Callable[[str], None], what: str) -> Iterator[None]:
-    """The build lock of ``folder``: the first builder holds it, every other waits (and then reuses)."""
+def locked(folder: Path, say: Callable[[str], None], what: str) -> Iterator[None]:
+    """The build lock of ``folder``: the first builder holds it, every other waits (and then reuses); ``what``
+    names the build in the one line a waiter prints."""
     with open(folder / ".lock", "a+b") as f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say(f"waiting for another process building the Kafka oracle for {what} ...")
+            say(f"waiting for another process building {what} ...")
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -209,7 +210,7 @@ def _finish(folder: Path, tmp: Path, adapter: Adapter, release: str, jar_paths: 
     doc: dict[str, Any] = {"format": BUILT_FORMAT, "release": release, "adapter": adapter.name,
                            "handler": adapter.handler, "key": key, "classpath": [str(p) for p in classpath],
                            "seconds": round(seconds, 2), "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    _write_atomic(folder / "built.json", json.dumps(doc, indent=1) + "\n")  # last: marks the build finished
+    write_atomic(folder / "built.json", json.dumps(doc, indent=1) + "\n")  # last: marks the build finished
     shutil.rmtree(tmp, ignore_errors=True)
     return Built(release=release, adapter=adapter.name, handler=adapter.handler, classpath=classpath,
                  directory=folder)
@@ -260,7 +261,7 @@ def _first_error(text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def _run_logged(argv: list[str], log: Path, cwd: Path) -> tuple[int, str]:
+def run_logged(argv: list[str], log: Path, cwd: Path) -> tuple[int, str]:
     with open(log, "w", encoding="utf-8") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()
@@ -287,7 +288,7 @@ def _maven_build(adapter_dir: Path, adapter: Adapter, release: str, folder: Path
     argv = [shutil.which("mvn") or "mvn", "-B", "-q", "-Dstyle.color=never", "-f", str(adapter_dir / "pom.xml"),
             "compile", f"-Dkafka.version={release}", f"-Doracle.out={tmp}", f"-Drollcheck.common={common_sources()}"]
     tick = time.perf_counter()
-    code, text = _run_logged(argv, log, adapter_dir)
+    code, text = run_logged(argv, log, adapter_dir)
     if code != 0 or not (tmp / "classes").is_dir() or not (tmp / "classpath.txt").is_file():
         shutil.rmtree(tmp, ignore_errors=True)
         raise OracleUnavailable(maven_failure(release, adapter.name, text, log))
@@ -314,7 +315,7 @@ def _javac_build(adapter_dir: Path, adapter: Adapter, release: str, folder: Path
     argv = [shutil.which("javac") or "javac", "-encoding", "UTF-8", "--release", "17", "-nowarn",
             "-cp", os.pathsep.join(str(p) for p in jar_files), "-d", str(tmp / "classes"), f"@{argfile}"]
     tick = time.perf_counter()
-    code, text = _run_logged(argv, log, adapter_dir)
+    code, text = run_logged(argv, log, adapter_dir)
     if code != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise OracleUnavailable(f"the Kafka oracle adapter {adapter.name} does not compile against --jars {jars}: "
@@ -351,7 +352,7 @@ def ensure_built(adapters_dir: Path, adapter: Adapter, release: str, *, jars: Pa
     if built is not None:
         return built
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder, say, what):
+    with locked(folder, say, f"the Kafka oracle for {what}"):
         built = _read_built(folder)  # the builder we waited for finished it
         if built is not None:
             return built

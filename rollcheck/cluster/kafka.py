@@ -1,0 +1,187 @@
+"""Kafka's own processes on a local :class:`~rollcheck.cluster.cluster.Cluster`: KRaft controllers and brokers
+(``kafka.Kafka`` on a generated ``server.properties``, storage formatted by Kafka's storage tool at a given
+``metadata.version``), ZooKeeper (``ZooKeeperServerMain`` of the zookeeper jar the release depends on), and Kafka's
+command-line tools (``FeatureCommand``) run against them. Every node listens on 127.0.0.1 only, on ports picked
+free; its heap is small (384m by default: five nodes and more fit in a few GiB).
+
+Nothing here knows a protocol: the runbooks say which nodes, releases and versions to use.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rollcheck.cluster.cluster import LOOPBACK, Cluster, free_ports
+from rollcheck.cluster.dist import Distribution
+from rollcheck.cluster.node import Node, NodeFailed
+
+KAFKA_MAIN = "kafka.Kafka"
+STORAGE_TOOL = "kafka.tools.StorageTool"
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+READY = r"Kafka Server started"  # KafkaRaftServer's (and KafkaServer's) last start-up line, 2.8 to 4.x
+DEFAULT_HEAP = "384m"
+_TOOL_TIMEOUT = 120.0
+
+
+def new_cluster_id() -> str:
+    """A cluster id as ``kafka-storage random-uuid`` prints one: a base64url UUID without padding, never starting
+    with "-" (Kafka's ``Uuid.randomUuid`` draws again then: the tools would read it as an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+@dataclass
+class KafkaNode:
+    """A KRaft node: its id, roles, the ports of its listeners and its properties file."""
+
+    node: Node
+    node_id: int
+    roles: tuple[str, ...]
+    broker_port: int | None
+    controller_port: int | None
+    properties: Path
+
+
+@dataclass
+class KRaftCluster:
+    cluster_id: str
+    dist: Distribution
+    nodes: list[KafkaNode] = field(default_factory=list)
+
+    @property
+    def bootstrap(self) -> str:
+        ports = [n.broker_port for n in self.nodes if n.broker_port is not None]
+        if not ports:
+            raise NodeFailed("the cluster has no broker: nothing to bootstrap from")
+        return ",".join(f"{LOOPBACK}:{p}" for p in ports)
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in self.nodes
+                        if n.controller_port is not None)
+
+
+def _properties(node_id: int, roles: Sequence[str], broker_port: int | None, controller_port: int | None,
+                voters: str, data: Path, extra: Mapping[str, str]) -> str:
+    listeners = []
+    if broker_port is not None:
+        listeners.append(f"PLAINTEXT://{LOOPBACK}:{broker_port}")
+    if controller_port is not None:
+        listeners.append(f"CONTROLLER://{LOOPBACK}:{controller_port}")
+    props = {
+        "process.roles": ",".join(roles),
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters,
+        "listeners": ",".join(listeners),
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(data),
+        # One broker is a cluster: the internal topics must not wait for three.
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    if broker_port is not None:
+        props["advertised.listeners"] = f"PLAINTEXT://{LOOPBACK}:{broker_port}"
+        props["inter.broker.listener.name"] = "PLAINTEXT"
+    props.update(extra)
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def format_storage(dist: Distribution, properties: Path, cluster_id: str, release_version: str | None,
+                   log: Path) -> None:
+    """Kafka's storage tool: ``format -t <cluster id> -c <properties> [--release-version V]``; a refusal is one
+    line with the tool's last words."""
+    args = ["format", "-t", cluster_id, "-c", str(properties)]
+    if release_version is not None:
+        args += ["--release-version", release_version]
+    run_tool(dist, STORAGE_TOOL, args, log=log, what=f"formatting the storage of {properties.parent.name}")
+
+
+def run_tool(dist: Distribution, main: str, args: Sequence[str], *, log: Path, what: str,
+             timeout: float = _TOOL_TIMEOUT) -> str:
+    """Run one of Kafka's tools to its end: its output (stdout and stderr, also appended to ``log``). A tool that
+    fails or hangs past ``timeout`` is a :class:`NodeFailed` naming ``what`` and the log."""
+    argv = dist.java(main, args, heap="192m", tool=True)
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                             check=False)
+    except subprocess.TimeoutExpired:
+        raise NodeFailed(f"{what}: {main} did not end within {timeout:g} s") from None
+    output = run.stdout + run.stderr
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"# rollcheck: {main} {' '.join(args)}\n{output}\n")
+    if run.returncode != 0:
+        lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith("\t")]
+        said = [ln for ln in lines if "Exception" in ln or "Error" in ln or "error:" in ln] or lines[-2:]
+        raise NodeFailed(f"{what}: {main} exited with code {run.returncode}: {said[-1][:400] if said else ''} "
+                         f"(log {log})")
+    return run.stdout
+
+
+def start_kraft(c: Cluster, dist: Distribution, *, controllers: int = 1, brokers: int = 0, combined: bool = True,
+                metadata_version: str | None = None, heap: str = DEFAULT_HEAP,
+                extra: Mapping[str, str] | None = None, timeout: float = 90.0) -> KRaftCluster:
+    """A KRaft cluster of ``controllers`` voters (with ``combined``, each also a broker) and ``brokers`` more
+    brokers, formatted at ``metadata_version`` (a release version such as "3.8", or a level's name; None: the
+    release's default) and started, controllers first."""
+    if controllers < 1:
+        raise NodeFailed("a KRaft cluster needs at least one controller")
+    kc = KRaftCluster(new_cluster_id(), dist)
+    specs: list[tuple[int, tuple[str, ...]]] = [
+        (i + 1, ("broker", "controller") if combined else ("controller",)) for i in range(controllers)]
+    specs += [(controllers + i + 1, ("broker",)) for i in range(brokers)]
+    ports = iter(free_ports(sum(len(r) for _, r in specs)))
+    planned = [(nid, roles, next(ports) if "broker" in roles else None, next(ports) if "controller" in roles
+                else None) for nid, roles in specs]
+    voters = ",".join(f"{nid}@{LOOPBACK}:{cp}" for nid, _, _, cp in planned if cp is not None)
+    for nid, roles, bp, cp in planned:
+        kind = "combined" if len(roles) == 2 else roles[0]
+        name = f"{kind}-{nid}"
+        folder = c.node_dir(name)
+        if (folder / "data").exists():
+            raise NodeFailed(f"{folder} holds an earlier cluster's data: give the run a new directory")
+        folder.mkdir(parents=True, exist_ok=True)
+        props = folder / "server.properties"
+        props.write_text(_properties(nid, roles, bp, cp, voters, folder / "data", extra or {}), encoding="utf-8")
+        format_storage(dist, props, kc.cluster_id, metadata_version, folder / "node.log")
+        node = Node(name, dist.java(KAFKA_MAIN, [str(props)], heap=heap), folder,
+                    tuple(p for p in (bp, cp) if p is not None), READY, role=kind)
+        c.add(node)
+        kc.nodes.append(KafkaNode(node, nid, roles, bp, cp, props))
+    # Controllers first: a broker waits for the quorum; a quorum of several voters needs a majority up, so the
+    # voters are started together and then waited for.
+    c.start_together([kn.node for kn in kc.nodes if "controller" in kn.roles], timeout=timeout)
+    for kn in kc.nodes:
+        if "controller" not in kn.roles:
+            c.start(kn.node, timeout=timeout)
+    return kc
+
+
+def feature_command(dist: Distribution, bootstrap: str, args: Sequence[str], *, log: Path) -> str:
+    """Kafka's ``kafka-features`` tool (``FeatureCommand``: ``org.apache.kafka.tools`` from 3.5, ``kafka.admin``
+    before) against ``bootstrap``: its output."""
+    major, minor = (int(x) for x in dist.release.split(".")[:2])
+    main = "org.apache.kafka.tools.FeatureCommand" if (major, minor) >= (3, 5) else "kafka.admin.FeatureCommand"
+    return run_tool(dist, main, ["--bootstrap-server", bootstrap, *args], log=log,
+                    what=f"kafka-features {' '.join(args)}")
+
+
+def start_zookeeper(c: Cluster, dist: Distribution, *, heap: str = "192m", timeout: float = 60.0) -> tuple[Node, int]:
+    """ZooKeeper (``ZooKeeperServerMain <port> <data dir>``) from the zookeeper jar the release depends on: the
+    node and its client port."""
+    (port,) = free_ports(1)
+    folder = c.node_dir("zookeeper")
+    node = Node("zookeeper", dist.java(ZOOKEEPER_MAIN, [str(port), str(folder / "data")], heap=heap), folder,
+                (port,), None, role="zookeeper")
+    c.start(node, timeout=timeout)
+    return node, port
