@@ -54,6 +54,18 @@ SCHEMA_VERSION = {"kafka": 1, "kip": 0}
 ENABLED, DISABLED = 1, 0
 _TOP_KEYS = frozenset({"version", "status", "features"})
 _LEVEL_KEYS = frozenset({"min_version_level", "max_version_level"})
+# Kafka 3.3 and later (the kafka profile's kafka_release "3.9"; Apache Kafka 3.9.0-rc3 ZkData.scala): schema
+# version 2 (from IBP 3.3-IV0) holds one level per feature, max_version_level alone; version 1 is written below it.
+# A 3.9 row's controller writes Enabled nodes at 2 and Disabled ones (below IBP 2.7-IV0) at 1.
+_V2 = 2
+_V2_LEVEL_KEYS = frozenset({"max_version_level"})
+
+
+def schema_version(ctx: FeaturesContext, status: object) -> int:
+    """The schema version the modelled Kafka writes a node of this status at."""
+    if ctx.profile == "kafka" and ctx.config.kafka_release == "3.9":
+        return _V2 if status == ENABLED else SCHEMA_VERSION["kafka"]
+    return SCHEMA_VERSION[ctx.profile]
 
 
 def _is_int(x: object) -> bool:
@@ -100,6 +112,8 @@ def node_json(data: bytes) -> NodeJson:
         problems.append("features is not an object")
     else:
         for name, levels in raw.items():
+            if version == _V2 and isinstance(levels, dict) and set(levels) == _V2_LEVEL_KEYS:
+                levels = {"min_version_level": levels["max_version_level"], **levels}  # one level: (l, l)
             if not isinstance(levels, dict) or set(levels) != _LEVEL_KEYS:
                 problems.append(f"feature {name!r}: {levels!r} is not exactly min_version_level, max_version_level")
                 continue
@@ -371,7 +385,8 @@ def _uncached_epoch(ctx: FeaturesContext, version: int) -> int:
 
 
 @invariant("FEAT-13", "/features as ZooKeeper holds it is Kafka's FeatureZNode JSON (schema version 1, the KIP's 0 "
-           "under kip; status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
+           "under kip, 2 for an enabled node under the 3.9 rules with max_version_level alone; "
+           "status 1 enabled or 0 disabled, a disabled node empty; each feature exactly min_version_level "
            "and max_version_level, ints with 1 <= min <= max), and it is what the cluster acts on: an active "
            "controller has written the status its IBP asks for, and a running broker that has read the latest write "
            "serves its version as epoch and caches exactly its levels (none when disabled, and then, under kafka, "
@@ -389,7 +404,7 @@ def znode_is_kafkas_json(ctx: FeaturesContext, s: Any) -> bool:
         return s.controller < 0 and all(b.cache_epoch == -1 for b in s.brokers
                                         if b.status.name == "RUNNING" and b.notified)
     node = node_json(z.data)
-    if node.problem is not None or node.version != SCHEMA_VERSION[ctx.profile]:
+    if node.problem is not None or node.version != schema_version(ctx, node.status):
         return False
     # "Feature ZK node status": Enabled is written only at or above migration_ibp_version, Disabled only below,
     # by the controller when it starts up; the IBP roll ends with an election (no controller in between).

@@ -15,6 +15,8 @@ def constants(config: FeaturesConfig) -> dict[str, Any]:
                                             for r in config.releases):
         raise ValueError("the spec's Supported is a function: a release or a release's feature named twice has "
                          "no constant")
+    if config.kafka_release != "2.8":  # the 3.9 rules are the reference's alone (the Kafka oracle's 3.9 rows)
+        raise ValueError(f"the spec models Kafka's 2.8 rules, not kafka_release {config.kafka_release!r}")
     return {
         "Profile": config.profile,
         "Semantics": config.semantics,

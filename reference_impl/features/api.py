@@ -254,6 +254,29 @@ def _java_map_str(values: Mapping[str, Mapping[str, int]]) -> str:
     return "{" + ", ".join(inner) + "}"
 
 
+def _java_string_hash(text: str) -> int:
+    # java.lang.String.hashCode over UTF-16 code units, as a signed 32-bit value's bits.
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap`` filled with ``keys`` in this order: bucket by bucket
+    (``hash ^ hash >>> 16`` masked by the table size, 16 doubled while the size exceeds 3/4 of it), each bucket in
+    insertion order (a bucket is a list until it holds 8 entries, which a feature map never does)."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
+
+
 @dataclass(frozen=True)
 class FeatureZNode:
     """The feature ZooKeeper node (``core/.../zk/ZkData.scala`` ``FeatureZNode``).
@@ -292,18 +315,32 @@ class FeatureZNode:
     def write(self, status: FeatureZNodeStatus, features: FinalizedFeatures) -> FeatureZNode:
         return FeatureZNode(status, features, self.epoch + 1)
 
-    def encode(self, profile: Profile = "kafka") -> bytes:
+    def encode(self, profile: Profile = "kafka", release: str = "2.8") -> bytes:
         """``FeatureZNode.encode``: ``{"version":..,"status":0|1,"features":{f:{"min_version_level":..,
-        "max_version_level":..}}}``."""
-        return _json_str({"version": FeatureZNode.schema_version(profile), "status": self.status.value,
-                          "features": features_to_map(self.features)}).encode("utf-8")
+        "max_version_level":..}}}``. ``release`` "3.9" (kafka profile): Kafka 3.3 and later (:func:`_encode_39`)."""
+        if profile == "kafka" and release == "3.9":
+            return _encode_39(self)
+        if profile != "kafka":
+            return _json_str({"version": FeatureZNode.schema_version(profile), "status": self.status.value,
+                              "features": features_to_map(self.features)}).encode("utf-8")
+        # Kafka's bytes (Apache Kafka 2.8.2 / 3.2.3 core/src/main/scala/kafka/zk/ZkData.scala FeatureZNode.encode):
+        # Jackson writes the maps in their iteration order, the three keys in a scala.collection.mutable.HashMap's
+        # ("features", "version", "status") and the features in a java.util.HashMap's (Features.toMap collects
+        # into one), each range as BaseVersionRange.toMap's min then max (checked against the jars by the oracle:
+        # reference_impl/features/oracle.py, featureZNode.encode).
+        features = features_to_map(self.features)
+        ordered = {name: features[name] for name in java_hash_map_order(list(features))}
+        return ('{"features":' + _json_str(ordered) + ',"version":' + str(FeatureZNode.schema_version(profile))
+                + ',"status":' + str(self.status.value) + "}").encode("utf-8")
 
     @staticmethod
-    def decode(data: bytes | str, epoch: int = 0, profile: Profile = "kafka") -> FeatureZNode:
+    def decode(data: bytes | str, epoch: int = 0, profile: Profile = "kafka", release: str = "2.8") -> FeatureZNode:
         """``FeatureZNode.decode``: its checks in Kafka's order, with its messages. Every failure is a
         ``ValueError`` (Kafka: IllegalArgumentException, or Jackson's JsonMappingException for a missing
-        ``version`` or a value of the wrong type)."""
+        ``version`` or a value of the wrong type). ``release`` "3.9" (kafka profile): :func:`_decode_39`."""
         text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        if profile == "kafka" and release == "3.9":
+            return _decode_39(text, epoch)
         try:
             parsed = json.loads(text)
         except ValueError as exc:
@@ -333,6 +370,91 @@ class FeatureZNode:
             raise ValueError("Unable to convert to finalized features from map: "
                              f"{_java_map_str(features_map)}") from exc
         return FeatureZNode(status, features, epoch)
+
+
+# Kafka 3.3 and later in ZooKeeper mode (``kafka_release`` "3.9"; Apache Kafka 3.9.0-rc3
+# core/src/main/scala/kafka/zk/ZkData.scala FeatureZNode): a finalized feature is one level, here the range
+# (level, level) so that the rest of the model keeps one shape; the node's schema version is 2 from IBP 3.3-IV0
+# (FeatureZNode.apply) and 1 below. A 3.9 row's two IBPs are 3.9-IV0 (versioning enabled, the nodes written
+# Enabled) and one below 2.7-IV0 (the nodes written Disabled), so version 2 is exactly the Enabled nodes.
+ZK_V1 = 1
+ZK_V2 = 2
+RELEASE_IBP = {"3.9": "3.9-IV0"}  # the inter.broker.protocol.version a row of the release runs at
+
+
+def zk_node_version(status: FeatureZNodeStatus) -> int:
+    """The schema version a 3.9 controller writes the node at (see above)."""
+    return ZK_V2 if status is FeatureZNodeStatus.ENABLED else ZK_V1
+
+
+def _encode_39(node: FeatureZNode) -> bytes:
+    # FeatureZNode.encode at 3.9: V1 writes each level as max then min (a scala Map(max -> l, min -> l)), V2 the max
+    # only; the keys as 2.8's (a scala mutable.HashMap: features, version, status). The features follow the map the
+    # node holds: the controller's (a scala mutable.HashMap, whose order for these keys is java.util.HashMap's).
+    version = zk_node_version(node.status)
+    levels = {name: r.max_version_level for name, r in node.features}
+    out = {}
+    for name in java_hash_map_order(list(levels)):
+        out[name] = ({"max_version_level": levels[name], "min_version_level": levels[name]} if version == ZK_V1
+                     else {"max_version_level": levels[name]})
+    return ('{"features":' + _json_str(out) + ',"version":' + str(version) + ',"status":' + str(node.status.value)
+            + "}").encode("utf-8")
+
+
+def _decode_39(text: str, epoch: int) -> FeatureZNode:
+    # FeatureZNode.decode / decodeFeature at 3.9, their checks in order and their messages.
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"Failed to parse feature information: {text}") from exc
+    info = _json_object(parsed)
+    if "version" not in info:
+        raise JsonMappingException("No such field exists: `version`")
+    version = _json_int(info["version"])
+    if version < ZK_V1 or version > ZK_V2:
+        raise ValueError(f"Unsupported version: {version} of feature information: {text}")
+    raw_status = info.get("status")
+    if raw_status is None:
+        raise ValueError(f"Status can not be absent in feature information: {text}")
+    status_id = _json_int(raw_status)
+    status = next((st for st in FeatureZNodeStatus if st.value == status_id), None)
+    if status is None:
+        raise ValueError(f"Malformed status: Some({status_id}) found in feature information: {text}")
+    raw = info.get("features")
+    if raw is None:
+        raise ValueError(f"Features map can not be absent in: {text}")
+    features_map = {name: {k: _json_int(v) for k, v in _json_object(m).items()}
+                    for name, m in _json_object(raw).items()}
+    levels = {}
+    for name, info_map in features_map.items():
+        shown = "Map(" + ", ".join(f"{k} -> {v}" for k, v in info_map.items()) + ")"
+        if version == ZK_V1 and "min_version_level" not in info_map:
+            raise ValueError(f"min_version_level absent in [{shown}]")
+        if "max_version_level" not in info_map:
+            raise ValueError(f"max_version_level absent in [{shown}]")
+        high = info_map["max_version_level"]
+        if version == ZK_V1:
+            low = info_map["min_version_level"]
+            if low < 1 or high < low:
+                raise ValueError("Expected minValue >= 1, maxValue >= 1 and maxValue >= minValue, but received "
+                                 f"minValue: {low}, maxValue: {high}")
+        if high < 1:
+            raise ValueError(f"Expected maxValue >= 1, but received maxValue: {high}")
+        levels[name] = high
+    return FeatureZNode(status, tuple(sorted((n, FinalizedVersionRange(v, v)) for n, v in levels.items())), epoch)
+
+
+def _java_map_levels(features: FinalizedFeatures) -> str:
+    # java.util.HashMap<String, Short>.toString of the levels, in that map's order.
+    levels = {name: r.max_version_level for name, r in features}
+    return "{" + ", ".join(f"{n}={levels[n]}" for n in java_hash_map_order(list(levels))) + "}"
+
+
+def finalized_features_39_str(features: FinalizedFeatures, epoch: int, release: str) -> str:
+    """``org.apache.kafka.server.common.FinalizedFeatures.toString`` (3.9, ZooKeeper mode: no metadata.version in
+    the map), at the release's IBP."""
+    return (f"Features(metadataVersion={RELEASE_IBP[release]}, finalizedFeatures={_java_map_levels(features)}, "
+            f"finalizedFeaturesEpoch={epoch})")
 
 
 def incompatible_features(supported: SupportedFeatures, finalized: FinalizedFeatures,
@@ -416,7 +538,13 @@ class FinalizedFeaturesAndEpoch:
     epoch: int
 
     def __str__(self) -> str:
-        return f"FinalizedFeaturesAndEpoch(features={features_str(self.features)}, epoch={self.epoch})"
+        # The cache holds what FeatureZNode.decode built (Features.fromFinalizedFeaturesMap collects into a
+        # java.util.HashMap), so Kafka prints the features in that map's order (Apache Kafka 2.8.2 / 3.2.3
+        # clients/src/main/java/org/apache/kafka/common/feature/Features.java; checked against the jars by the oracle,
+        # finalizedFeatureCache).
+        by_name = dict(self.features)
+        ordered = tuple((name, by_name[name]) for name in java_hash_map_order(list(by_name)))
+        return f"FinalizedFeaturesAndEpoch(features={features_str(ordered)}, epoch={self.epoch})"
 
 
 @dataclass(frozen=True)
@@ -435,6 +563,10 @@ class FinalizedFeatureCache:
     supported: SupportedFeatures = ()
     features_and_epoch: FinalizedFeaturesAndEpoch | None = None
     profile: Profile = "kafka"
+    # "3.9": the cache is ZkMetadataCache.updateFeaturesOrThrow (Apache Kafka 3.9.0-rc3
+    # core/src/main/scala/kafka/server/metadata/ZkMetadataCache.scala): the same rules, its messages print
+    # FinalizedFeatures (finalized_features_39_str) and the existing contents as a scala Option.
+    release: str = "2.8"
 
     def get(self) -> FinalizedFeaturesAndEpoch | None:
         return self.features_and_epoch
@@ -443,21 +575,29 @@ class FinalizedFeatureCache:
         return self.features_and_epoch is None
 
     def clear(self) -> FinalizedFeatureCache:
-        return FinalizedFeatureCache(self.supported, None, self.profile)
+        return FinalizedFeatureCache(self.supported, None, self.profile, self.release)
+
+    def _shown(self, f: FinalizedFeaturesAndEpoch) -> str:
+        return str(f) if self.release != "3.9" else finalized_features_39_str(f.features, f.epoch, self.release)
 
     def update_or_throw(self, latest_features: FinalizedFeatures, latest_epoch: int) -> FinalizedFeatureCache:
         latest = FinalizedFeaturesAndEpoch(latest_features, latest_epoch)
         if self.features_and_epoch is not None and self.features_and_epoch.epoch > latest_epoch:
             # Kafka's ``existing`` is "<empty>" for an empty cache, but only its success log line (not kept
             # here) can print that: this refusal needs a cached epoch, so it always quotes the cache.
+            held = self._shown(self.features_and_epoch)
             raise FeatureCacheUpdateException(f"FinalizedFeatureCache update failed due to invalid epoch in new "
-                                              f"{latest}. The existing cache contents are "
-                                              f"{self.features_and_epoch}.")
+                                              f"{self._shown(latest)}. The existing cache contents are "
+                                              f"{held if self.release != '3.9' else f'Some({held})'}.")
         if incompatible_features(self.supported, latest_features, self.profile):
+            supported = self.supported
+            if self.release == "3.9":  # BrokerFeatures holds its supported features in a java.util.HashMap (3.9)
+                by_name = dict(supported)
+                supported = tuple((n, by_name[n]) for n in java_hash_map_order(list(by_name)))
             raise FeatureCacheUpdateException("FinalizedFeatureCache update failed since feature compatibility "
-                                              f"checks failed! Supported {features_str(self.supported)} has "
-                                              f"incompatibilities with the latest {latest}.")
-        return FinalizedFeatureCache(self.supported, latest, self.profile)
+                                              f"checks failed! Supported {features_str(supported)} has "
+                                              f"incompatibilities with the latest {self._shown(latest)}.")
+        return FinalizedFeatureCache(self.supported, latest, self.profile, self.release)
 
     def update_latest_or_throw(self, node: FeatureZNode | None) -> FinalizedFeatureCache:
         """``FinalizedFeatureChangeListener``'s ``updateLatestOrThrow`` once the node is read: an absent or
@@ -507,8 +647,23 @@ class AdminFeatureUpdate:
 
     max_version_level: int
     allow_downgrade: bool = False
+    # "3.9": FeatureUpdate(short, boolean) maps the flag to SAFE_DOWNGRADE / UPGRADE and the (short, UpgradeType)
+    # constructor checks it (Apache Kafka 3.9.0-rc3 clients/.../admin/FeatureUpdate.java).
+    release: str = "2.8"
+
+    @property
+    def upgrade_type(self) -> int:
+        """``FeatureUpdate.UpgradeType`` code (3.3 and later): SAFE_DOWNGRADE 2 with the flag, else UPGRADE 1."""
+        return 2 if self.allow_downgrade else 1
 
     def __post_init__(self) -> None:
+        if self.release == "3.9":
+            if self.max_version_level == 0 and not self.allow_downgrade:
+                raise ValueError("The upgradeType flag should be set to SAFE_DOWNGRADE or UNSAFE_DOWNGRADE when the "
+                                 f"provided maxVersionLevel:{self.max_version_level} is < 1.")
+            if self.max_version_level < 0:
+                raise ValueError("Cannot specify a negative version level.")
+            return
         if self.max_version_level < 1 and not self.allow_downgrade:
             raise ValueError("The allowDowngrade flag should be set when the provided "
                              f"maxVersionLevel:{self.max_version_level} is < 1.")
@@ -518,10 +673,11 @@ class AdminFeatureUpdate:
                 f"allowDowngrade:{str(self.allow_downgrade).lower()}}}")
 
 
-def admin_update_features_request(updates: Mapping[str, AdminFeatureUpdate], timeout_ms: int = 60000
-                                  ) -> UpdateFeaturesRequest:
+def admin_update_features_request(updates: Mapping[str, AdminFeatureUpdate], timeout_ms: int = 60000,
+                                  validate_only: bool = False) -> UpdateFeaturesRequest:
     """``KafkaAdminClient.updateFeatures``' checks before it sends anything, then the request it builds.
-    Being a map, the Admin client can never send two updates for one feature."""
+    Being a map, the Admin client can never send two updates for one feature. ``validate_only``:
+    ``UpdateFeaturesOptions.validateOnly`` (3.3 and later), the request's ``dry_run``."""
     if not updates:
         raise ValueError("Feature updates can not be null or empty.")
     for feature in updates:
@@ -529,7 +685,7 @@ def admin_update_features_request(updates: Mapping[str, AdminFeatureUpdate], tim
         if not feature.strip("".join(map(chr, range(33)))):
             raise ValueError("Provided feature can not be empty.")
     return UpdateFeaturesRequest(tuple(FeatureUpdate(f, u.max_version_level, u.allow_downgrade)
-                                       for f, u in updates.items()), timeout_ms)
+                                       for f, u in updates.items()), timeout_ms, dry_run=validate_only)
 
 
 @dataclass(frozen=True)
@@ -572,6 +728,11 @@ class FeatureController:
     profile: Profile = "kip"
     semantics: Semantics = "partial"
     mutations: frozenset[str] = field(default_factory=frozenset)  # named bugs, for broken variants
+    # "3.9" (kafka profile): Kafka 3.3+'s ZooKeeper controller (3.9.0-rc3 KafkaController.validateFeatureUpdate,
+    # newFinalizedVersionOrIncompatibilityError): one level per feature (the range (y, y)), no minimum to check,
+    # the controller's own supported range checked both ways. The error codes are 2.8's; the messages 2.8's too
+    # (3.9 says "versionLevel" and "downgradeType"): nothing here compares them with Kafka's.
+    kafka_release: str = "2.8"
 
     # -------------------------------------------------------------------- the API
     def update_features(self, request: UpdateFeaturesRequest, principal_can_alter: bool = True
@@ -665,7 +826,7 @@ class FeatureController:
                 return self._fail(update, Errors.INVALID_REQUEST,
                                   f"When the allowDowngrade flag set in the request, the provided "
                                   f"maxVersionLevel:{y} can not be greater than existing maxVersionLevel:{x}.")
-            if y < existing.min_version_level:
+            if y < existing.min_version_level and self.kafka_release != "3.9":
                 # Kafka: INVALID_REQUEST. KIP: the node's rule min <= max makes it impossible to apply.
                 error = Errors.INVALID_REQUEST if self.profile == "kafka" else Errors.FEATURE_UPDATE_FAILED
                 return self._fail(update, error,
@@ -685,12 +846,13 @@ class FeatureController:
             if not isinstance(own, SupportedVersionRange):
                 return self._fail(update, Errors.INVALID_REQUEST, "Could not apply finalized feature update "
                                   "because the provided feature is not supported.")
-            if y < own.min_version:
+            if y < own.min_version or (self.kafka_release == "3.9" and y > own.max_version):
                 return self._fail(update, Errors.INVALID_REQUEST, "Could not apply finalized feature update "
                                   f"because the provided maxVersionLevel:{y} is lower than the supported "
                                   f"minVersion:{own.min_version}.")
-            # Kafka always rewrites the minimum as the controller binary's supported minimum.
-            new = FinalizedVersionRange(own.min_version, y)
+            # Kafka 2.8 always rewrites the minimum as the controller binary's supported minimum; 3.9 keeps a level.
+            new = FinalizedVersionRange(y, y) if self.kafka_release == "3.9" else FinalizedVersionRange(
+                own.min_version, y)
         else:
             # The KIP never changes the minimum through this API ("Changes to cluster-wide finalized
             # minimum feature version level, can not be carried out using this API"); a new feature
@@ -712,11 +874,11 @@ class FeatureController:
     # -------------------------------------------------------------------- controller-side events
     def _with_node(self, node: FeatureZNode | None) -> FeatureController:
         return FeatureController(node, self.live_brokers, self.own_supported, self.versioning_enabled,
-                                 self.is_active, self.profile, self.semantics, self.mutations)
+                                 self.is_active, self.profile, self.semantics, self.mutations, self.kafka_release)
 
 
 def setup_feature_versioning(node: FeatureZNode | None, versioning_enabled: bool,
-                             own_supported: SupportedFeatures) -> FeatureZNode | None:
+                             own_supported: SupportedFeatures, release: str = "2.8") -> FeatureZNode | None:
     """What a newly elected controller writes to ``/features`` (KIP "Feature ZK node status").
 
     Returns the new node, or ``None`` when the existing node is left as it is. Same in both profiles
@@ -726,7 +888,9 @@ def setup_feature_versioning(node: FeatureZNode | None, versioning_enabled: bool
     """
     if versioning_enabled:
         if node is None:
-            default = tuple((n, FinalizedVersionRange(r.min_version, r.max_version)) for n, r in own_supported)
+            # 3.9's BrokerFeatures.defaultFinalizedFeatures: each supported feature at its maximum level.
+            default = tuple((n, FinalizedVersionRange(r.max_version if release == "3.9" else r.min_version,
+                                                      r.max_version)) for n, r in own_supported)
             return FeatureZNode(FeatureZNodeStatus.ENABLED, default, 0)
         if node.status is FeatureZNodeStatus.DISABLED:
             return node.write(FeatureZNodeStatus.ENABLED, ())

@@ -50,10 +50,17 @@ class FeaturesConfig:
     deprecation: bool = True  # the controller's min-level deprecation (kip profile only)
     client: bool = True
     mutations: frozenset[str] = field(default_factory=frozenset)
+    # The Kafka release line the kafka profile models: "2.8" (2.7 .. 3.2: finalized version ranges, node schema
+    # version 1) or "3.9" (3.3 and later in ZooKeeper mode: one finalized level per feature, node schema version 2
+    # at IBP 3.3-IV0 and above; reference_impl/features/api.py, ZK_V2). Only the Kafka oracle's 3.9 rows set "3.9"
+    # (reference_impl/features/oracle.py); the TLA+ spec, the Z3 model and the decision rules model "2.8".
+    kafka_release: str = "2.8"
 
     def validate(self) -> None:
         if self.profile not in ("kip", "kafka"):
             raise ValueError("profile must be 'kip' or 'kafka'")
+        if self.kafka_release not in ("2.8", "3.9"):
+            raise ValueError("kafka_release must be '2.8' or '3.9'")
         if self.semantics not in ("partial", "atomic"):
             raise ValueError("semantics must be 'partial' or 'atomic'")
         if not 1 <= self.brokers <= 6:

@@ -149,6 +149,7 @@ PROTOCOL = ProtocolEntry(
     properties="properties.features:PROPERTIES",
     z3="model.features:FeaturesZ3",
     decisions="model.decisions.features:DECISIONS",
+    oracle="reference_impl.features.oracle:ORACLE",
     # What only an operator does (runbooks, docs/runbooks.md): bounce a broker onto a release (the rolling
     # upgrade or rollback), send UpdateFeatures with the kafka-features tool, roll the IBP across
     # migration_ibp_version. Everything else the cluster does: controller elections, broker startup and its

@@ -104,6 +104,9 @@ class FeaturesSystem(DataclassSystem):
         self._skip_startup_validation = "skip_startup_validation" in mutations
         self._ignore_incompatible_notification = "ignore_incompatible_notification" in mutations
         self._client_adopts_stale = "client_adopts_stale" in mutations
+        # The codec is called with the release only for the 3.9 rules (its 2.8 signature is what tests and the
+        # mutation campaign replace).
+        self._rules_28 = config.kafka_release == "2.8"
 
     def __getstate__(self) -> dict[str, object]:
         d = super().__getstate__()
@@ -214,7 +217,8 @@ class FeaturesSystem(DataclassSystem):
         hit = self._decoded.get(z)
         if hit is None:
             try:
-                hit = FeatureZNode.decode(z.data, z.version, self.config.profile)
+                hit = (FeatureZNode.decode(z.data, z.version, self.config.profile) if self._rules_28 else
+                       FeatureZNode.decode(z.data, z.version, self.config.profile, self.config.kafka_release))
             except JsonMappingException as exc:  # before ValueError: it is one here
                 hit = Unreadable(True, str(exc))
             except ValueError as exc:  # Kafka's IllegalArgumentException family (api.py)
@@ -229,7 +233,9 @@ class FeaturesSystem(DataclassSystem):
         (under the config's profile) and the node's version, its epoch."""
         hit = self._encoded.get(node)
         if hit is None:
-            hit = self._encoded[node] = ZNode(node.encode(self.config.profile), node.epoch)
+            data = (node.encode(self.config.profile) if self._rules_28 else
+                    node.encode(self.config.profile, self.config.kafka_release))
+            hit = self._encoded[node] = ZNode(data, node.epoch)
         return hit
 
     # ------------------------------------------------------------------ helpers
@@ -269,7 +275,7 @@ class FeaturesSystem(DataclassSystem):
         live = tuple((i, self.supported(b)) for i, b in enumerate(s.brokers) if b.registered)
         own = self.supported(s.brokers[s.controller])
         return FeatureController(node, live, own, s.ibp_enabled, True, self.config.profile,
-                                 self.config.semantics, self.config.mutations)
+                                 self.config.semantics, self.config.mutations, self.config.kafka_release)
 
     def _broker_reads(self, s: FeaturesState, b: Broker) -> tuple[bool, FinalizedFeatures, int]:
         """A broker reads /features (at startup or on a watch notification): whether it runs on, and what it
@@ -307,7 +313,8 @@ class FeaturesSystem(DataclassSystem):
             # enable/disableFeatureVersioning cannot decode /features: onControllerFailover throws, elect()
             # catches it and triggers a controller move. The broker resigns at once: nothing has changed.
             return s
-        new_node = setup_feature_versioning(current, s.ibp_enabled, self.supported(s.brokers[i]))
+        new_node = setup_feature_versioning(current, s.ibp_enabled, self.supported(s.brokers[i]),
+                                            self.config.kafka_release)
         if new_node is None:
             znode, node = s.znode, current
         else:
