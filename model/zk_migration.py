@@ -559,12 +559,12 @@ class ZkMigrationZ3(SymbolicSystem):
                   f"v{i}.synced": 0})]
 
     def _activate(self, v: V, i: int) -> list[Branch]:
+        # KRaftLeaderEvent reads /migration (waiting for ZooKeeper); before KAFKA-16171 / KAFKA-16667 the
+        # driver kept that version past its claim.
         if "stale_migration_version" in self.muts:
-            # KRaftLeaderEvent reads /migration (waiting for ZooKeeper); before KAFKA-16171 / KAFKA-16667 the
-            # driver kept that version past its claim.
             return [(z3.And(self.leads(v, i, INACTIVE), v["zk.avail"]),
                      {f"v{i}.drv": WAIT_QUORUM, f"v{i}.zkv": v["zk.mver"]})]
-        return [(self.leads(v, i, INACTIVE), {f"v{i}.drv": WAIT_QUORUM})]
+        return [(z3.And(self.leads(v, i, INACTIVE), v["zk.avail"]), {f"v{i}.drv": WAIT_QUORUM})]
 
     def quorum_ready(self, v: V) -> Any:
         """Trigger 5 as the driver checks it before the copy. kip: every voter running with the migration
@@ -600,7 +600,8 @@ class ZkMigrationZ3(SymbolicSystem):
         return z3.And(_or(zk), _and(ready))
 
     def _wait_brokers(self, v: V, i: int) -> list[Branch]:
-        return [(z3.And(self.leads(v, i, WAIT_BROKERS), self.brokers_ready(v)), {f"v{i}.drv": BECOME})]
+        # WaitForZkBrokersEvent reads /brokers (waiting for ZooKeeper).
+        return [(z3.And(self.leads(v, i, WAIT_BROKERS), v["zk.avail"], self.brokers_ready(v)), {f"v{i}.drv": BECOME})]
 
     def _become_controller(self, v: V, i: int) -> list[Branch]:
         """The take-over of /controller and /controller_epoch (api.claim_controller_epoch restated: refused

@@ -32,6 +32,8 @@ EXTENDS Integers, Sequences, FiniteSets
 CONSTANTS
     \* @type: Str;
     Profile,                    \* "kip" or "kafka"
+    \* @type: Str;
+    KafkaRelease,               \* "3.9": the spec models Kafka 3.9's rules (the reference also has "3.5")
     \* @type: Int;
     NBrokers,                   \* ZK brokers
     \* @type: Int;
@@ -149,6 +151,7 @@ SpecMutations == {"unconditional_zk_writes", "kraft_epoch_not_above_zk", "non_tr
                   "registration_without_zk_migration_ready"}
 ConfigOk(c) ==
     /\ c.Profile \in {"kip", "kafka"}
+    /\ c.KafkaRelease = "3.9"
     /\ c.NBrokers \in 1..3
     /\ c.NVoters \in {1, 3}
     /\ c.QuorumLevel \in c.Levels /\ c.BrokerIbp \in c.Levels
@@ -156,8 +159,8 @@ ConfigOk(c) ==
     /\ c.ZkEpoch >= 1 /\ c.MaxUpdates >= 0 /\ c.LagLimit >= 1 /\ c.MaxEpoch >= 1
     /\ c.MaxVotersDown \in 0..c.NVoters
     /\ c.Mutations \subseteq SpecMutations
-ASSUME ConfigOk([Profile |-> Profile, NBrokers |-> NBrokers, NVoters |-> NVoters, QuorumLevel |-> QuorumLevel,
-                 BrokerIbp |-> BrokerIbp, KipMinimumLevel |-> KipMinimumLevel,
+ASSUME ConfigOk([Profile |-> Profile, KafkaRelease |-> KafkaRelease, NBrokers |-> NBrokers, NVoters |-> NVoters,
+                 QuorumLevel |-> QuorumLevel, BrokerIbp |-> BrokerIbp, KipMinimumLevel |-> KipMinimumLevel,
                  KafkaEmptyLogMinimumLevel |-> KafkaEmptyLogMinimumLevel, ZkEpoch |-> ZkEpoch,
                  MaxUpdates |-> MaxUpdates, LagLimit |-> LagLimit, MaxEpoch |-> MaxEpoch, Mutations |-> Mutations,
                  MaxVotersDown |-> MaxVotersDown, Levels |-> Levels])
@@ -397,15 +400,15 @@ DriverDeactivate(v) ==
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
 (* KRaftLeaderEvent (active).  Kafka reads /migration here (getOrCreateMigrationRecoveryState, waiting *)
-(* for ZooKeeper); only before KAFKA-16171 / KAFKA-16667 ("stale_migration_version") is that version   *)
-(* kept past the claim, so only then is it recorded.                                                  *)
+(* for ZooKeeper: no step while it is away); only before KAFKA-16171 / KAFKA-16667                    *)
+(* ("stale_migration_version") is that version kept past the claim, so only then is it recorded.      *)
 DriverActivate(v) ==
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "INACTIVE"
+    /\ zk.available
     /\ IF "stale_migration_version" \in Mutations
-       THEN /\ zk.available
-            /\ SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM",
-                                             !.zk_version = zk.migration_version])
+       THEN SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM",
+                                          !.zk_version = zk.migration_version])
        ELSE SetVoter(v, [voters[v] EXCEPT !.driver = "WAIT_FOR_CONTROLLER_QUORUM"])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
@@ -436,9 +439,11 @@ DriverWaitForQuorum(v) ==
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = new])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>
 
+(* WaitForZkBrokersEvent reads /brokers (readBrokerIds, waiting for ZooKeeper).                       *)
 DriverWaitForBrokers(v) ==
     /\ DriverUp(v) /\ IsLeader(v)
     /\ voters[v].driver = "WAIT_FOR_BROKERS"
+    /\ zk.available
     /\ BrokersReady
     /\ SetVoter(v, [voters[v] EXCEPT !.driver = "BECOME_CONTROLLER"])
     /\ UNCHANGED <<zk, brokers, leader, raft_epoch, migration, log, txn, zk_controller_epoch, next_id, shutdown>>

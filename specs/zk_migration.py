@@ -19,6 +19,7 @@ from rollcheck.tla.binding import SpecBinding
 def constants(config: ZkMigrationConfig) -> dict[str, Any]:
     return {
         "Profile": config.profile,
+        "KafkaRelease": config.kafka_release,
         "NBrokers": config.zk_brokers,
         "NVoters": config.voters,
         "QuorumLevel": config.quorum_level,

@@ -4,6 +4,7 @@ bug runner, the explorer's visit hook, and the Spark engine's result equal to th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
     real = registry.get_protocol
 
     def get(name: str) -> Any:
+        if name == "toy-unbound":  # every real protocol has a binding: the toy without one
+            return dataclasses.replace(ENTRY, name="toy-unbound", oracle=None)
         return ENTRY if name == "toy" else real(name)
 
     for module in (registry, check, bugs):
@@ -114,7 +117,7 @@ def test_cli_release_all_prints_the_matrix_and_exits_with_the_worst(toy: None, t
     (["kafka", "toy", "--release", "1.0", "--config", "large"], "toy/large at Kafka 1.0: bound above 10"),
     (["kafka", "toy", "--release", "1.0", "--profile", "nope"], "has no profile 'nope'"),
     (["kafka", "toy"], "--release R is needed"),
-    (["kafka", "features", "--release", "1.0"], "protocol features has no Kafka oracle binding"),
+    (["kafka", "toy-unbound", "--release", "1.0"], "protocol toy-unbound has no Kafka oracle binding"),
     (["kafka", "nosuch", "--release", "1.0"], "unknown protocol"),
 ])
 def test_bad_input_is_one_line_and_exit_2(toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str],

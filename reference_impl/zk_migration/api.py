@@ -545,6 +545,28 @@ def reason_all_controllers_zk_migration_not_ready(metadata_version: MetadataVers
     return None
 
 
+def reason_all_controllers_zk_migration_not_ready_from_api_versions(node_id: int, quorum_node_ids: Sequence[int],
+                                                                   api_versions: Mapping[int, bool]) -> str | None:
+    """``QuorumFeatures.reasonAllControllersZkMigrationNotReady()`` of Kafka 3.5.0 - 3.6.x (KAFKA-14909, apache/kafka
+    8b33a83 on 3.5): every other voter (the local node is skipped) must have sent ApiVersions with ZkMigrationReady.
+    ``api_versions`` maps each voter whose ApiVersions the controller holds (NetworkClient drops them when the
+    connection goes) to its ZkMigrationReady; every metadata.version is checked. None when ready."""
+    missing: list[str] = []
+    not_ready: list[str] = []
+    for node in quorum_node_ids:
+        if node == node_id:
+            continue
+        if node not in api_versions:
+            missing.append(str(node))
+        elif not api_versions[node]:
+            not_ready.append(str(node))
+    if not missing and not not_ready:
+        return None
+    first = f"Nodes don't enable `zookeeper.metadata.migration.enable`: [{', '.join(not_ready)}]." if not_ready else ""
+    second = f" Missing apiVersion from nodes: [{', '.join(missing)}]" if missing else ""
+    return first + second
+
+
 # ---------------------------------------------------------------- the take-over of /controller
 class IllegalStateError(RuntimeError):
     """Kafka's IllegalStateException."""

@@ -51,6 +51,10 @@ class ZkMigrationConfig:
     unclean_shutdown: bool = True  # the quorum shut down while ZooKeeper lags (may lose metadata)
     finalize: bool = True  # turning migration off on the quorum
     mutations: frozenset[str] = field(default_factory=frozenset)
+    # The Kafka rules under the kafka profile: "3.9", or "3.5" (Kafka 3.5.x - 3.6.x: the controller quorum's
+    # readiness read from the other voters' ApiVersions, QuorumFeatures at 3.5.0). Only the Kafka oracle's rows
+    # of 3.4 - 3.6 set "3.5" (reference_impl/zk_migration/oracle.py); the spec and the Z3 model are 3.9's.
+    kafka_release: str = "3.9"
 
     def validate(self) -> None:
         if self.profile not in ("kip", "kafka"):
@@ -68,6 +72,8 @@ class ZkMigrationConfig:
             raise ValueError(f"max_voters_down must be between 0 and voters ({self.voters})")
         if self.zk_epoch < 1 or self.max_updates < 0 or self.lag_limit < 1 or self.max_epoch < 1:
             raise ValueError("zk_epoch >= 1, max_updates >= 0, lag_limit >= 1 and max_epoch >= 1 are required")
+        if self.kafka_release not in ("3.5", "3.9"):
+            raise ValueError("kafka_release must be '3.5' or '3.9'")
         unknown = set(self.mutations) - MUTATIONS
         if unknown:
             raise ValueError(f"unknown mutations {sorted(unknown)}")

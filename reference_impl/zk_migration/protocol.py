@@ -174,5 +174,6 @@ PROTOCOL = ProtocolEntry(
     operator_actions=("EnableMigrationOnBroker", "IncompatibleBrokerJoins", "RestartBrokerAsKRaft",
                       "RollbackBrokerToZk", "RestartVoter", "ShutdownQuorum", "DeleteControllerZNodes"),
     runbook_conditions="runbooks.zk_migration:CONDITIONS",
+    oracle="reference_impl.zk_migration.oracle:ORACLE",
     order=30,
 )

@@ -35,6 +35,7 @@ from reference_impl.zk_migration.api import (
     kraft_leader_event,
     migrate_metadata_event,
     reason_all_controllers_zk_migration_not_ready,
+    reason_all_controllers_zk_migration_not_ready_from_api_versions,
     reason_zk_brokers_not_ready_for_migration,
     send_rpcs_to_brokers_event,
     sync_kraft_metadata_event,
@@ -70,6 +71,7 @@ class ZkMigrationSystem(DataclassSystem):
         self._registration_ok: dict[tuple[int, int, bool], bool] = {}
         self._activation: dict[tuple[ZkMigrationState, bool, bool, bool], Any] = {}
         self._quorum_ok: dict[tuple[bool, ...], bool] = {}
+        self._quorum_ok_35: dict[tuple[int, tuple[bool | None, ...]], bool] = {}  # kafka_release "3.5"
         self._brokers_ok: dict[tuple[tuple[bool, bool], ...], bool] = {}
 
     def __getstate__(self) -> dict[str, object]:
@@ -77,6 +79,7 @@ class ZkMigrationSystem(DataclassSystem):
         d["_registration_ok"] = {}  # memos: rebuilt wherever the system is unpickled
         d["_activation"] = {}
         d["_quorum_ok"] = {}
+        d["_quorum_ok_35"] = {}
         d["_brokers_ok"] = {}
         return d
 
@@ -349,13 +352,14 @@ class ZkMigrationSystem(DataclassSystem):
                 steps.extend(self._dual_write(s, v))  # a stale driver may still try
             return steps
         if d is D.INACTIVE:
-            if "stale_migration_version" not in self.muts:
+            # KRaftLeaderEvent (active) reads /migration (getOrCreateMigrationRecoveryState, which waits for
+            # ZooKeeper): no step while ZooKeeper is away (Kafka's driver replayed, docs/kafka-oracle.md). Before
+            # KAFKA-16171 / KAFKA-16667 the driver kept this version past its claim, and until that claim fences
+            # the previous controller, the latter's dual writes may still move /migration; with the fix the
+            # claim's write supersedes it, so only the mutant records it.
+            if z.available and "stale_migration_version" not in self.muts:
                 steps.append(("DriverActivate", to(kraft_leader_event(d, True))))
             elif z.available:
-                # KRaftLeaderEvent (active) reads /migration (getOrCreateMigrationRecoveryState, which waits
-                # for ZooKeeper). Before KAFKA-16171 / KAFKA-16667 the driver kept this version past its claim,
-                # and until that claim fences the previous controller, the latter's dual writes may still move
-                # /migration. (Kafka reads here in every version; with the fix the claim's write supersedes it.)
                 steps.append(("DriverActivate", to(kraft_leader_event(d, True), zk_version=z.migration_version)))
         elif d is D.WAIT_FOR_CONTROLLER_QUORUM:
             # The quorum is asked only before the copy (PRE_MIGRATION), as the event does; a reason is all it
@@ -365,7 +369,8 @@ class ZkMigrationSystem(DataclassSystem):
                                                    "controller quorum not ready" if waiting else None)
             if nxt is not d:
                 steps.append(("DriverWaitForQuorum", to(nxt)))
-        elif d is D.WAIT_FOR_BROKERS:
+        elif d is D.WAIT_FOR_BROKERS and z.available:
+            # WaitForZkBrokersEvent reads /brokers (zkMigrationClient.readBrokerIds, which waits for ZooKeeper).
             nxt = wait_for_zk_brokers_event(d, None if self.brokers_ready(s) else "ZK brokers not ready")
             if nxt is not d:
                 steps.append(("DriverWaitForBrokers", to(nxt)))
@@ -426,11 +431,20 @@ class ZkMigrationSystem(DataclassSystem):
         removes no ControllerRegistrationRecord when a controller stops). Every voter runs in the initial
         state, so each has registered and "No registration found" is unreachable here; a restarted voter's
         new registration is taken as committed at once (Kafka's ControllerRegistrationManager re-registers
-        once it has caught up)."""
+        once it has caught up). ``kafka_release`` "3.5" (the oracle's 3.4 - 3.6 rows): QuorumFeatures at 3.5.0,
+        every other voter's ApiVersions with ZkMigrationReady at every level; a voter that is down has none."""
         if "no_controller_quorum_check" in self.muts:
             return True  # KAFKA-14909: before 3.5 the driver left PRE_MIGRATION without asking the quorum
         if self.config.profile == "kip":
             return all(x.running and x.migration for x in s.voters)
+        if self.config.kafka_release == "3.5":
+            # Kafka 3.5 / 3.6: the other voters' ApiVersions, held while they run (connected), at every level.
+            view = (s.leader, tuple(x.migration if x.running else None for x in s.voters))
+            ok = self._quorum_ok_35.get(view)
+            if ok is None:
+                ok = self._quorum_ok_35[view] = reason_all_controllers_zk_migration_not_ready_from_api_versions(
+                    s.leader, range(len(s.voters)), {v: m for v, m in enumerate(view[1]) if m is not None}) is None
+            return ok
         if "registration_without_zk_migration_ready" in self.muts:
             # KAFKA-15704: 3.7's ControllerRegistrationRequest never set ZkMigrationReady, so every
             # registration says false whatever the controller's config.

@@ -18,6 +18,9 @@ from rollcheck.core.traces import write_json_atomic
 
 MATRIX_HEADER = ["release", "line", "states", "decisions", "disagreements", "verdict"]
 PROFILE = "kafka"  # the oracle compares with Apache Kafka's code: the profile that models it
+# Simulate walks replayed per cell by a binding with trace replay (rollcheck.oracle.replay), beside the config's
+# counterexamples and witnesses: a few in the ci tier, more at night.
+TRACES = {"ci": 2, "nightly": 16}
 
 
 def tier_releases(binding: Any, tier: str) -> list[Any]:
@@ -61,7 +64,8 @@ def check_kafka(cell: Cell, ctx: CheckContext) -> CheckerReport:
     runs: list[dict[str, Any]] = []
     for release in releases:
         try:
-            result = run_check(entry, release.name, label, profile=config.profile, progress=ctx.progress)
+            result = run_check(entry, release.name, label, profile=config.profile, progress=ctx.progress,
+                               traces=TRACES.get(tier, TRACES["ci"]))
         except UserError as exc:
             if _is_unavailable(exc):
                 missing.append(f"{release.name}: {exc}")

@@ -12,7 +12,7 @@ JSON here means what ``json.dumps`` takes: dict (str keys), list, str, int, bool
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -107,4 +107,57 @@ class OracleBinding(Protocol):
 
     def compare(self, question: Question, answer: Json) -> str | None:
         """None when Kafka's ``answer`` agrees with ``question.expected``; else a one-line difference."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """How a release replays a config's traces: the adapter (one of the content's ``adapters``) whose JVM runs
+    them, and the depth of the ``simulate`` walks."""
+
+    adapter: str
+    depth: int = 40
+
+
+@dataclass(frozen=True)
+class ReplayQuestion:
+    """One trace put to Kafka's classes as a whole (``rollcheck.oracle.replay``): ``request`` is what the adapter
+    receives (canonical JSON, one request per trace), ``expected`` the reference's own per-step answer read off the
+    trace, ``skipped`` the steps Kafka's classes do not see (said so in the report)."""
+
+    request: Mapping[str, Json]
+    expected: Json
+    skipped: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ReplayContent(Protocol):
+    """A binding's trace replay (its ``replay`` attribute): for code that runs on its own thread and is checked on
+    traces, not states. ``kinds`` are the disagreement kinds its comparison reports ("replay.driverStates"...);
+    ``adapters`` the Java builds that answer its requests."""
+
+    @property
+    def kinds(self) -> tuple[str, ...]: ...
+
+    @property
+    def adapters(self) -> tuple[Adapter, ...]: ...
+
+    def plan(self, config: Any, release: OracleRelease) -> ReplayPlan | None:
+        """The traces to replay for ``config`` at ``release`` (their adapter, the walks' depth); None: not replayed
+        at this release."""
+        ...
+
+    def question(self, system: Any, steps: Sequence[tuple[Any, Any]], release: OracleRelease) -> ReplayQuestion:
+        """The request for one trace (``steps``: (action or None, state) from an initial state), with the
+        reference's expected answer."""
+        ...
+
+    def compare(self, question: ReplayQuestion, answer: Json) -> Mapping[str, tuple[int, str] | None]:
+        """Per kind, None when Kafka's ``answer`` agrees at every step; else (the first differing step, one line).
+        An answer whose replay timed out (``{"timed_out": step}``) is the engine's to handle."""
+        ...
+
+    def story(self, name: str) -> tuple[Any, Sequence[tuple[str, Mapping[str, Json]]]] | None:
+        """A named trace (a KafkaBug's ``extra["replay_story"]``): the config it runs in (before ``config_for``)
+        and its actions, each (name, parameters) of one successor, from the initial state; None: no such story."""
         ...

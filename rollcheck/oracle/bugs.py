@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollcheck.core.errors import UserError
 from rollcheck.core.registry import all_protocols, get_protocol
+from rollcheck.oracle import replay as rp
 from rollcheck.oracle.binding import KafkaBug, OracleBinding
-from rollcheck.oracle.check import CheckResult, binding_of, default_client, run_check
-from rollcheck.oracle.compare import Client
+from rollcheck.oracle.check import CheckResult, binding_of, default_client, entry_of, find_release, run_check
+from rollcheck.oracle.compare import Client, Tally
 
 
 def bug_id(bug: KafkaBug) -> str:
@@ -71,6 +73,17 @@ def bindings(protocol: str | None) -> list[tuple[str, OracleBinding]]:
     return [(e.name, binding_of(e)) for e in all_protocols() if e.oracle is not None]
 
 
+def _check(name: str, bug: KafkaBug, release: str, jars: Path | None, client: Client,
+           progress: Callable[[str], None] | None) -> CheckResult:
+    """The check that shows the bug: its config's, or (``extra["replay_story"]``) its story's trace replayed."""
+    story = bug.extra.get("replay_story")
+    if story:
+
+        result: CheckResult = run_story(name, str(story), release, jars=jars)
+        return result
+    return run_check(name, release, bug.config, profile=bug.profile, jars=jars, client=client, progress=progress)
+
+
 def run_bugs(protocol: str | None = None, *, jars: Path | None = None,
              progress: Callable[[str], None] | None = None,
              make_client: Callable[[OracleBinding], Client] | None = None) -> list[BugOutcome]:
@@ -86,14 +99,12 @@ def run_bugs(protocol: str | None = None, *, jars: Path | None = None,
                 outcome = BugOutcome(bug)
                 for release in bug.buggy:
                     say(f"{bug_id(bug)}: checking buggy release {release}")
-                    r = run_check(name, release, bug.config, profile=bug.profile, jars=jars, client=client,
-                                  progress=progress)
+                    r = _check(name, bug, release, jars, client, progress)
                     outcome.buggy.append({"release": release, "verdict": r.verdict, "shown": shows_bug(bug, r),
                                           "disagreements": r.disagreement_count, "first": _first(r, bug.kinds)})
                 for release in bug.fixed:
                     say(f"{bug_id(bug)}: checking fixed release {release}")
-                    r = run_check(name, release, bug.config, profile=bug.profile, jars=jars, client=client,
-                                  progress=progress)
+                    r = _check(name, bug, release, jars, client, progress)
                     outcome.fixed.append({"release": release, "verdict": r.verdict, "agrees": r.verdict == "agree",
                                           "disagreements": r.disagreement_count, "first": _first(r, ())})
                 out.append(outcome)
@@ -122,3 +133,40 @@ def bugs_text(outcomes: Sequence[BugOutcome]) -> str:
     if not outcomes:
         lines.append("no Kafka bugs are listed by any binding")
     return "\n".join(lines)
+
+
+def run_story(protocol: str, story: str, release_name: str, *, jars: Path | None = None,
+              client: Client | None = None) -> Any:
+    """The check of one named story at one release: its trace replayed alone (a CheckResult with the replay's
+    kinds only; ``rollcheck kafka bugs`` for a KafkaBug with ``extra["replay_story"]``)."""
+    entry = entry_of(protocol)
+    binding = binding_of(entry)
+    content = rp.content_of(binding)
+    release = find_release(binding, release_name)
+    told = content.story(story) if content is not None else None
+    if content is None or told is None:
+        raise UserError(f"{entry.name}: its binding has no replay story '{story}'")
+    if content.plan(told[0], release) is None:
+        raise UserError(f"{entry.name}: no replay adapter for Kafka {release.name} (story {story})")
+    try:
+        config = binding.config_for(told[0], release)
+        system = entry.build(config)
+        steps = rp.follow(system, told[1])
+    except ValueError as exc:
+        raise UserError(f"{entry.name} story {story} at Kafka {release.name}: {' '.join(str(exc).split())}") from None
+    tally = Tally()
+    own = client is None
+    active = client if client is not None else rp.replay_client(rp.replay_binding(binding, content, config), jars, None)
+    try:
+        rp.run_replays(content, system, release, [rp.ReplayTrace(f"story:{story}", steps)], active.ask, tally,
+                    protocol=entry.name, config=f"story:{story}")
+    finally:
+        if own:
+            active.close()
+    result = CheckResult(entry.name, release.name, release.line, f"story:{story}", config.profile, "local",
+                         states=len(steps), depth=len(steps) - 1, decisions=tally.decisions,
+                         distinct_requests=len(tally.digests), kinds=dict(sorted(tally.kinds.items())),
+                         disagreement_count=tally.disagreements)
+    for kind in sorted(tally.found):
+        result.disagreements.extend(tally.found[kind])
+    return result

@@ -131,10 +131,14 @@ def default_client(binding: OracleBinding, jars: Path | None,
 def run_check(protocol: str | ProtocolEntry, release_name: str, config_name: str, *, profile: str | None = None,
               engine: str = "local", jars: Path | None = None, client: Client | None = None,
               progress: Callable[[str], None] | None = None, spark: Any = None,
-              keep: int = KEEP_PER_KIND) -> CheckResult:
+              keep: int = KEEP_PER_KIND, traces: int = 0, seed: int = 0,
+              replay_client: Client | None = None) -> CheckResult:
     """Check ``protocol``'s config ``config_name`` against Kafka ``release_name`` (see the module docstring).
     ``client``: the oracle client to ask (default: a new OracleClient, closed at the end); ``spark``: the Spark
-    engine's session or options (:func:`rollcheck.oracle.spark.ask_spark`)."""
+    engine's session or options (:func:`rollcheck.oracle.spark.ask_spark`). ``traces``: when above 0 and the
+    binding has replay content, its counterexamples, witnesses and ``traces`` simulate walks (``seed``) are
+    replayed on Kafka's code too (:mod:`rollcheck.oracle.replay`; ``replay_client``: the client they are asked
+    of, default a new one over the content's adapter)."""
     from rollcheck.explore.explorer import Exploration, ExploreOptions
     from rollcheck.explore.shortest import replay
 
@@ -200,8 +204,59 @@ def run_check(protocol: str | ProtocolEntry, release_name: str, config_name: str
         result.violations.append({"property": v.property_id, "description": v.description, "length": v.depth,
                                   "trace": trace_to_itf(v.trace, system)})
     result.notes.extend(explored.extra.get("notes", []))
+    if traces > 0:
+        tick = time.perf_counter()
+        _replay(result, entry, binding, release, label, config, system, explored, traces=traces, seed=seed,
+                engine=engine, jars=jars, spark=spark, progress=progress, client=replay_client, keep=keep)
+        oracle_seconds += time.perf_counter() - tick
     total = time.perf_counter() - t_start
     result.timings = {"explore_seconds": round(max(explored.elapsed - (0 if engine == "spark" else oracle_seconds),
                                                    0.0), 3),
                       "oracle_seconds": round(oracle_seconds, 3), "total_seconds": round(total, 3)}
     return result
+
+
+def _replay(result: CheckResult, entry: ProtocolEntry, binding: OracleBinding, release: OracleRelease, label: str,
+            config: Any, system: TransitionSystem[Any], explored: Any, *, traces: int, seed: int, engine: str,
+            jars: Path | None, spark: Any, progress: Callable[[str], None] | None, client: Client | None,
+            keep: int) -> None:
+    """The check's trace replay (:mod:`rollcheck.oracle.replay`), counted into ``result`` beside the states'."""
+    from rollcheck.oracle import replay as rp
+
+    content = rp.content_of(binding)
+    if content is None:  # a binding without trace replay: its states are all there is to check
+        return
+    plan = content.plan(config, release)
+    if plan is None:
+        result.notes.append(f"replay: no replay adapter for Kafka {release.name}; traces not replayed")
+        return
+    rb = rp.replay_binding(binding, content, config)
+    chosen = rp.collect(system, explored, traces, plan.depth, seed)
+    tally = Tally(keep=keep)
+    own = client is None and engine != "spark"
+    active = client if client is not None or engine == "spark" else rp.replay_client(rb, jars, progress)
+    many = rp.spark_ask_many(rb, jars=jars, spark=spark) if engine == "spark" and client is None else None
+    try:
+        ask = active.ask if active is not None else (lambda _t, _r: [])
+        outcome = rp.run_replays(content, system, release, chosen, ask, tally, protocol=entry.name, config=label,
+                                 ask_many=many)
+        stats = dict(active.stats()) if active is not None else {}
+    finally:
+        if own and active is not None:
+            active.close()
+    result.decisions += tally.decisions
+    result.distinct_requests += len(tally.digests)
+    for kind, row in tally.kinds.items():
+        result.kinds[kind] = dict(row)
+    result.kinds = dict(sorted(result.kinds.items()))
+    result.disagreement_count += tally.disagreements
+    for kind in sorted(tally.found):
+        result.disagreements.extend(tally.found[kind])
+    result.round_trips += int(stats.get("round_trips", 0))
+    result.cache_hits = result.decisions - result.distinct_requests
+    result.client["replay"] = {"traces": outcome.traces, "sources": outcome.sources, "steps": outcome.steps,
+                               "skipped_steps": outcome.skipped, "retried": outcome.retried,
+                               "timed_out": outcome.timed_out, "client": stats}
+    result.notes.append(f"replay: {outcome.traces} traces ({', '.join(f'{n} {k}' for k, n in outcome.sources.items())}"
+                        f"), {outcome.steps} steps, {outcome.skipped} not seen by Kafka's code; {outcome.retried} "
+                        f"timed out and retried, {outcome.timed_out} timed out twice")

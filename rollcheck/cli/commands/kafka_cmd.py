@@ -43,6 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--master", default="local[*]", metavar="URL", help="Spark master URL (default: local[*])")
     p.add_argument("--jars", type=Path, default=None, metavar="DIR",
                    help="a Kafka build's libs/ directory to answer instead of the release's jars from Maven")
+    p.add_argument("--traces", type=int, default=None, metavar="N",
+                   help="a binding with trace replay (zk_migration): replay the counterexamples, the witnesses and N "
+                   "simulate walks on Kafka's code (default: 4; 0: no replay)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="--traces: the walks' seed (default: 0)")
     p.add_argument("--protocol", default=None, metavar="P", help="fetch, bugs: only this protocol's binding")
     common.add_out_arg(p, None, f"{DEFAULT_OUT}/PROTOCOL-RELEASE", what="parent of the run's output directory")
     common.add_json_arg(p)
@@ -86,6 +90,15 @@ def _run_name(protocol: str, release: str, config: str, profile: str | None, jar
     return "-".join(parts)
 
 
+def _traces(args: argparse.Namespace) -> int:
+    from rollcheck.oracle.replay import DEFAULT_TRACES
+
+    n = DEFAULT_TRACES if args.traces is None else int(args.traces)
+    if n < 0:
+        raise UserError(f"--traces must be 0 or more, not {n}")
+    return n
+
+
 def _check(args: argparse.Namespace) -> int:
     from rollcheck.core.registry import check_profile, get_protocol
     from rollcheck.oracle import report
@@ -109,7 +122,7 @@ def _check(args: argparse.Namespace) -> int:
     for name in names:
         with staged_run(parent, _run_name(entry.name, name, args.config, args.profile, args.jars)) as run_dir:
             result = run_check(entry, name, args.config, profile=args.profile, engine=args.engine, jars=args.jars,
-                               progress=say, spark=spark)
+                               progress=say, spark=spark, traces=_traces(args), seed=args.seed)
             doc = report.write_run(result, run_dir.staging, run_dir.final)
         docs.append(report.matrix_json(result, doc) if args.release == "all" else doc)
         rows.append(report.matrix_row(result))
