@@ -116,6 +116,7 @@ def test_cli_release_all_prints_the_matrix_and_exits_with_the_worst(toy: None, t
     (["kafka", "toy", "--release", "1.0", "--config", "huge"], "unknown config 'huge' for protocol 'toy'"),
     (["kafka", "toy", "--release", "1.0", "--config", "large"], "toy/large at Kafka 1.0: bound above 10"),
     (["kafka", "toy", "--release", "1.0", "--profile", "nope"], "has no profile 'nope'"),
+    (["kafka", "metadata_version", "--release", "3.9.2", "--profile", "kip"], "runs under profile kafka, not kip"),
     (["kafka", "toy"], "--release R is needed"),
     (["kafka", "toy-unbound", "--release", "1.0"], "protocol toy-unbound has no Kafka oracle binding"),
     (["kafka", "nosuch", "--release", "1.0"], "unknown protocol"),

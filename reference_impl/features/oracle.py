@@ -57,6 +57,7 @@ from reference_impl.features.config import FeaturesConfig
 from reference_impl.features.state import Broker, BrokerStatus, FeaturesState, Unreadable, ZNode
 from reference_impl.features.system import FeaturesSystem
 from rollcheck.oracle.binding import Adapter, KafkaBug, OracleRelease, Question
+from rollcheck.oracle.compare import first_difference, initial_states
 
 _HANDLER = "kafka.server.RollcheckFeatures"
 _CLASSES = ("kafka.zk.FeatureZNode", "kafka.server.FinalizedFeatureCache", "kafka.server.BrokerFeatures",
@@ -168,7 +169,7 @@ class FeaturesOracle:
     def questions(self, system: Any, state: Any, release: OracleRelease) -> Iterable[Question]:
         assert isinstance(system, FeaturesSystem) and isinstance(state, FeaturesState)
         out: list[Question] = []
-        if state in _initial(system):
+        if state in initial_states(system):
             out.extend(_config_questions(system))
         z = state.znode
         if z is not None:
@@ -191,7 +192,7 @@ class FeaturesOracle:
                                                     "message": error.get("message")}}
         if answer == question.expected:
             return None
-        return _difference(question.expected, answer)
+        return first_difference(question.expected, answer)
 
 
 def _memo(system: FeaturesSystem, name: str, key: Any, build: Any) -> tuple[Question, ...]:
@@ -201,12 +202,6 @@ def _memo(system: FeaturesSystem, name: str, key: Any, build: Any) -> tuple[Ques
         hit = memo[key] = build()
     return hit
 
-
-def _initial(system: FeaturesSystem) -> tuple[FeaturesState, ...]:
-    cached = system.__dict__.get("_memo_oracle_initial")
-    if cached is None:
-        cached = system.__dict__["_memo_oracle_initial"] = tuple(system.initial_states())
-    return tuple(cached)
 
 
 def _config_questions(system: FeaturesSystem) -> tuple[Question, ...]:
@@ -373,17 +368,6 @@ def _refusal(supported: SupportedFeatures, held: FinalizedFeatures | None, epoch
         return str(exc)
     return None
 
-
-def _difference(expected: Any, answer: Any) -> str:
-    """One line: the first place the two answers part."""
-    if isinstance(answer, Mapping) and "exception" in answer and not (
-            isinstance(expected, Mapping) and "exception" in expected):
-        return f"Kafka threw {answer.get('exception')}: {answer.get('message')}; the reference answers {expected}"
-    if isinstance(expected, Mapping) and isinstance(answer, Mapping):
-        for key in sorted(set(expected) | set(answer)):
-            if expected.get(key) != answer.get(key):
-                return f"{key}: reference {expected.get(key)!r}, Kafka {answer.get(key)!r}"
-    return f"reference {expected!r}, Kafka {answer!r}"
 
 
 ORACLE = FeaturesOracle()

@@ -35,6 +35,7 @@ from reference_impl.metadata_version.catalog import FEATURE_NAME, KAFKA_CATALOG
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.system import MetadataVersionSystem
 from rollcheck.oracle.binding import Adapter, KafkaBug, OracleRelease, Question
+from rollcheck.oracle.compare import first_difference, initial_states
 
 _CONTROLLER = "org.apache.kafka.controller"
 _HANDLER = f"{_CONTROLLER}.RollcheckMetadataVersion"
@@ -193,7 +194,7 @@ class MetadataVersionOracle:
         assert isinstance(system, MetadataVersionSystem)
         r = _BY_NAME[release.name]
         out: list[Question] = []
-        if state in _initial(system):
+        if state in initial_states(system):
             out.append(Question("catalog", {"op": "catalog"}, self._catalog_expected(system, r)))
             cat = system.catalog
             if cat.latest_production_for(r.rules) == r.latest_production:
@@ -267,26 +268,9 @@ class MetadataVersionOracle:
                                    and v.get("level", 0) <= KAFKA_CATALOG.latest]}
         if answer == question.expected:
             return None
-        return _difference(question.expected, answer)
+        return first_difference(question.expected, answer)
 
 
-def _initial(system: MetadataVersionSystem) -> tuple[Any, ...]:
-    # The system's initial states, once per system (a pure function of its config).
-    cached = system.__dict__.get("_memo_oracle_initial")
-    if cached is None:
-        cached = system.__dict__["_memo_oracle_initial"] = tuple(system.initial_states())
-    return tuple(cached)
-
-
-def _difference(expected: Any, answer: Any) -> str:
-    """One line: the first place the two answers part."""
-    if isinstance(answer, Mapping) and "exception" in answer:
-        return f"Kafka threw {answer.get('exception')}: {answer.get('message')}; the reference answers {expected}"
-    if isinstance(expected, Mapping) and isinstance(answer, Mapping):
-        for key in sorted(set(expected) | set(answer)):
-            if expected.get(key) != answer.get(key):
-                return f"{key}: reference {expected.get(key)!r}, Kafka {answer.get(key)!r}"
-    return f"reference {expected!r}, Kafka {answer!r}"
 
 
 ORACLE = MetadataVersionOracle()

@@ -61,6 +61,7 @@ from reference_impl.zk_migration.replay import REPLAY
 from reference_impl.zk_migration.state import BrokerMode, Shutdown
 from reference_impl.zk_migration.system import ZkMigrationSystem
 from rollcheck.oracle.binding import Adapter, KafkaBug, OracleRelease, Question
+from rollcheck.oracle.compare import first_difference, initial_states
 
 _HANDLER = "org.apache.kafka.controller.RollcheckZkMigration"
 _MIGRATION = "org.apache.kafka.metadata.migration"
@@ -213,7 +214,7 @@ class ZkMigrationOracle:
         r = _BY_NAME[release.name]
         memo = _memo(system)
         out: list[Question] = []
-        if state in _initial(system):
+        if state in initial_states(system):
             out.extend(self._initial_questions(system, r))
         key: tuple[Any, ...] = (r.name, "zkMigrationState", state.migration)
         q = memo.get(key)
@@ -349,27 +350,9 @@ class ZkMigrationOracle:
             answer = {k: answer.get(k) for k in question.expected} if "missing" not in answer else dict(answer)
         if answer == question.expected:
             return None
-        return _difference(question.expected, answer)
+        return first_difference(question.expected, answer)
 
 
-def _initial(system: ZkMigrationSystem) -> tuple[Any, ...]:
-    cached = system.__dict__.get("_memo_oracle_initial")
-    if cached is None:
-        cached = system.__dict__["_memo_oracle_initial"] = tuple(system.initial_states())
-    return tuple(cached)
-
-
-def _difference(expected: Any, answer: Any) -> str:
-    """One line: the first place the two answers part."""
-    if isinstance(answer, Mapping) and "exception" in answer:
-        return f"Kafka threw {answer.get('exception')}: {answer.get('message')}; the reference answers {expected}"
-    if isinstance(answer, Mapping) and "missing" in answer:
-        return f"Kafka {answer.get('missing')} missing at the release; the reference answers {expected}"
-    if isinstance(expected, Mapping) and isinstance(answer, Mapping):
-        for key in sorted(set(expected) | set(answer)):
-            if expected.get(key) != answer.get(key):
-                return f"{key}: reference {expected.get(key)!r}, Kafka {answer.get(key)!r}"
-    return f"reference {expected!r}, Kafka {answer!r}"
 
 
 ORACLE = ZkMigrationOracle()

@@ -21,6 +21,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from rollcheck.cluster.node import Node, NodeFailed
+from rollcheck.runtime.rundir import process_alive
 
 LOOPBACK = "127.0.0.1"
 
@@ -49,15 +50,6 @@ def port_free(port: int) -> bool:
         return True
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def _cmdline(pid: int) -> str:
     try:
@@ -76,7 +68,7 @@ def reap(run_dir: Path) -> list[int]:
         return []
     stopped = []
     for pid in sorted(pids.values(), key=str):
-        if isinstance(pid, int) and _pid_alive(pid) and str(run_dir) in _cmdline(pid):
+        if isinstance(pid, int) and process_alive(pid) and str(run_dir) in _cmdline(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
             stopped.append(pid)

@@ -109,6 +109,11 @@ def prepare(entry: ProtocolEntry, binding: OracleBinding, release: OracleRelease
     stand for ``release``."""
     if profile is not None:
         check_profile(entry, profile, "--profile")
+        if profile != "kafka" and "kafka" in entry.profiles:
+            # The binding makes every row stand for the release under the profile that models Kafka's code:
+            # another one would be overridden without a word.
+            raise UserError(f"the Kafka oracle compares with Apache Kafka's code: {entry.name} runs under profile "
+                            f"kafka, not {profile} (leave --profile out, or give kafka)")
     label, config = resolve_config(entry, config_name)
     if profile is not None:
         config = replace_config(config, profile=profile)

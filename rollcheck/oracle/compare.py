@@ -147,3 +147,29 @@ def ask_states(binding: OracleBinding, system: Any, release: OracleRelease, item
             assert difference is not None
             tally.add(Found(q.kind, q.action, target, level, pos, i, plain_view(system.view(state)), q.request,
                             q.expected, answer, difference))
+
+
+def first_difference(expected: Any, answer: Any) -> str:
+    """One line for a binding's ``compare``: the first place Kafka's answer and the reference's part (Kafka threw
+    where the reference did not; a class or method the release lacks, ``{"missing": ...}``; the first key whose
+    values differ; else both whole)."""
+    if isinstance(answer, Mapping) and "exception" in answer and not (
+            isinstance(expected, Mapping) and "exception" in expected):
+        return f"Kafka threw {answer.get('exception')}: {answer.get('message')}; the reference answers {expected}"
+    if isinstance(answer, Mapping) and "missing" in answer and not (
+            isinstance(expected, Mapping) and "missing" in expected):
+        return f"Kafka {answer.get('missing')} missing at the release; the reference answers {expected}"
+    if isinstance(expected, Mapping) and isinstance(answer, Mapping):
+        for key in sorted(set(expected) | set(answer)):
+            if expected.get(key) != answer.get(key):
+                return f"{key}: reference {expected.get(key)!r}, Kafka {answer.get(key)!r}"
+    return f"reference {expected!r}, Kafka {answer!r}"
+
+
+def initial_states(system: Any) -> tuple[Any, ...]:
+    """A system's initial states, computed once per system (a pure function of its config) and kept in its
+    ``__dict__`` under a ``_memo_oracle_`` name, which ``core/system.py`` drops on pickling."""
+    cached = system.__dict__.get("_memo_oracle_initial")
+    if cached is None:
+        cached = system.__dict__["_memo_oracle_initial"] = tuple(system.initial_states())
+    return tuple(cached)

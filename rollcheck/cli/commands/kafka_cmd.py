@@ -218,7 +218,9 @@ def _list(args: argparse.Namespace) -> int:
         if "problem" in d:
             lines.append(f"{d['protocol']}: not available: {d['problem']}")
             continue
-        lines.append(f"{d['protocol']} ({d['adapters_dir']}): {len(d['releases'])} releases, {len(d['bugs'])} bugs")
+        n = len(d["bugs"])
+        lines.append(f"{d['protocol']} ({d['adapters_dir']}): {len(d['releases'])} releases, {n} "
+                     f"bug{'' if n == 1 else 's'}")
         for r in d["releases"]:
             lines.append(f"  {r['name']:<10} line {r['line']:<6} adapter {r['adapter']:<20} "
                          f"tiers {', '.join(r['tiers'])}")
