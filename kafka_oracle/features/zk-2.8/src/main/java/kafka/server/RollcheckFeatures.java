@@ -8,15 +8,10 @@ import java.util.TreeMap;
 
 import kafka.zk.FeatureZNode;
 import kafka.zk.FeatureZNode$;
-import kafka.zk.FeatureZNodeStatus;
-import kafka.zk.FeatureZNodeStatus$;
-import org.apache.kafka.clients.admin.RollcheckAdmin;
 import org.apache.kafka.common.feature.Features;
 import org.apache.kafka.common.feature.FinalizedVersionRange;
 import org.apache.kafka.common.feature.SupportedVersionRange;
-import rollcheck.oracle.Handler;
 import rollcheck.oracle.Json;
-import rollcheck.oracle.Main;
 import scala.Option;
 
 /** Kafka 2.8.x and 3.2.x in ZooKeeper mode (API epoch zk-2.8): the feature node's codec, a broker's finalized
@@ -24,24 +19,13 @@ import scala.Option;
  *  before it sends (core/src/main/scala/kafka/zk/ZkData.scala FeatureZNode, kafka/server/FinalizedFeatureCache.scala,
  *  kafka/server/BrokerFeatures.scala, clients/.../common/feature/*.java, clients/.../admin/KafkaAdminClient.java at
  *  2.8.0..3.2.3: the signatures are the same at every tag). Scala objects are called through MODULE$.
- *  Ranges travel as [min, max]; features as {name: [min, max]}; bytes as hex. */
-public final class RollcheckFeatures implements Handler {
-    private RollcheckAdmin admin;
-
+ *  Ranges travel as [min, max]; features as {name: [min, max]}; bytes as hex. The dispatch and what 3.3 left
+ *  unchanged are RollcheckFeaturesBase's (kafka_oracle/features/shared); here FinalizedVersionRange,
+ *  FinalizedFeatureCache(BrokerFeatures) and the ops only this epoch answers. */
+public final class RollcheckFeatures extends RollcheckFeaturesBase {
     @Override
-    public Object handle(Map<String, Object> request) throws Exception {
-        String op = (String) request.get("op");
+    protected Object other(String op, Map<String, Object> request) throws Exception {
         switch (op) {
-            case "featureZNode.decode":
-                return decode(Json.unhex((String) request.get("data")));
-            case "featureZNode.encode":
-                return encode(request);
-            case "finalizedFeatureCache":
-                return cache(request);
-            case "incompatibleFeatures":
-                return incompatible(request);
-            case "versionRange":
-                return versionRange(request);
             case "finalizedFeatureCache.script":
                 return script(request);
             case "features":
@@ -54,21 +38,9 @@ public final class RollcheckFeatures implements Handler {
                 return isIncompatibleWith(request);
             case "brokerFeatures.default":
                 return brokerDefault(request);
-            case "admin.updateFeatures":
-                if (admin == null) {
-                    admin = new RollcheckAdmin();
-                }
-                return admin.updateFeatures(request);
             default:
-                throw new IllegalArgumentException("unknown op " + op);
+                return super.other(op, request);
         }
-    }
-
-    static List<Object> pair(long min, long max) {
-        List<Object> out = new ArrayList<>();
-        out.add(min);
-        out.add(max);
-        return out;
     }
 
     @SuppressWarnings("unchecked")
@@ -81,16 +53,6 @@ public final class RollcheckFeatures implements Handler {
         return Features.finalizedFeatures(out);
     }
 
-    @SuppressWarnings("unchecked")
-    static Features<SupportedVersionRange> supported(Object raw) {
-        Map<String, SupportedVersionRange> out = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> e : ((Map<String, Object>) raw).entrySet()) {
-            List<Object> r = (List<Object>) e.getValue();
-            out.put(e.getKey(), new SupportedVersionRange(((Long) r.get(0)).shortValue(), ((Long) r.get(1)).shortValue()));
-        }
-        return Features.supportedFeatures(out);
-    }
-
     static Map<String, Object> ranges(Features<FinalizedVersionRange> features) {
         Map<String, Object> out = new TreeMap<>();
         for (Map.Entry<String, FinalizedVersionRange> e : features.features().entrySet()) {
@@ -100,7 +62,8 @@ public final class RollcheckFeatures implements Handler {
     }
 
     /** FeatureZNode.decode of the node's bytes: {"status": id, "features": {...}}. */
-    static Map<String, Object> decode(byte[] data) {
+    @Override
+    protected Map<String, Object> decode(byte[] data) {
         FeatureZNode node = FeatureZNode$.MODULE$.decode(data);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("status", (long) node.status().id());
@@ -108,16 +71,9 @@ public final class RollcheckFeatures implements Handler {
         return out;
     }
 
-    static FeatureZNodeStatus status(long id) {
-        Option<FeatureZNodeStatus> s = FeatureZNodeStatus$.MODULE$.withNameOpt((int) id);
-        if (s.isEmpty()) {
-            throw new IllegalArgumentException("no FeatureZNodeStatus " + id);
-        }
-        return s.get();
-    }
-
     /** FeatureZNode.encode of new FeatureZNode(status, features): {"data": hex}. */
-    static Map<String, Object> encode(Map<String, Object> request) {
+    @Override
+    protected Map<String, Object> encode(Map<String, Object> request) {
         FeatureZNode node = new FeatureZNode(status((Long) request.get("status")), finalized(request.get("features")));
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("data", Json.hex(FeatureZNode$.MODULE$.encode(node)));
@@ -126,60 +82,32 @@ public final class RollcheckFeatures implements Handler {
 
     static Object cacheContents(FinalizedFeatureCache cache) {
         Option<FinalizedFeaturesAndEpoch> got = cache.get();
-        if (got.isEmpty()) {
-            return null;
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("features", ranges(got.get().features()));
-        out.put("epoch", got.get().epoch());
-        return out;
+        return got.isEmpty() ? null : contents(ranges(got.get().features()), got.get().epoch());
+    }
+
+    static FinalizedFeatureCache newCache(Object supported) {
+        return new FinalizedFeatureCache(supporting(BrokerFeatures$.MODULE$.createDefault(), supported));
     }
 
     /** A broker's FinalizedFeatureCache (its BrokerFeatures supporting "supported"), holding "existing" ({features,
-     *  epoch} or null), reads the node: the bytes "data" (null: absent) at ZooKeeper version "version", as
-     *  FinalizedFeatureChangeListener's FeatureCacheUpdater.updateLatestOrThrow does once it has read them (absent or
-     *  Disabled: clear(); else updateOrThrow(features, version)). The answer: "accepted", the refusal's "message"
-     *  (FeatureCacheUpdateException), and the "cache" after. A decoding failure is {"decodeError": exception}. */
+     *  epoch} or null), reads the node as RollcheckFeaturesBase.readNode says: the bytes "data" (null: absent) at
+     *  ZooKeeper version "version" (absent or Disabled: clear(); else updateOrThrow(features, version)). */
+    @Override
     @SuppressWarnings("unchecked")
-    static Map<String, Object> cache(Map<String, Object> request) {
-        BrokerFeatures features = BrokerFeatures$.MODULE$.createDefault();
-        features.setSupportedFeatures(supported(request.get("supported")));
-        FinalizedFeatureCache cache = new FinalizedFeatureCache(features);
+    protected Map<String, Object> cache(Map<String, Object> request) {
+        FinalizedFeatureCache cache = newCache(request.get("supported"));
         Map<String, Object> existing = (Map<String, Object>) request.get("existing");
         if (existing != null) {
             cache.updateOrThrow(finalized(existing.get("features")), (Long) existing.get("epoch"));
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        String hex = (String) request.get("data");
-        FeatureZNode node = null;
-        if (hex != null) {
-            try {
-                node = FeatureZNode$.MODULE$.decode(Json.unhex(hex));
-            } catch (Exception e) {
-                out.put("decodeError", Main.exception(e));
-                out.put("cache", cacheContents(cache));
-                return out;
-            }
-        }
-        if (node == null || node.status() == status(0)) {
-            cache.clear();
-            out.put("accepted", true);
-        } else {
-            try {
-                cache.updateOrThrow(node.features(), (Long) request.get("version"));
-                out.put("accepted", true);
-            } catch (FeatureCacheUpdateException e) {
-                out.put("accepted", false);
-                out.put("message", e.getMessage());
-            }
-        }
-        out.put("cache", cacheContents(cache));
-        return out;
+        return readNode(request, cache::clear, (node, epoch) -> cache.updateOrThrow(node.features(), epoch),
+            FeatureCacheUpdateException.class, () -> cacheContents(cache));
     }
 
     /** BrokerFeatures.incompatibleFeatures of "finalized" for a broker supporting "supported", and the companion's
      *  hasIncompatibleFeatures. */
-    static Map<String, Object> incompatible(Map<String, Object> request) {
+    @Override
+    protected Map<String, Object> incompatible(Map<String, Object> request) {
         Features<SupportedVersionRange> sup = supported(request.get("supported"));
         Features<FinalizedVersionRange> fin = finalized(request.get("finalized"));
         BrokerFeatures features = BrokerFeatures$.MODULE$.createDefault();
@@ -192,21 +120,16 @@ public final class RollcheckFeatures implements Handler {
 
     /** new SupportedVersionRange / FinalizedVersionRange(min, max) ("kind": "supported" | "finalized"): its
      *  toString and toMap, or the constructor's exception. */
-    static Map<String, Object> versionRange(Map<String, Object> request) {
+    @Override
+    protected Map<String, Object> versionRange(Map<String, Object> request) {
         short min = ((Long) request.get("min")).shortValue();
         short max = ((Long) request.get("max")).shortValue();
-        Object r = "supported".equals(request.get("kind")) ? new SupportedVersionRange(min, max)
-            : new FinalizedVersionRange(min, max);
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("string", r.toString());
-        Map<String, Object> map = new TreeMap<>();
-        Map<String, Short> m = r instanceof SupportedVersionRange ? ((SupportedVersionRange) r).toMap()
-            : ((FinalizedVersionRange) r).toMap();
-        for (Map.Entry<String, Short> e : m.entrySet()) {
-            map.put(e.getKey(), (long) e.getValue());
+        if ("supported".equals(request.get("kind"))) {
+            SupportedVersionRange r = new SupportedVersionRange(min, max);
+            return describeRange(r, r.toMap());
         }
-        out.put("map", map);
-        return out;
+        FinalizedVersionRange r = new FinalizedVersionRange(min, max);
+        return describeRange(r, r.toMap());
     }
 
     /** FinalizedFeatureCache of a broker supporting "supported" through "steps": {"update": features, "epoch"} or
@@ -214,9 +137,7 @@ public final class RollcheckFeatures implements Handler {
      *  The cache starts empty ("empty": isEmpty, get). */
     @SuppressWarnings("unchecked")
     static Map<String, Object> script(Map<String, Object> request) {
-        BrokerFeatures features = BrokerFeatures$.MODULE$.createDefault();
-        features.setSupportedFeatures(supported(request.get("supported")));
-        FinalizedFeatureCache cache = new FinalizedFeatureCache(features);
+        FinalizedFeatureCache cache = newCache(request.get("supported"));
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("empty", cache.isEmpty() && cache.get().isEmpty());
         List<Object> after = new ArrayList<>();
@@ -254,11 +175,7 @@ public final class RollcheckFeatures implements Handler {
         out.put("string", f.toString());
         Map<String, Object> map = new TreeMap<>();
         for (Map.Entry<String, Map<String, Short>> e : f.toMap().entrySet()) {
-            Map<String, Object> inner = new TreeMap<>();
-            for (Map.Entry<String, Short> i : e.getValue().entrySet()) {
-                inner.put(i.getKey(), (long) i.getValue());
-            }
-            map.put(e.getKey(), inner);
+            map.put(e.getKey(), longs(e.getValue()));
         }
         out.put("map", map);
         return out;

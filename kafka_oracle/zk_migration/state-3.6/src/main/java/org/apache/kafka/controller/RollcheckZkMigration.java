@@ -1,59 +1,12 @@
 package org.apache.kafka.controller;
 
-import java.lang.reflect.Method;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
-import rollcheck.oracle.Handler;
-
-/** Kafka 3.6.x (API epoch state-3.6): as state-3.5, and ActivationRecordsGenerator (new in 3.6.0). */
-public final class RollcheckZkMigration implements Handler {
+/** Kafka 3.6.x (API epoch state-3.6): as state-3.5 (the readiness from ApiVersions, shared-apiversions/), and
+ *  ActivationRecordsGenerator (new in 3.6.0; the ops RollcheckZkMigrationActivation adds, shared-activation/). */
+public final class RollcheckZkMigration extends RollcheckZkMigrationActivation {
     @Override
-    public Object handle(Map<String, Object> request) throws Exception {
-        String op = (String) request.get("op");
-        switch (op) {
-            case "zkMigrationState":
-                return RollcheckZkState.zkMigrationState(request);
-            case "driverStates":
-                return RollcheckZkState.driverStates();
-            case "driverStateChange":
-                return RollcheckZkState.driverStateChange(request);
-            case "controllerReadiness":
-                return readiness(request);
-            case "activationRecords":
-                return RollcheckActivation.activationRecords(request);
-            case "registerBroker":
-                return RollcheckZkRegistration.registerBroker(request);
-            default:
-                throw new IllegalArgumentException("unknown op " + op);
-        }
-    }
-
-    /** QuorumFeatures.reasonAllControllersZkMigrationNotReady() (3.5.0 - 3.6.x, KAFKA-14909): the other voters are
-     *  read from ApiVersions, the local node skipped. The request: "nodeId", "quorum", "controllers" (each voter
-     *  heard from: its ZkMigrationReady, sent in ApiVersionsResponse). */
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> readiness(Map<String, Object> request) {
-        org.apache.kafka.clients.ApiVersions apiVersions = new org.apache.kafka.clients.ApiVersions();
-        for (Map.Entry<String, Object> e : ((Map<String, Object>) request.get("controllers")).entrySet()) {
-            apiVersions.update(e.getKey(), new org.apache.kafka.clients.NodeApiVersions(
-                java.util.Collections.emptyList(), java.util.Collections.emptyList(), Boolean.TRUE.equals(e.getValue())));
-        }
-        List<Integer> quorum = new ArrayList<>();
-        for (Object o : (List<Object>) request.get("quorum")) {
-            quorum.add(((Long) o).intValue());
-        }
-        QuorumFeatures qf = new QuorumFeatures(((Long) request.get("nodeId")).intValue(), apiVersions,
-            QuorumFeatures.defaultFeatureMap(), quorum);
-        Optional<String> reason = qf.reasonAllControllersZkMigrationNotReady();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("ready", !reason.isPresent());
-        out.put("reason", reason.orElse(null));
-        return out;
+    protected Map<String, Object> readiness(Map<String, Object> request) {
+        return RollcheckApiVersionsReadiness.readiness(request);
     }
 }
-
