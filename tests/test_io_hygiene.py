@@ -275,10 +275,13 @@ def test_a_result_with_a_nan_is_printed_as_json(tmp_path: Path, monkeypatch: pyt
 def test_ctrl_c_during_start_up_is_one_line_never_a_traceback(tmp_path: Path) -> None:
     env = _unseeded_env()  # the command re-executes itself: Ctrl-C across the exec too
     started = []
-    for _ in range(2):  # how long the interpreter takes to start and import the command line here
+    # How long the interpreter takes to start and import the command line here; the first run of a clean clone
+    # also writes the bytecode caches, so it is a warm-up, not a measurement (it made the signal come too late).
+    for _ in range(3):
         t0 = time.monotonic()
         subprocess.run([sys.executable, "-c", "import rollcheck.cli"], env=env, check=True)
         started.append(time.monotonic() - t0)
+    started = started[1:]
     reached = 0
     for extra in (0.05, 0.1, 0.2, 0.3):
         proc = subprocess.Popen([sys.executable, "-m", "rollcheck", *SMALL, "--out", str(tmp_path)], cwd=ROOT,
@@ -287,6 +290,8 @@ def test_ctrl_c_during_start_up_is_one_line_never_a_traceback(tmp_path: Path) ->
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         if "<frozen site>" in err:  # the interpreter's own start-up, before any of rollcheck's code runs
+            continue
+        if proc.returncode == 0 and not err:  # the run ended before the signal came: nothing to judge
             continue
         line = _one_line(err)
         assert proc.returncode == 130 and line.startswith("rollcheck: interrupted; "), (proc.returncode, err)
