@@ -61,9 +61,8 @@ ADAPTERS = (
 # QuorumFeatures over the other controllers' ApiVersions (3.6.x); driver-3.7, QuorumFeatures over the controller
 # registrations of the image (read from 3.7-IV0), as 3.7.0 - 3.9.x have it.
 _NEWEST_LEVEL = {"3.5": MetadataVersion.IBP_3_5_IV2.feature_level}
-# 3.5 (driver-3.5) is not wired yet: `small` agrees at 3.5.0 and 3.5.2, and so does each `faults` trace asked alone,
-# but eight replays in one request line hang its JVM (not triaged); its rows are not replayed.
-_ADAPTER_OF_LINE = {"3.6": "driver-3.6", "3.7": "driver-3.7", "3.8": "driver-3.7",
+# 3.4 has no adapter: its driver runs on the system clock and one MigrationClient interface (no test fakes).
+_ADAPTER_OF_LINE = {"3.5": "driver-3.5", "3.6": "driver-3.6", "3.7": "driver-3.7", "3.8": "driver-3.7",
                     "3.9": "driver-3.7"}
 
 KINDS = ("replay.driverStates", "replay.zkWrites", "replay.records")
@@ -139,7 +138,7 @@ BUGS = (
         "KAFKA-16171", "zk_migration",
         "a KRaft controller that takes over during dual write keeps the /migration version it read when it became "
         "active: the previous controller's last dual write moved it, and every ZooKeeper write of the new one fails",
-        buggy=("3.6.0", "3.6.1"), fixed=("3.6.2", "3.7.0", "3.9.2"), config="faults", profile="kafka",
+        buggy=("3.5.2", "3.6.0", "3.6.1"), fixed=("3.6.2", "3.7.0", "3.9.2"), config="faults", profile="kafka",
         kinds=("replay.zkWrites",),
         story="KRaftMigrationDriver read /migration (getOrCreateMigrationRecoveryState) in KRaftLeaderEvent and "
               "kept that version through BecomeZkControllerEvent; the deposed controller, not yet told, could still "

@@ -420,8 +420,13 @@ public abstract class RollcheckReplayBase implements Handler {
                         blockedAt = null;
                         return;
                     }
-                    blockedAt = name != null && !open ? name : "zookeeper";
-                    r.lock.notifyAll();
+                    String at = name != null && !open ? name : "zookeeper";
+                    // Notify only when this driver first blocks here: two drivers held at gates that woke each other
+                    // on every wait would keep the monitor busy and starve the barrier that waits for it.
+                    if (!at.equals(blockedAt)) {
+                        blockedAt = at;
+                        r.lock.notifyAll();
+                    }
                     try {
                         r.lock.wait(50);
                     } catch (InterruptedException e) {
@@ -439,11 +444,10 @@ public abstract class RollcheckReplayBase implements Handler {
             MigrationDriverState last = null;
             int same = 0;
             long start = clockReads.get();
+            // A poll of its own, not the replay's lock: the drivers' threads take that lock at every gate.
             while (clockReads.get() < start + settleClockReads() && blockedAt == null
                 && System.nanoTime() < deadline) {
-                synchronized (r.lock) {
-                    r.lock.wait(2);
-                }
+                Thread.sleep(1);
             }
             while (System.nanoTime() < deadline) {
                 if (blockedAt != null) {
