@@ -435,3 +435,18 @@ def test_kafka_features_command_output() -> None:
                           f"Could not upgrade metadata.version to 8. {prefix}Invalid update version 11 for feature "
                           "foo.bar. Local controller 0 only supports versions 0-10")
     assert out.stderr == "2 out of 2 operation(s) failed." and out.controller.metadata_version == 7
+
+
+def test_bootstrap_metadata_refusal_in_each_release_lines_words() -> None:
+    # BootstrapMetadata's constructor: "metadata versions" up to 3.7.x, "metadata.version" from 3.8.0
+    # (metadata/.../metadata/bootstrap/BootstrapMetadata.java at 3.7.0 and 3.8.0).
+    from reference_impl.metadata_version.api import bootstrap_metadata
+
+    for release, noun in (("3.3", "metadata versions"), ("3.9", "metadata.version"), ("4.0", "metadata.version")):
+        with pytest.raises(ValueError) as e:
+            bootstrap_metadata(3, KAFKA_CATALOG, "format command", release)
+        assert str(e.value) == (f"Bootstrap {noun} before 3.3-IV0 are not supported. Can't load metadata from "
+                                "format command")
+        assert bootstrap_metadata(4, KAFKA_CATALOG, "s", release) == FeatureLevelRecord("metadata.version", 4)
+    with pytest.raises(ValueError, match="^Bootstrap metadata versions before 3.3-IV0"):
+        format_storage("c1", KAFKA_CATALOG, 7, 3, profile="kafka", kafka_release="3.3")

@@ -37,19 +37,44 @@ def test_questions_at_the_initial_state() -> None:
     state = next(iter(system.initial_states()))
     qs = list(ORACLE.questions(system, state, release))
     kinds = [q.kind for q in qs]
-    # the catalog and QuorumFeatures' default range once, the 3.3 snapshot, a registration per software, then one
-    # updateFeatures per request the operator may issue
-    assert kinds[:5] == ["catalog", "quorumFeatures.default", "featureSnapshot", "registerBroker", "registerBroker"]
-    assert set(kinds[5:]) == {"updateFeatures"} and len(kinds) - 5 == len(system._requests)
+    # the catalog and QuorumFeatures' default range once, BootstrapMetadata of each of 3.3.2's seven levels (no
+    # ActivationRecordsGenerator before 3.6), the 3.3 snapshot, a registration per software, then one updateFeatures
+    # per request the operator may issue
+    assert kinds[:2] == ["catalog", "quorumFeatures.default"] and kinds[2:9] == ["bootstrapMetadata"] * 7
+    assert kinds[9:12] == ["featureSnapshot", "registerBroker", "registerBroker"]
+    assert set(kinds[12:]) == {"updateFeatures"} and len(kinds) - 12 == len(system._requests)
     assert qs[1].expected == {"features": {"metadata.version": [1, 7]}}
+    # below 3.3-IV0 (level 4) BootstrapMetadata refuses, in 3.3's words; from it, one FeatureLevelRecord
+    assert qs[2].request == {"op": "bootstrapMetadata", "level": 1, "source": "format command"}
+    assert qs[2].expected == {"exception": "java.lang.RuntimeException", "message": (
+        "Bootstrap metadata versions before 3.3-IV0 are not supported. Can't load metadata from format command")}
+    assert qs[5].expected == {"metadataVersion": 4, "records": [["metadata.version", 4]]}
     # the old binary (V1..V3 of the example: 1..5 on 3.3.2) may register at the initial level 5
-    assert qs[4].request["features"] == {"metadata.version": [1, 5]} and qs[4].expected["error"]["code"] == 0
+    assert qs[11].request["features"] == {"metadata.version": [1, 5]} and qs[11].expected["error"]["code"] == 0
     view = controller_view(system.controller(state))
     assert view["quorum"] == [0, 1, 2] and view["finalized"] == {"metadata.version": 5}
     assert view["brokers"] == {"3": {"metadata.version": [1, 5]}}
     # states that share the controller's view share the Question objects (compared once per batch)
     again = list(ORACLE.questions(system, state, release))
-    assert all(a is b for a, b in zip(qs[2:], again[2:], strict=True))
+    assert all(a is b for a, b in zip(qs[9:], again[9:], strict=True))
+
+
+def test_the_activation_question_from_3_6() -> None:
+    for name, config, expected in (
+            # an empty log gets the bootstrap record; a preview cluster's log (records, no FeatureLevelRecord) none,
+            # and its controller runs at 3.0-IV1
+            ("3.6.2", SMALL, None), ("3.9.2", PREVIEW, {"records": [], "metadataVersion": 1})):
+        release = find_release(ORACLE, name)
+        system = PROTOCOL.build(ORACLE.config_for(config, release))
+        state = next(iter(system.initial_states()))
+        [q] = [q for q in ORACLE.questions(system, state, release) if q.kind == "activation"]
+        level = state.log[0]
+        assert q.request["empty"] is (expected is None)
+        assert q.expected == (expected or {"records": [["metadata.version", level]], "metadataVersion": level})
+    release = find_release(ORACLE, "3.5.2")
+    system = PROTOCOL.build(ORACLE.config_for(SMALL, release))
+    state = next(iter(system.initial_states()))
+    assert not [q for q in ORACLE.questions(system, state, release) if q.kind == "activation"]
 
 
 def test_the_registration_check_per_release_line() -> None:
@@ -73,8 +98,8 @@ def test_small_agrees_with_kafka_3_3_2() -> None:
     result = run_check("metadata_version", "3.3.2", "small")
     assert result.verdict == "agree", [f.difference for f in result.disagreements]
     assert result.states > 1000 and result.decisions > 20_000
-    assert set(result.kinds) == {"catalog", "quorumFeatures.default", "featureSnapshot", "registerBroker",
-                                 "updateFeatures"}
+    assert set(result.kinds) == {"catalog", "quorumFeatures.default", "bootstrapMetadata", "featureSnapshot",
+                                 "registerBroker", "updateFeatures"}
     assert result.kinds["registerBroker"]["decisions"] > 1000
 
 

@@ -1311,7 +1311,7 @@ def _format_refusal(text: str) -> int:
     several wordings, one code)."""
     for words, code in (("You must specify the cluster id.", FORMAT_NO_CLUSTER),
                         ("too old to be supported", FORMAT_TOO_OLD), ("is not yet stable", FORMAT_UNSTABLE),
-                        ("Bootstrap metadata.version before", FORMAT_BELOW_FLOOR)):
+                        ("are not supported. Can't load metadata from", FORMAT_BELOW_FLOOR)):
         if words in text:
             return code
     return FORMAT_UNKNOWN

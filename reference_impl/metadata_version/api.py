@@ -820,12 +820,22 @@ def _format_kafka(cluster_id: str, catalog: Catalog, binary_default: int, metada
     label = catalog.label(level)
     if not unstable and not catalog.is_production(level, release):
         raise ValueError(f"{FEATURE_NAME} {label} is not yet stable.")  # Formatter.verifyReleaseVersion
+    bootstrap_metadata(level, catalog, "format command", release)  # StorageTool's BootstrapMetadata.fromVersion
+    return MetaProperties(cluster_id, level)
+
+
+def bootstrap_metadata(level: int, catalog: Catalog, source: str, kafka_release: str = "3.9"
+                       ) -> FeatureLevelRecord:
+    """``BootstrapMetadata.fromVersion(level, source)`` (metadata/.../metadata/bootstrap/BootstrapMetadata.java): the
+    one record an empty log is bootstrapped with, or the constructor's refusal of a level below the catalog's floor
+    (``MINIMUM_BOOTSTRAP_VERSION``, 3.3-IV0, printed by its name). Kafka says "metadata versions" up to 3.7.x and
+    "metadata.version" from 3.8.0 (the "3.3" rules have the former)."""
     floor = catalog.bootstrap_floor
     if level < floor:
-        # the kafka catalog's floor is MINIMUM_BOOTSTRAP_VERSION (3.3-IV0), printed by its name
-        raise ValueError(f"Bootstrap metadata.version before {catalog.label(floor)} are not supported. Can't load "
-                         "metadata from format command")
-    return MetaProperties(cluster_id, level)
+        noun = "metadata versions" if kafka_release == "3.3" else "metadata.version"
+        raise ValueError(f"Bootstrap {noun} before {catalog.label(floor)} are not supported. Can't load metadata "
+                         f"from {source}")
+    return FeatureLevelRecord(FEATURE_NAME, level)
 
 
 def default_local_supported(catalog: Catalog, kafka_release: str = "3.9", enable_unstable: bool = False

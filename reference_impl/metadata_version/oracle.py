@@ -11,7 +11,8 @@ At every state with an active controller and a quorum, each UpdateFeatures reque
 asked of ``FeatureControlManager.updateFeatures`` with the controller's view (its own range, the other controllers'
 ranges, every registered broker's, the finalized level replayed first); the answer (error codes and messages, the
 records written, the finalized levels after replaying them) must equal the reference's. At the initial state the
-release's ``MetadataVersion`` catalog is compared; on 3.3.x, the feature records a snapshot of the state holds
+release's ``MetadataVersion`` catalog is compared, ``BootstrapMetadata`` of each of its levels and (3.6+)
+``ActivationRecordsGenerator`` for the config's start; on 3.3.x, the feature records a snapshot of the state holds
 (``FeatureControlManager``'s snapshot iterator, KAFKA-14316).
 """
 
@@ -25,9 +26,13 @@ from reference_impl.metadata_version.api import (
     ALL_FAILED_PREFIX,
     BrokerRegistrationRequest,
     ControllerResult,
+    MetaProperties,
     QuorumController,
     QuorumFeatures,
     VersionRange,
+    activation_metadata_version,
+    bootstrap_metadata,
+    bootstrap_metadata_version,
     feature_snapshot_records,
     request,
 )
@@ -67,6 +72,14 @@ class _Release:
     # The release line of ClusterControlManager's registration checks when it is not ``rules``': 3.7.x and 3.8.x run
     # the 3.9 rules everywhere else but keep 3.3's processRegistrationFeature (changed in 3.9.0).
     registration: str | None = None
+    # The release line whose wording BootstrapMetadata's refusal has, when it is not ``rules``': "metadata versions"
+    # up to 3.7.x, "metadata.version" from 3.8.0.
+    wording: str | None = None
+
+    @property
+    def activation(self) -> bool:
+        """ActivationRecordsGenerator exists (new in 3.6.0)."""
+        return tuple(int(x) for x in self.name.split(".")[:2]) >= (3, 6)
 
     @property
     def line(self) -> str:
@@ -80,7 +93,7 @@ RELEASES: tuple[_Release, ...] = (
     _Release("3.4.1", "kraft-3.3", "3.3", 1, 8),
     _Release("3.5.2", "kraft-3.3", "3.3", 1, 11),
     _Release("3.6.2", "kraft-3.3", "3.3", 1, 14, _CI),
-    _Release("3.7.2", "kraft-3.7", "3.9", 1, 19, registration="3.3"),
+    _Release("3.7.2", "kraft-3.7", "3.9", 1, 19, registration="3.3", wording="3.3"),
     _Release("3.8.1", "kraft-3.7", "3.9", 1, 20, registration="3.3"),
     _Release("3.9.2", "kraft-3.7", "3.9", 1, 21, _CI),
     _Release("4.0.2", "kraft-4.0", "4.0", 7, 25, _CI),
@@ -91,6 +104,7 @@ RELEASES: tuple[_Release, ...] = (
 )
 _BY_NAME = {r.name: r for r in RELEASES}
 _EXAMPLE_LEVELS = 5  # KIP-778's V1..V5
+_SOURCE = "format command"  # the bootstrap's source as kafka-storage format names it
 
 
 def _ranges(features: Iterable[tuple[str, VersionRange]]) -> dict[str, list[int]]:
@@ -205,6 +219,7 @@ class MetadataVersionOracle:
                 rng = QuorumFeatures.default_feature_map(cat, False, r.rules)
                 out.append(Question("quorumFeatures.default", {"op": "defaultFeatures", "enableUnstable": False},
                                     {"features": {name: [v.min, v.max] for name, v in rng}}))
+            out.extend(self._bootstrap_questions(system, state, r))
         has_quorum = state.leader >= 0 and sum(1 for v in state.voters if v.status.name == "RUNNING") * 2 > len(
             state.voters)
         if has_quorum:
@@ -218,6 +233,34 @@ class MetadataVersionOracle:
                 asked = memo[key] = tuple(self._controller_questions(system, state, r))
             out.extend(asked)
         return out
+
+    @staticmethod
+    def _bootstrap_questions(system: MetadataVersionSystem, state: Any, r: _Release) -> Iterable[Question]:
+        """How the cluster's first controller starts: ``BootstrapMetadata.fromVersion`` of every level the release
+        has up to the newest the row reaches (the format command's; refused below MINIMUM_BOOTSTRAP_VERSION), and
+        from 3.6 ``ActivationRecordsGenerator.generate`` for the config's start: an empty log bootstrapped at its
+        level, or a preview cluster's log, which holds records but no FeatureLevelRecord."""
+        cat = system.catalog
+        for level in range(r.minimum, min(r.latest_production, KAFKA_CATALOG.latest) + 1):
+            try:
+                record = bootstrap_metadata(level, cat, _SOURCE, r.rules if r.wording is None else r.wording)
+                expected: dict[str, Any] = {"metadataVersion": record.feature_level,
+                                            "records": [[record.name, record.feature_level]]}
+            except ValueError as e:
+                expected = {"exception": "java.lang.RuntimeException", "message": str(e)}
+            yield Question("bootstrapMetadata", {"op": "bootstrapMetadata", "level": level, "source": _SOURCE},
+                           expected)
+        if r.activation:
+            preview = system.config.initial_level == 0
+            meta = MetaProperties("rollcheck", None if preview else state.log[0])
+            written = bootstrap_metadata_version(meta, cat, log_is_empty=not preview)
+            start = activation_metadata_version(meta, cat, log_is_empty=not preview)
+            # A preview cluster's bootstrap is not read (its log is not empty): any level BootstrapMetadata takes.
+            extra = {"bootstrapLevel": cat.bootstrap_floor} if preview else {}
+            yield Question("activation", {"op": "activation", "empty": not preview, "level": state.log[0],
+                                          "source": _SOURCE, **extra},
+                           {"records": [] if written is None else [[written.name, written.feature_level]],
+                            "metadataVersion": start}, action="the first controller's activation")
 
     @staticmethod
     def _controller_questions(system: MetadataVersionSystem, state: Any, r: _Release) -> Iterable[Question]:
@@ -259,6 +302,12 @@ class MetadataVersionOracle:
 
 
     def compare(self, question: Question, answer: Any) -> str | None:
+        if question.kind == "activation" and isinstance(answer, Mapping) and "records" in answer:
+            # The FeatureLevelRecords only: the transaction markers and ZkMigrationStateRecord are the zk_migration
+            # binding's (activationRecords), 4.x's min.insync.replicas ConfigRecord is not modelled.
+            answer = {**answer, "records": [x for x in answer["records"] if len(x) == 2]}
+        if question.kind == "bootstrapMetadata" and isinstance(answer, Mapping) and "exception" in answer:
+            answer = {k: answer.get(k) for k in ("exception", "message")}
         if question.kind == "catalog" and isinstance(answer, Mapping) and "versions" in answer:
             # Production levels only, and those the reference's catalog knows (a newer release's later levels are
             # listed as not modelled in docs/kafka-oracle.md).

@@ -47,6 +47,10 @@ public final class RollcheckMetadataVersion implements Handler {
                 return RollcheckRegistration.registerBroker(manager(request), request);
             case "featureSnapshot":
                 return featureSnapshot(request);
+            case "bootstrapMetadata":
+                return RollcheckBootstrap.bootstrapMetadata(request);
+            case "activation":
+                return RollcheckBootstrap.activation(request);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }

@@ -31,6 +31,10 @@ public final class RollcheckMetadataVersion implements Handler {
                 return RollcheckDefaults.defaultFeatures(request);
             case "registerBroker":
                 return RollcheckRegistration.registerBroker(RollcheckManagers.manager(request), request);
+            case "bootstrapMetadata":
+                return RollcheckBootstrap.bootstrapMetadata(request);
+            case "activation":
+                return RollcheckBootstrap.activation(request);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
