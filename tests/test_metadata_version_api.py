@@ -448,5 +448,5 @@ def test_bootstrap_metadata_refusal_in_each_release_lines_words() -> None:
         assert str(e.value) == (f"Bootstrap {noun} before 3.3-IV0 are not supported. Can't load metadata from "
                                 "format command")
         assert bootstrap_metadata(4, KAFKA_CATALOG, "s", release) == FeatureLevelRecord("metadata.version", 4)
-    with pytest.raises(ValueError, match="^Bootstrap metadata versions before 3.3-IV0"):
+    with pytest.raises(ValueError, match=r"^Bootstrap metadata versions before 3\.3-IV0"):
         format_storage("c1", KAFKA_CATALOG, 7, 3, profile="kafka", kafka_release="3.3")
