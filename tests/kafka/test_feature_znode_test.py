@@ -46,11 +46,13 @@ def test_encode_decode(status: FeatureZNodeStatus, features: dict[str, tuple[int
     assert FeatureZNode.decode(node.encode()) == node
 
 
-@pytest.mark.parametrize("cases", [
-    # (the "features" value, expected status, expected finalized features)
-    pytest.param(((_TWO_JSON, FeatureZNodeStatus.ENABLED, _TWO),
-                  ("{}", FeatureZNodeStatus.ENABLED, {})), id="testDecodeSuccess"),
-])
+# (the "features" value, expected status, expected finalized features); module constants, so that
+# test_feature_znode_test_on_the_jars.py puts the same cases to Kafka's FeatureZNode.
+DECODE_SUCCESS = {"testDecodeSuccess": ((_TWO_JSON, FeatureZNodeStatus.ENABLED, _TWO),
+                                        ("{}", FeatureZNodeStatus.ENABLED, {}))}
+
+
+@pytest.mark.parametrize("cases", [pytest.param(c, id=k) for k, c in DECODE_SUCCESS.items()])
 def test_decode_success(cases: tuple[tuple[str, FeatureZNodeStatus, dict[str, tuple[int, int]]], ...]) -> None:
     for features_json, status, features in cases:
         node = FeatureZNode.decode(_SUCCESS_TEMPLATE.format(features_json).encode("utf-8"))
@@ -58,14 +60,14 @@ def test_decode_success(cases: tuple[tuple[str, FeatureZNodeStatus, dict[str, tu
         assert node.features == finalized_features(features)
 
 
-@pytest.mark.parametrize("cases", [
-    # (JSON text, ZkData's IllegalArgumentException message; %s stands for the JSON text)
-    pytest.param((
+# (JSON text, ZkData's IllegalArgumentException message; %s stands for the JSON text) per Kafka test method.
+DECODE_FAILS = {
+    "testDecodeFailOnInvalidVersionAndStatus": (
         (_VERSION_STATUS_TEMPLATE.format(FeatureZNode.V1 - 1, 1), "Unsupported version: 0 of feature information: %s"),
         (_VERSION_STATUS_TEMPLATE.format(FeatureZNode.CURRENT_VERSION, FeatureZNodeStatus.ENABLED.value + 1),
          "Malformed status: Some(2) found in feature information: %s"),
-    ), id="testDecodeFailOnInvalidVersionAndStatus"),
-    pytest.param((
+    ),
+    "testDecodeFailOnInvalidFeatures": (
         # missingFeatures
         (_FEATURES_TEMPLATE.format(""), "Features map can not be absent in: %s"),
         # malformedFeatures (not JSON)
@@ -80,8 +82,11 @@ def test_decode_success(cases: tuple[tuple[str, FeatureZNodeStatus, dict[str, tu
         # invalidFeaturesMissingMinVersionLevel
         (_FEATURES_TEMPLATE.format(',"features":{"feature1": {"max_version_level": 1}}'),
          "Unable to convert to finalized features from map: {feature1={max_version_level=1}}"),
-    ), id="testDecodeFailOnInvalidFeatures"),
-])
+    ),
+}
+
+
+@pytest.mark.parametrize("cases", [pytest.param(c, id=k) for k, c in DECODE_FAILS.items()])
 def test_decode_fails(cases: tuple[tuple[str, str], ...]) -> None:
     for text, message in cases:
         expected = message % text if "%s" in message else message

@@ -23,18 +23,26 @@ final class RollcheckActivation {
     private RollcheckActivation() {
     }
 
-    /** The request: "empty", "transactionStartOffset", "zkMigrationEnabled", "level", "state" (the replayed
+    /** The request: "empty", "transactionStartOffset", "zkMigrationEnabled", "level" (null: none in the log), "state" (the replayed
      *  ZkMigrationState's name, non-empty log only), "source". The answer: "records", "atomic", "message". */
     static Map<String, Object> activationRecords(Map<String, Object> request) {
         boolean empty = Boolean.TRUE.equals(request.get("empty"));
         long offset = (Long) request.get("transactionStartOffset");
         boolean enabled = Boolean.TRUE.equals(request.get("zkMigrationEnabled"));
-        MetadataVersion mv = MetadataVersion.fromFeatureLevel(((Long) request.get("level")).shortValue());
+        // "level" null: a non-empty log without a FeatureLevelRecord, whose FeatureControlManager stays at
+        // MINIMUM_KRAFT_VERSION, where QuorumController starts it (its bootstrap, unread, is built at the floor).
+        Object level = request.get("level");
+        MetadataVersion mv = level == null ? MetadataVersion.MINIMUM_KRAFT_VERSION
+            : MetadataVersion.fromFeatureLevel(((Long) level).shortValue());
         String source = (String) request.get("source");
-        BootstrapMetadata bootstrap = BootstrapMetadata.fromVersion(mv, source);
+        BootstrapMetadata bootstrap = BootstrapMetadata.fromVersion(
+            level == null ? MetadataVersion.MINIMUM_BOOTSTRAP_VERSION : mv, source);
         FeatureControlManager fcm = new FeatureControlManager.Builder().setMetadataVersion(mv).build();
         if (!empty) {
-            fcm.replay(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME).setFeatureLevel(mv.featureLevel()));
+            if (level != null) {
+                fcm.replay(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME)
+                    .setFeatureLevel(mv.featureLevel()));
+            }
             Object state = request.get("state");
             if (state != null) {
                 fcm.replay(new ZkMigrationStateRecord().setZkMigrationState(
