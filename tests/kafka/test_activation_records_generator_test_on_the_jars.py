@@ -21,7 +21,7 @@ import pytest
 
 from reference_impl.zk_migration.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
-from rollcheck.oracle.tools import java_problem
+from tests.kafka._on_the_jars import needs_java
 from tests.kafka.test_activation_records_generator_test import (
     EMPTY_LOG,
     NON_EMPTY_LOG,
@@ -31,7 +31,7 @@ from tests.kafka.test_activation_records_generator_test import (
 )
 
 RELEASE = "3.9.2"
-pytestmark = pytest.mark.skipif(java_problem() is not None, reason=str(java_problem()))
+pytestmark = needs_java
 
 
 @pytest.fixture(scope="module")

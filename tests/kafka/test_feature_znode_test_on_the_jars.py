@@ -16,11 +16,11 @@ import pytest
 
 from reference_impl.features.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
-from rollcheck.oracle.tools import java_problem
+from tests.kafka._on_the_jars import needs_java
 from tests.kafka.test_feature_znode_test import _SUCCESS_TEMPLATE, _TWO, DECODE_FAILS, DECODE_SUCCESS
 
 RELEASE = "2.8.2"
-pytestmark = pytest.mark.skipif(java_problem() is not None, reason=str(java_problem()))
+pytestmark = needs_java
 
 
 @pytest.fixture(scope="module")

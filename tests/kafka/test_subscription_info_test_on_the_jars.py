@@ -17,7 +17,7 @@ import pytest
 
 from reference_impl.streams_probing.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
-from rollcheck.oracle.tools import java_problem
+from tests.kafka._on_the_jars import needs_java
 from tests.kafka.test_subscription_info_test import (
     _ROUND_TRIPS_2X,
     ACTIVE_2X_ORDER,
@@ -31,7 +31,7 @@ from tests.kafka.test_subscription_info_test import (
 )
 
 SERVED = {"2.0.0": "2.0.1", "2.1.0": "2.1.1"}  # the tag read -> the served release of its line that answers
-pytestmark = pytest.mark.skipif(java_problem() is not None, reason=str(java_problem()))
+pytestmark = needs_java
 
 
 @pytest.fixture(scope="module")
