@@ -86,3 +86,27 @@ def test_kafka_8649_refound() -> None:
     assert first.expected[8:16] == "00000003" and first.answer[8:16] == "00000004"  # supported version 3 vs 4
     fixed = run_check("streams_probing", "2.3.1", "small")
     assert fixed.verdict == "agree", [f.difference for f in fixed.disagreements]
+
+
+@needs_java
+@pytest.mark.parametrize(("mutation", "kind"), [
+    ("commonly_supported_is_max", "assignor.assign"),  # the leader's commonly supported version wrong (STR-M9)
+    ("assign_at_leader_version", "assignor.assign"),  # the leader assigns at its own version (STR-M2)
+    ("member_never_upgrades", "assignor.onAssignment"),  # the member never returns to the higher version
+])
+def test_kafkas_assignor_catches_a_broken_reference(mutation: str, kind: str) -> None:
+    """Kafka's own StreamsPartitionAssignor (3.9.2) agrees with the reference on `small` and disagrees with it
+    where the reference's assign() / on_assignment() is broken: the assignor questions can fail."""
+    from rollcheck.explore.explorer import reachable_states
+    from rollcheck.oracle.client import OracleClient
+
+    release = find_release(ORACLE, "3.9.2")
+    config = ORACLE.config_for(SMALL, release)
+    with OracleClient(ORACLE) as client:
+        for mutations, want in ((frozenset(), 0), (frozenset({mutation}), 1)):
+            system = PROTOCOL.build(dataclasses.replace(config, mutations=mutations))
+            asked = [q for s in reachable_states(system)[0] for q in ORACLE.questions(system, s, release)
+                     if q.kind == kind]
+            answers = client.ask(release.name, [q.request for q in asked])
+            wrong = sum(ORACLE.compare(q, a) is not None for q, a in zip(asked, answers, strict=True))
+            assert asked and (wrong > 0) is bool(want), (mutation, len(asked), wrong)

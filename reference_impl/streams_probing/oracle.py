@@ -13,8 +13,8 @@ The model's release ``3.9`` speaks version 11 as a number only (versions above 4
 a row release of the same epoch speaking another number above 4 (2.4.1: 5, 4.x) stands for it with the model's
 11 read as that release's latest version, an order-preserving renaming (no other version above 4 occurs).
 
-The questions at a state (:meth:`StreamsProbingOracle.questions`), all codec-level (the assignor itself needs
-a cluster):
+The questions at a state (:meth:`StreamsProbingOracle.questions`), codec-level at every row and, at the rows whose
+adapter runs Kafka's ``StreamsPartitionAssignor`` (``streams-3.8``: 3.9.2, 4.4.0), the assignor's own decisions:
 
 * ``subscription.encode``: where a rebalance may happen, each member's subscription at its used version, by its
   own release's classes (bytes equal to ``api.encode_subscription``; above version 4, the version and supported
@@ -24,6 +24,13 @@ a cluster):
 * ``assignment.decode``: those bytes read by the receiving member's release;
 * ``config.upgradeFrom``: each instance's ``upgrade.from`` accepted by its release's ``StreamsConfig`` (and,
   when set, defined there: KAFKA-6054's back-port).
+* ``assignor.assign``: where a rebalance may happen with a leader of the row's release, Kafka's ``assign`` over the
+  members' subscriptions (their used and supported versions) and one task more than members: each member's version,
+  commonly supported version and error code, the task counts, and whether it asks for a follow-up rebalance, against
+  the reference's ``assign``;
+* ``assignor.onAssignment``: each delivered assignment a member of the row's release has yet to process, Kafka's
+  ``onAssignment`` with the member's used version: the version it uses next, whether it rebalances at once, the
+  error it stores (or what it throws), against the reference's ``on_assignment``.
 
 Each member ``i`` carries fixed content (process id ``i + 1``, previous task 0_i, standby task 1_i, endpoint
 ``host<i>:8080``; its assignment active task 0_i, standby 1_i on partition t-i, host ``host<i>`` with partition
@@ -41,14 +48,17 @@ from typing import Any
 from reference_impl.streams_probing.api import (
     MAX_ENCODED_VERSION,
     AssignmentInfo,
+    AssignorError,
     HostInfo,
     SubscriptionInfo,
     TaskId,
     TopicPartition,
+    assign,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
+    on_assignment,
 )
 from reference_impl.streams_probing.config import StreamsProbingConfig
 from reference_impl.streams_probing.releases import (
@@ -60,6 +70,7 @@ from reference_impl.streams_probing.releases import (
     upgrade_from_values,
 )
 from reference_impl.streams_probing.state import StreamsGroupState
+from reference_impl.streams_probing.system import assignment_over_the_wire, subscription_over_the_wire
 from rollcheck.oracle.binding import Adapter, KafkaBug, OracleRelease, Question
 
 _HANDLER = "rollcheck.streams.StreamsHandler"
@@ -74,8 +85,11 @@ ADAPTERS: tuple[Adapter, ...] = (
     Adapter("streams-2.1", _HANDLER, (*_CLASSES, "org.apache.kafka.streams.state.HostInfo")),
     Adapter("streams-2.2.2", _HANDLER, (*_CLASSES, "org.apache.kafka.streams.state.HostInfo")),
     Adapter("streams-3.8", _HANDLER, (*_CLASSES, "org.apache.kafka.streams.state.HostInfo",
-                                      "org.apache.kafka.streams.processor.assignment.ProcessId")),
+                                      "org.apache.kafka.streams.processor.assignment.ProcessId",
+                                      "org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor")),
 )
+# The adapters that also run Kafka's StreamsPartitionAssignor (assignor.assign, assignor.onAssignment).
+_ASSIGNOR_ADAPTERS = frozenset({"streams-3.8"})
 
 _CI = ("ci", "nightly")
 _NIGHTLY = ("nightly",)
@@ -139,6 +153,10 @@ def _row(release_name: str) -> _Row:
 
 
 # ---- the members' fixed content, and the normal forms the adapters answer in
+
+def _v_or_unknown(row: _Row, version: int) -> int:
+    return UNKNOWN if version == UNKNOWN else row.v(version)
+
 
 def _pid(i: int) -> uuid.UUID:
     return uuid.UUID(int=i + 1)
@@ -274,7 +292,83 @@ class StreamsProbingOracle:
                                         d.error, i)
         for x in s.instances:
             out += self._upgrade_from(row, x.release, x.upgrade_from, system.config.profile)
+        if release.adapter in _ASSIGNOR_ADAPTERS:
+            out += self._assignor(system, s, row, members, inboxes_empty)
         return out
+
+    # ---- Kafka's StreamsPartitionAssignor, at the row release's own members
+    def _assignor(self, system: Any, s: StreamsGroupState, row: _Row, members: list[int], inboxes_empty: bool
+                  ) -> list[Question]:
+        """``assignor.assign`` for every leader the row's release answers for (a rebalance may happen: the
+        reference's ``assign`` over the members' subscriptions as the leader reads them, the config's tasks dealt
+        over the members), and ``assignor.onAssignment`` for every delivered assignment such a member has not
+        processed yet (the reference's ``on_assignment``)."""
+        cfg = system.config
+        out: list[Question] = []
+        if s.rebalance_pending and inboxes_empty and s.follow_up < 0 and members:
+            for leader in members:
+                if row.target(s.instances[leader].release) is None:
+                    out += self._assign_question(cfg, s, row, leader, members)
+        for i, x in enumerate(s.instances):
+            if x.inbox is not None and row.target(x.release) is None:
+                out += self._on_assignment_question(cfg, s, row, i)
+        return out
+
+    def _assign_question(self, cfg: StreamsProbingConfig, s: StreamsGroupState, row: _Row, leader: int,
+                         members: list[int]) -> tuple[Question, ...]:
+        # the decisions depend on the config's profile and mutations, which the binding's memo outlives
+        key = ("assign", row.release, cfg.profile, cfg.mutations, s.instances[leader].release,
+               tuple((i, s.instances[i].release, s.instances[i].used_version) for i in members))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        lrel = release(s.instances[leader].release)
+        tasks = [TaskId(0, p) for p in range(len(members) + 1)]  # one more than members: the counts differ
+        request: dict[str, Any] = {"op": "assignor.assign", "tasks": len(tasks), "members": []}
+        subs: dict[str, SubscriptionInfo] = {}
+        expected: Any
+        try:
+            for i in members:
+                x = s.instances[i]
+                rel = release(x.release)
+                request["members"].append({"id": str(i), "version": row.v(x.used_version),
+                                           "latestSupported": row.latest(rel), "processId": str(_pid(i))})
+                subs[str(i)] = subscription_over_the_wire(SubscriptionInfo.of(x.used_version, rel.latest_supported),
+                                                          rel, lrel)
+            result = assign(lrel, cfg.profile, subs, tasks, cfg.mutations)
+            expected = {"assignments": {m: {"version": row.v(a.version),
+                                            "supported": _v_or_unknown(row, a.latest_supported),
+                                            "error": int(a.error)} for m, a in sorted(result.assignments.items())},
+                        "taskCounts": sorted(len(a.active_tasks) for a in result.assignments.values()),
+                        "stable": not result.follow_up_rebalance}
+        except Exception as exc:  # the member cannot build its subscription, or the leader fails
+            expected = exception_json(exc)
+        hit = self._memo[key] = (Question("assignor.assign", request, expected, "Rebalance"),)
+        return hit
+
+    def _on_assignment_question(self, cfg: StreamsProbingConfig, s: StreamsGroupState, row: _Row, i: int
+                                ) -> tuple[Question, ...]:
+        x = s.instances[i]
+        d = x.inbox
+        assert d is not None
+        leader = s.instances[s.leader].release if s.leader >= 0 else None
+        key = ("onAssignment", row.release, cfg.profile, cfg.mutations, x.release, x.used_version, d.version, d.supported, d.error, leader)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        request = {"op": "assignor.onAssignment", "used": row.v(x.used_version), "version": row.v(d.version),
+                   "supported": _v_or_unknown(row, d.supported), "error": d.error}
+        info = AssignmentInfo(d.version, d.supported, error=AssignorError(d.error))
+        expected: Any
+        try:
+            if leader is not None:
+                info = assignment_over_the_wire(info, release(leader), release(x.release))
+            upd = on_assignment(release(x.release), cfg.profile, x.used_version, info, cfg.mutations)
+            expected = {"used": row.v(upd.used_version), "rebalance": upd.rebalance, "error": int(upd.error)}
+        except Exception as exc:
+            expected = exception_json(exc)
+        hit = self._memo[key] = (Question("assignor.onAssignment", request, expected, "OnAssignment"),)
+        return hit
 
     def _subscription(self, row: _Row, member: str, used: int, i: int, leaders: tuple[str, ...]
                       ) -> tuple[Question, ...]:
@@ -390,6 +484,12 @@ class StreamsProbingOracle:
             return f"reference starts {expected['prefix']}, Kafka {_short(answer)}"
         if question.kind == "config.upgradeFrom" and isinstance(answer, Mapping):
             answer = {k: answer.get(k) for k in expected}
+        if question.kind == "assignor.assign" and isinstance(answer, Mapping) and "assignments" in answer:
+            # Which member gets which task is the task assignor's choice, not the protocol's: the counts are compared.
+            got = answer["assignments"]
+            answer = {"assignments": {m: {k: a[k] for k in ("version", "supported", "error")}
+                                      for m, a in sorted(got.items())},
+                      "taskCounts": sorted(a["tasks"] for a in got.values()), "stable": answer["stable"]}
         if answer == expected:
             return None
         if isinstance(expected, Mapping) and isinstance(answer, Mapping):

@@ -211,7 +211,7 @@ class StreamsProbingSystem(DataclassSystem):
             # What the leader reads is what the members' bytes say (a field written at the wrong version
             # changes the assignment, so the properties see a codec bug, not only its unit tests).
             for i in members:
-                subs[str(i)] = _subscription_over_the_wire(subs[str(i)], release(instances[i].release), lrel)
+                subs[str(i)] = subscription_over_the_wire(subs[str(i)], release(instances[i].release), lrel)
             result = assign(lrel, cfg.profile, subs, mutations=cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
             failed = _with(instances[leader], running=False, failure=f"leader: {exc}")
@@ -243,7 +243,7 @@ class StreamsProbingSystem(DataclassSystem):
             follow_up = -1
         try:
             if s.leader >= 0:  # the last rebalance's leader sent it (a bounce needs every inbox processed first)
-                info = _assignment_over_the_wire(info, release(s.instances[s.leader].release), release(x.release))
+                info = assignment_over_the_wire(info, release(s.instances[s.leader].release), release(x.release))
             upd = on_assignment(release(x.release), cfg.profile, x.used_version, info, cfg.mutations)
         except (TaskAssignmentException, IllegalStateException) as exc:
             failed = _with(x, running=False, inbox=None, failure=f"member: {exc}")
@@ -275,7 +275,7 @@ class StreamsProbingSystem(DataclassSystem):
         return self.cached_symmetry_key(symmetry_key, s)
 
 
-def _subscription_over_the_wire(info: SubscriptionInfo, member: StreamsRelease, leader: StreamsRelease
+def subscription_over_the_wire(info: SubscriptionInfo, member: StreamsRelease, leader: StreamsRelease
                                 ) -> SubscriptionInfo:
     """The subscription as the leader decodes the member's bytes (``SubscriptionInfo.encode`` by the member's
     release, ``decode`` by the leader's: a newer version reaches a probing leader as version and supported
@@ -286,7 +286,7 @@ def _subscription_over_the_wire(info: SubscriptionInfo, member: StreamsRelease, 
     return decode_subscription(encode_subscription(info, member.latest_supported), leader.latest_supported)
 
 
-def _assignment_over_the_wire(info: AssignmentInfo, leader: StreamsRelease, member: StreamsRelease) -> AssignmentInfo:
+def assignment_over_the_wire(info: AssignmentInfo, leader: StreamsRelease, member: StreamsRelease) -> AssignmentInfo:
     """The assignment as the member decodes the leader's bytes (``AssignmentInfo.encode`` by the leader's
     release, ``decode`` by the member's, which throws on a version it does not know). Only the fields the state
     keeps (version, supported version, error) are carried: the model assigns no tasks. Versions above the

@@ -23,6 +23,15 @@ import org.apache.kafka.streams.state.HostInfo;
  *  AssignmentInfo(int version, int commonlySupportedVersion, List, Map, Map, Map standbyPartitionsByHost, int). */
 public final class StreamsHandler extends StreamsBase {
 
+    @Override
+    public Object handle(Map<String, Object> request) throws Exception {
+        String op = (String) request.get("op");
+        if (op != null && op.startsWith("assignor.")) {
+            return org.apache.kafka.streams.processor.internals.RollcheckAssignor.handle(request);  // StreamsPartitionAssignor
+        }
+        return super.handle(request);
+    }
+
     private static final long LATEST_OFFSET = -2L;  // Task.LATEST_OFFSET
     private static final long STANDBY_OFFSET_SUM = 0L;
 
