@@ -352,7 +352,8 @@ class StreamsProbingOracle:
         d = x.inbox
         assert d is not None
         leader = s.instances[s.leader].release if s.leader >= 0 else None
-        key = ("onAssignment", row.release, cfg.profile, cfg.mutations, x.release, x.used_version, d.version, d.supported, d.error, leader)
+        key = ("onAssignment", row.release, cfg.profile, cfg.mutations, x.release, x.used_version, d.version,
+               d.supported, d.error, leader)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
