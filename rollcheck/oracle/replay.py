@@ -2,8 +2,8 @@
 (``rollcheck kafka P --release R --traces N``).
 
 The traces of a config are the explorer's counterexamples and witnesses (the one exploration of the check) and
-``N`` walks of ``rollcheck simulate`` (:func:`rollcheck.spark.simulate._walker`, unguided, same seed rule). The
-binding's replay content (:class:`rollcheck.oracle.binding.ReplayContent`, the binding's ``replay``) makes one
+``N`` walks of ``rollcheck simulate`` (:func:`rollcheck.spark.simulate.walker_of`, unguided, same seed rule).
+The binding's replay content (:class:`rollcheck.oracle.binding.ReplayContent`, the binding's ``replay``) makes one
 request per trace, asked of the same :class:`~rollcheck.oracle.client.OracleClient` machinery as the state
 questions (a JVM per release, the answers cached by canonical request, batches, a dead JVM's stderr tail), over
 the content's own adapter. A replay the Java side reports as timed out (a step after which the code did not settle
@@ -81,11 +81,11 @@ class ReplayTrace:
 def walks(system: Any, count: int, depth: int, seed: int) -> list[ReplayTrace]:
     """Walks ``0 .. count-1`` of ``rollcheck simulate --seed S --depth D`` (unguided): the simulation's own walker
     chooses, and each walk's states are rebuilt by following its labels through the system's successors."""
-    from rollcheck.spark.simulate import SWARM, _walker
+    from rollcheck.spark.simulate import SWARM, walker_of
 
     if count <= 0:
         return []
-    run = _walker(system, None, seed, depth, count, False)
+    run = walker_of(system, None, seed, depth, count, False)
     rows = [row for part, _fps in run(range(math.ceil(count / SWARM))) for row in part]
     out: list[ReplayTrace] = []
     initial = list(system.initial_states())

@@ -64,8 +64,8 @@ SWARM = 512  # walks that share one pool of novel states in guided mode (fixed: 
 FORK = 0.5  # guided mode: the chance that a walk forks from the pool rather than starting afresh
 
 
-def _walker(ts: TransitionSystem[Any], replay_system: TransitionSystem[Any] | None, seed: int, depth: int,
-            traces: int, guided: bool) -> Callable[[Iterable[int]], Iterator[tuple[list[WalkRow], np.ndarray]]]:
+def walker_of(ts: TransitionSystem[Any], replay_system: TransitionSystem[Any] | None, seed: int, depth: int,
+              traces: int, guided: bool) -> Callable[[Iterable[int]], Iterator[tuple[list[WalkRow], np.ndarray]]]:
     """The task: whole swarms of walks, each walk checked step by step and re-executed on a separately
     built system.
 
@@ -145,7 +145,7 @@ def simulate(ts: TransitionSystem[Any], spark: Any, *, traces: int, depth: int, 
              config_name: str = "", partitions: int | None = None,
              replay_system: TransitionSystem[Any] | None = None, guided: bool = False) -> SimulationResult:
     """Run the walks, check and re-execute them, write ``walks.parquet`` and ``simulate-summary.json``.
-    ``guided``: a coverage-guided swarm (see :func:`_walker`); the same seed gives the same walks either way.
+    ``guided``: a coverage-guided swarm (see :func:`walker_of`); the same seed gives the same walks either way.
 
     ``replay_system`` is the system the walks are re-executed on (default: ``ts`` itself, rebuilt on the
     executors); giving a different one compares two implementations walk by walk.
@@ -164,7 +164,7 @@ def simulate(ts: TransitionSystem[Any], spark: Any, *, traces: int, depth: int, 
     nparts = partitions or max(2, sc.defaultParallelism * 2)
     # One Spark job: each task walks its batch and returns its rows and the fingerprints it saw.
     swarms = -(-traces // SWARM)
-    walker = _walker(ts, replay_system, seed, depth, traces, guided)
+    walker = walker_of(ts, replay_system, seed, depth, traces, guided)
     batches = sc.parallelize(range(swarms), min(nparts, swarms)).mapPartitions(walker).collect()
     walks = sorted((row for rows, _ in batches for row in rows), key=lambda r: r[0])
     distinct = int(np.unique(np.concatenate([f for _, f in batches])).shape[0]) if batches else 0

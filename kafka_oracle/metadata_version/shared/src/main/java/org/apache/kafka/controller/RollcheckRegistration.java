@@ -63,7 +63,7 @@ final class RollcheckRegistration {
         FinalizedControllerFeatures finalized = fcm.finalizedFeatures(Long.MAX_VALUE);
         Map<String, Object> out = new LinkedHashMap<>();
         try {
-            invokeRegister(ccm, data, finalized);
+            RollcheckRegisterBroker.invoke(ccm, data, finalized);
             out.put("error", error(ApiError.NONE));
         } catch (InvocationTargetException e) {
             out.put("error", error(ApiError.fromThrowable(e.getCause())));
@@ -93,29 +93,6 @@ final class RollcheckRegistration {
             return 0.0f;
         }
         return null;
-    }
-
-    private static void invokeRegister(ClusterControlManager ccm, BrokerRegistrationRequestData data,
-                                       FinalizedControllerFeatures finalized) throws Exception {
-        for (Method m : ClusterControlManager.class.getMethods()) {
-            if (!m.getName().equals("registerBroker")) {
-                continue;
-            }
-            Class<?>[] p = m.getParameterTypes();
-            if (p.length == 3) {
-                m.invoke(ccm, data, 1L, finalized);
-                return;
-            }
-            if (p.length == 4 && p[3] == short.class) {  // the request's version: the newest the release reads
-                m.invoke(ccm, data, 1L, finalized, BrokerRegistrationRequestData.HIGHEST_SUPPORTED_VERSION);
-                return;
-            }
-            if (p.length == 4 && p[3] == boolean.class) {
-                m.invoke(ccm, data, 1L, finalized, true);
-                return;
-            }
-        }
-        throw new IllegalStateException("no known ClusterControlManager.registerBroker signature");
     }
 
     /** BrokerRegistrationRequestData.setLogDirs exists from 3.7 (directory assignment); one random directory. */

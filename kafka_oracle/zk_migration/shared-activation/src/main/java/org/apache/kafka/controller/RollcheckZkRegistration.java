@@ -65,7 +65,7 @@ final class RollcheckZkRegistration {
         FinalizedControllerFeatures finalized = fcm.finalizedFeatures(Long.MAX_VALUE);
         Map<String, Object> out = new LinkedHashMap<>();
         try {
-            invokeRegister(ccm, data, finalized);
+            RollcheckRegisterBroker.invoke(ccm, data, finalized);
             out.put("accepted", true);
         } catch (InvocationTargetException e) {
             out.put("accepted", false);
@@ -73,24 +73,5 @@ final class RollcheckZkRegistration {
             out.put("message", e.getCause().getMessage());
         }
         return out;
-    }
-
-    private static void invokeRegister(ClusterControlManager ccm, BrokerRegistrationRequestData data,
-                                       FinalizedControllerFeatures finalized) throws Exception {
-        for (Method m : ClusterControlManager.class.getMethods()) {
-            if (!m.getName().equals("registerBroker")) {
-                continue;
-            }
-            Class<?>[] p = m.getParameterTypes();
-            if (p.length == 3) {
-                m.invoke(ccm, data, 1L, finalized);
-                return;
-            }
-            if (p.length == 4 && p[3] == short.class) {
-                m.invoke(ccm, data, 1L, finalized, BrokerRegistrationRequestData.HIGHEST_SUPPORTED_VERSION);
-                return;
-            }
-        }
-        throw new IllegalStateException("no known ClusterControlManager.registerBroker signature");
     }
 }
