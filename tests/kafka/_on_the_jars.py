@@ -4,11 +4,12 @@ module. Not collected by pytest."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from rollcheck.oracle.client import OracleClient
 from rollcheck.oracle.tools import java_problem
 
 # Every module on the jars needs Java and Maven (its adapter is built on first use).
@@ -27,3 +28,14 @@ def names_of(test: Callable[..., Any]) -> Any:
     """The argument names of ``test``'s parametrize mark."""
     [mark] = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
     return mark.args[0]
+
+
+def oracle_fixture(binding: Any) -> Any:
+    """A module-scoped fixture ``jvm``: one oracle client over ``binding`` for the module (its JVMs closed at the
+    end). Assign it to the module's ``jvm``."""
+    @pytest.fixture(scope="module")
+    def jvm() -> Iterator[OracleClient]:
+        with OracleClient(binding) as client:
+            yield client
+
+    return jvm

@@ -14,14 +14,13 @@ Needs Java and Maven (the adapter is built on first use); skipped with the reaso
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from reference_impl.zk_migration.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
-from tests.kafka._on_the_jars import needs_java
+from tests.kafka._on_the_jars import needs_java, oracle_fixture
 from tests.kafka.test_activation_records_generator_test import (
     EMPTY_LOG,
     NON_EMPTY_LOG,
@@ -34,10 +33,7 @@ RELEASE = "3.9.2"
 pytestmark = needs_java
 
 
-@pytest.fixture(scope="module")
-def kafka() -> Iterator[OracleClient]:
-    with OracleClient(ORACLE) as client:
-        yield client
+jvm = oracle_fixture(ORACLE)
 
 
 def _ask(client: OracleClient, request: dict[str, Any]) -> dict[str, Any]:
@@ -61,15 +57,15 @@ _GENERATED = {k: c for k, c in EMPTY_LOG.items() if c.bootstrap is c.metadata_ve
 
 
 @pytest.mark.parametrize("case", _GENERATED.values(), ids=_GENERATED.keys())
-def test_empty_log_on_the_jars(kafka: OracleClient, case: EmptyLogCase) -> None:
-    answer = _ask(kafka, {"empty": True, "transactionStartOffset": case.offset, "zkMigrationEnabled": case.migration,
+def test_empty_log_on_the_jars(jvm: OracleClient, case: EmptyLogCase) -> None:
+    answer = _ask(jvm, {"empty": True, "transactionStartOffset": case.offset, "zkMigrationEnabled": case.migration,
                           "level": case.bootstrap.feature_level})
     _check(answer, case, case.atomic)
 
 
 @pytest.mark.parametrize("case", NON_EMPTY_LOG.values(), ids=NON_EMPTY_LOG.keys())
-def test_non_empty_log_on_the_jars(kafka: OracleClient, case: NonEmptyLogCase) -> None:
-    answer = _ask(kafka, {"empty": False, "transactionStartOffset": case.offset, "zkMigrationEnabled": case.migration,
+def test_non_empty_log_on_the_jars(jvm: OracleClient, case: NonEmptyLogCase) -> None:
+    answer = _ask(jvm, {"empty": False, "transactionStartOffset": case.offset, "zkMigrationEnabled": case.migration,
                           "level": None if case.metadata_version is None else case.metadata_version.feature_level,
                           "state": None if case.state is None else case.state.name})
     _check(answer, case, True)  # recordsForNonEmptyLog always returns an atomic batch

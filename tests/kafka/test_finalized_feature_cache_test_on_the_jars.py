@@ -8,7 +8,6 @@ after must be what the transcription states.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,16 +15,13 @@ import pytest
 from reference_impl.features.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
 from tests.kafka import test_finalized_feature_cache_test as transcribed
-from tests.kafka._on_the_jars import cases_of, names_of, needs_java
+from tests.kafka._on_the_jars import cases_of, names_of, needs_java, oracle_fixture
 
 RELEASE = "2.8.2"
 pytestmark = needs_java
 
 
-@pytest.fixture(scope="module")
-def jvm() -> Iterator[OracleClient]:
-    with OracleClient(ORACLE) as client:
-        yield client
+jvm = oracle_fixture(ORACLE)
 
 
 def _listed(features: dict[str, tuple[int, int]]) -> dict[str, list[int]]:

@@ -10,14 +10,13 @@ Needs Java and Maven (the adapters are built on first use); skipped with the rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from reference_impl.streams_probing.oracle import ORACLE
 from rollcheck.oracle.client import OracleClient
-from tests.kafka._on_the_jars import needs_java
+from tests.kafka._on_the_jars import needs_java, oracle_fixture
 from tests.kafka.test_subscription_info_test import (
     _ROUND_TRIPS_2X,
     ACTIVE_2X_ORDER,
@@ -34,10 +33,7 @@ SERVED = {"2.0.0": "2.0.1", "2.1.0": "2.1.1"}  # the tag read -> the served rele
 pytestmark = needs_java
 
 
-@pytest.fixture(scope="module")
-def jvm() -> Iterator[OracleClient]:
-    with OracleClient(ORACLE) as client:
-        yield client
+jvm = oracle_fixture(ORACLE)
 
 
 def _encode(client: OracleClient, kafka: str, version: int, endpoint: str) -> Any:

@@ -8,7 +8,6 @@ must be what the transcription states. Not asked: ``fromMap`` (the adapter const
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,16 +17,13 @@ from rollcheck.oracle.client import OracleClient
 from tests.kafka import test_broker_features_test as broker
 from tests.kafka import test_finalized_version_range_test as finalized
 from tests.kafka import test_supported_version_range_test as supported
-from tests.kafka._on_the_jars import cases_of, names_of, needs_java
+from tests.kafka._on_the_jars import cases_of, names_of, needs_java, oracle_fixture
 
 RELEASE = "2.8.2"
 pytestmark = needs_java
 
 
-@pytest.fixture(scope="module")
-def jvm() -> Iterator[OracleClient]:
-    with OracleClient(ORACLE) as client:
-        yield client
+jvm = oracle_fixture(ORACLE)
 
 
 def _range(jvm: OracleClient, kind: str, lo: int, hi: int) -> dict[str, Any]:
