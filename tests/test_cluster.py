@@ -1,7 +1,7 @@
 """Local clusters from the released jars (rollcheck/cluster): nodes that fail say which and where their log is,
 every process is stopped at the end, on an exception and after a SIGKILL of the run itself (reap), faults reach
-the node's whole process group, and a real KRaft node of Kafka 3.9.2 upgrades its metadata.version through
-Kafka's own tool."""
+the node's whole process group, a real KRaft node of Kafka 3.9.2 upgrades its metadata.version through Kafka's
+own tool, and a real ZooKeeper-mode broker of 2.8.2 writes the /feature node the reference predicts."""
 
 from __future__ import annotations
 
@@ -147,3 +147,48 @@ def test_a_kraft_node_of_3_9_2_upgrades_its_metadata_version(tmp_path: Path) -> 
             feature_command(dist, kc.bootstrap, ["upgrade", "--metadata", "9.9"], log=log)
         pid = node.node.pid
     assert pid is not None and not _alive(pid)
+
+
+@needs_java
+def test_a_zookeeper_broker_of_2_8_2_writes_the_feature_node_the_reference_predicts(tmp_path: Path) -> None:
+    """KIP-584's "Feature ZK node status" on a real 2.8.2 broker (ZooKeeper mode) through an IBP roll: at IBP 2.6
+    its controller writes /feature disabled, restarted at IBP 2.8 it enables it, byte for byte as the reference's
+    setup_feature_versioning and FeatureZNode.encode say (a 2.8 broker supports no feature: nothing finalized). The
+    restart waits for the new start's ready line, not the first one's."""
+    import json
+    import time
+
+    from reference_impl.features.api import FeatureZNodeStatus, setup_feature_versioning, supported_features
+    from rollcheck.cluster.dist import ensure_distribution
+    from rollcheck.cluster.kafka import start_zk_brokers, start_zookeeper, znode_data
+
+    dist = ensure_distribution("2.8.2")
+    log = tmp_path / "run" / "tools.log"
+
+    def feature_node(port: int, status: FeatureZNodeStatus) -> bytes | None:
+        deadline = time.monotonic() + 20  # the controller writes /feature during its failover, after start-up
+        data = None
+        while time.monotonic() < deadline:
+            data = znode_data(dist, port, "/feature", log=log)
+            if data is not None and json.loads(data)["status"] == status.value:
+                break
+            time.sleep(0.2)
+        return data
+
+    with Cluster(tmp_path / "run") as c:
+        zk, port = start_zookeeper(c, dist)
+        (broker,) = start_zk_brokers(c, dist, port, ibp="2.6")
+        disabled = setup_feature_versioning(None, False, supported_features({}))
+        assert disabled is not None
+        assert feature_node(port, FeatureZNodeStatus.DISABLED) == disabled.encode()
+        controller = znode_data(dist, port, "/controller", log=log)
+        assert controller is not None and json.loads(controller)["brokerid"] == 1
+        c.stop(broker.node.name)
+        broker.properties.write_text(broker.properties.read_text().replace(
+            "inter.broker.protocol.version=2.6", "inter.broker.protocol.version=2.8"))
+        c.start(broker.node)
+        enabled = setup_feature_versioning(disabled, True, supported_features({}))
+        assert enabled is not None and enabled.status is FeatureZNodeStatus.ENABLED
+        assert feature_node(port, FeatureZNodeStatus.ENABLED) == enabled.encode()
+        pids = [zk.pid, broker.node.pid]
+    assert all(p is not None and not _alive(p) for p in pids)

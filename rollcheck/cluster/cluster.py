@@ -42,7 +42,10 @@ def free_ports(n: int) -> list[int]:
 
 
 def port_free(port: int) -> bool:
+    """Nothing listens on ``port`` (127.0.0.1). Bound as the JVM binds its listeners, with SO_REUSEADDR: the
+    connections a stopped node left in TIME_WAIT do not keep it from restarting on its port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((LOOPBACK, port))
         except OSError:

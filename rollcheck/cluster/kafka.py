@@ -1,8 +1,10 @@
 """Kafka's own processes on a local :class:`~rollcheck.cluster.cluster.Cluster`: KRaft controllers and brokers
 (``kafka.Kafka`` on a generated ``server.properties``, storage formatted by Kafka's storage tool at a given
-``metadata.version``), ZooKeeper (``ZooKeeperServerMain`` of the zookeeper jar the release depends on), and Kafka's
-command-line tools (``FeatureCommand``) run against them. Every node listens on 127.0.0.1 only, on ports picked
-free; its heap is small (384m by default: five nodes and more fit in a few GiB).
+``metadata.version``), ZooKeeper (``ZooKeeperServerMain`` of the zookeeper jar the release depends on),
+ZooKeeper-mode brokers (``kafka.Kafka`` with ``zookeeper.connect``, at an ``inter.broker.protocol.version``), and
+the tools run against them (Kafka's ``FeatureCommand``, ZooKeeper's own shell for a znode's data). Every node
+listens on 127.0.0.1 only, on ports picked free; its heap is small (384m by default: five nodes and more fit in a
+few GiB).
 
 Nothing here knows a protocol: the runbooks say which nodes, releases and versions to use.
 """
@@ -23,7 +25,9 @@ from rollcheck.cluster.node import Node, NodeFailed
 KAFKA_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
-READY = r"Kafka Server started"  # KafkaRaftServer's (and KafkaServer's) last start-up line, 2.8 to 4.x
+READY = r"Kafka Server started"  # KafkaRaftServer's last start-up line (KafkaBroker.STARTED_MESSAGE), 2.8 to 4.x
+ZK_READY = r"\[KafkaServer id=\d+\] started"  # KafkaServer.startup's last line (info("started")), 2.x and 3.x
+ZOOKEEPER_SHELL = "org.apache.zookeeper.ZooKeeperMain"
 DEFAULT_HEAP = "384m"
 _TOOL_TIMEOUT = 120.0
 
@@ -185,3 +189,76 @@ def start_zookeeper(c: Cluster, dist: Distribution, *, heap: str = "192m", timeo
                 (port,), None, role="zookeeper")
     c.start(node, timeout=timeout)
     return node, port
+
+
+def _zk_properties(broker_id: int, port: int, zookeeper: str, data: Path, ibp: str | None,
+                   extra: Mapping[str, str]) -> str:
+    props = {
+        "broker.id": str(broker_id),
+        "zookeeper.connect": zookeeper,
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "log.dirs": str(data),
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    if ibp is not None:
+        props["inter.broker.protocol.version"] = ibp
+    props.update(extra)
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+@dataclass
+class ZkBroker:
+    """A ZooKeeper-mode broker: its id, its listener's port and its properties file."""
+
+    node: Node
+    broker_id: int
+    port: int
+    properties: Path
+
+
+def start_zk_brokers(c: Cluster, dist: Distribution, zookeeper_port: int, *, brokers: int = 1,
+                     ibp: str | None = None, heap: str = DEFAULT_HEAP, extra: Mapping[str, str] | None = None,
+                     timeout: float = 90.0) -> list[ZkBroker]:
+    """``brokers`` ZooKeeper-mode brokers (ids 1..n) on the ZooKeeper at ``zookeeper_port``, at
+    ``inter.broker.protocol.version`` ``ibp`` (None: the release's default), started one after the other (the first
+    to register becomes the controller)."""
+    out: list[ZkBroker] = []
+    zookeeper = f"{LOOPBACK}:{zookeeper_port}"
+    for broker_id, port in enumerate(free_ports(brokers), start=1):
+        name = f"broker-{broker_id}"
+        folder = c.node_dir(name)
+        if (folder / "data").exists():
+            raise NodeFailed(f"{folder} holds an earlier cluster's data: give the run a new directory")
+        folder.mkdir(parents=True, exist_ok=True)
+        props = folder / "server.properties"
+        props.write_text(_zk_properties(broker_id, port, zookeeper, folder / "data", ibp, extra or {}),
+                         encoding="utf-8")
+        node = Node(name, dist.java(KAFKA_MAIN, [str(props)], heap=heap), folder, (port,), ZK_READY, role="broker")
+        c.add(node)
+        c.start(node, timeout=timeout)
+        out.append(ZkBroker(node, broker_id, port, props))
+    return out
+
+
+def znode_data(dist: Distribution, zookeeper_port: int, path: str, *, log: Path) -> bytes | None:
+    """The data of the znode ``path`` as ZooKeeper's own shell (``ZooKeeperMain -server ... get PATH``) prints it,
+    None when the node does not exist. The shell prints the data on its own line before its session's end; the
+    nodes read here hold one line of JSON (Kafka's ``/feature``, ``/controller``, ``/controller_epoch``)."""
+    args = ["-server", f"{LOOPBACK}:{zookeeper_port}", "get", path]
+    try:
+        out = run_tool(dist, ZOOKEEPER_SHELL, args, log=log, what=f"reading {path} from ZooKeeper")
+    except NodeFailed as e:
+        if "NoNode" in str(e):
+            return None
+        raise
+    if "NoNode" in out:
+        return None
+    lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith(("WATCHER", "WatchedEvent",
+                                                                               "Connecting", "log4j", "SLF4J"))]
+    if not lines:
+        raise NodeFailed(f"reading {path} from ZooKeeper: the shell printed no data (log {log})")
+    return lines[-1].encode("utf-8")

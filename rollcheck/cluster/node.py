@@ -57,6 +57,8 @@ class Node:
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     started_at: float = 0.0
     paused: bool = False
+    # Where this start's output begins in the log: a restarted node's earlier ready line does not count.
+    log_start: int = 0
 
     @property
     def log(self) -> Path:
@@ -77,6 +79,7 @@ class Node:
         with open(self.log, "ab") as out:
             out.write(f"\n# rollcheck: {' '.join(self.argv)}\n".encode())
             out.flush()
+            self.log_start = out.tell()
             try:
                 self.process = subprocess.Popen(list(self.argv), cwd=self.directory, stdout=out,
                                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -93,7 +96,7 @@ class Node:
                        else f"port {self.ports[0]}" if self.ports else "its process")
         rx = re.compile(self.ready) if self.ready is not None else None
         deadline = time.monotonic() + timeout
-        offset = 0
+        offset = self.log_start
         while True:
             if self.process is None:
                 raise NodeFailed(f"node {self.name} was never started")
