@@ -175,20 +175,43 @@ def test_a_zookeeper_broker_of_2_8_2_writes_the_feature_node_the_reference_predi
             time.sleep(0.2)
         return data
 
+    def observe(port: int, data: bytes | None, **extra: object) -> dict[str, object]:
+        # what the model's view of the run is read from the cluster: /feature decoded, /controller's broker
+        controller = znode_data(dist, port, "/controller", log=log)
+        node: dict[str, object] = {"status": "ABSENT"} if data is None else {
+            "status": FeatureZNodeStatus(json.loads(data)["status"]).name, "features": json.loads(data)["features"]}
+        return {"node": node, "controller": -1 if controller is None else json.loads(controller)["brokerid"] - 1,
+                **extra}
+
     with Cluster(tmp_path / "run") as c:
         zk, port = start_zookeeper(c, dist)
+        observed = [observe(port, znode_data(dist, port, "/feature", log=log))]
         (broker,) = start_zk_brokers(c, dist, port, ibp="2.6")
         disabled = setup_feature_versioning(None, False, supported_features({}))
         assert disabled is not None
-        assert feature_node(port, FeatureZNodeStatus.DISABLED) == disabled.encode()
-        controller = znode_data(dist, port, "/controller", log=log)
-        assert controller is not None and json.loads(controller)["brokerid"] == 1
+        data = feature_node(port, FeatureZNodeStatus.DISABLED)
+        assert data == disabled.encode()
+        observed.append(observe(port, data))
         c.stop(broker.node.name)
         broker.properties.write_text(broker.properties.read_text().replace(
             "inter.broker.protocol.version=2.6", "inter.broker.protocol.version=2.8"))
         c.start(broker.node)
         enabled = setup_feature_versioning(disabled, True, supported_features({}))
         assert enabled is not None and enabled.status is FeatureZNodeStatus.ENABLED
-        assert feature_node(port, FeatureZNodeStatus.ENABLED) == enabled.encode()
+        data = feature_node(port, FeatureZNodeStatus.ENABLED)
+        assert data == enabled.encode()
+        observed.append(observe(port, data, ibp_enabled=True))
         pids = [zk.pid, broker.node.pid]
     assert all(p is not None and not _alive(p) for p in pids)
+    # The observed run validated against the model (the kafka profile, one 2.8 broker with no feature, IBP rolled
+    # once): every observation met by a run of the reference, no property forced to fail.
+    from reference_impl.features.config import FeaturesConfig, Release
+    from reference_impl.features.protocol import PROTOCOL
+    from rollcheck.explore.validate import validate
+
+    model = PROTOCOL.build(FeaturesConfig(profile="kafka", brokers=1, releases=(Release("2.8", ()),),
+                                          initial_release="2.8", initial_ibp=(False,), max_ibp_changes=1,
+                                          client=False, levels=(), dry_run=False, deprecation=False))
+    result = validate(model, observed, internal=4)
+    assert result.valid, (observed, result.failed_step, result.closest, result.violations)
+    assert [str(a) for a, _ in result.run if a is not None][-1] == "ElectController(broker=0)"
