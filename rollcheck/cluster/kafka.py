@@ -100,6 +100,15 @@ def _properties(node_id: int, roles: Sequence[str], broker_port: int | None, con
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
+def _fresh_node_dir(c: Cluster, name: str) -> Path:
+    """The folder of a new node ``name`` under the run's directory, refused if an earlier cluster left data there."""
+    folder = c.node_dir(name)
+    if (folder / "data").exists():
+        raise NodeFailed(f"{folder} holds an earlier cluster's data: give the run a new directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def format_storage(dist: Distribution, properties: Path, cluster_id: str, release_version: str | None,
                    log: Path) -> None:
     """Kafka's storage tool: ``format -t <cluster id> -c <properties> [--release-version V]``; a refusal is one
@@ -151,10 +160,7 @@ def start_kraft(c: Cluster, dist: Distribution, *, controllers: int = 1, brokers
     for nid, roles, bp, cp in planned:
         kind = "combined" if len(roles) == 2 else roles[0]
         name = f"{kind}-{nid}"
-        folder = c.node_dir(name)
-        if (folder / "data").exists():
-            raise NodeFailed(f"{folder} holds an earlier cluster's data: give the run a new directory")
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = _fresh_node_dir(c, name)
         props = folder / "server.properties"
         props.write_text(_properties(nid, roles, bp, cp, voters, folder / "data", extra or {}), encoding="utf-8")
         format_storage(dist, props, kc.cluster_id, metadata_version, folder / "node.log")
@@ -230,10 +236,7 @@ def start_zk_brokers(c: Cluster, dist: Distribution, zookeeper_port: int, *, bro
     zookeeper = f"{LOOPBACK}:{zookeeper_port}"
     for broker_id, port in enumerate(free_ports(brokers), start=1):
         name = f"broker-{broker_id}"
-        folder = c.node_dir(name)
-        if (folder / "data").exists():
-            raise NodeFailed(f"{folder} holds an earlier cluster's data: give the run a new directory")
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = _fresh_node_dir(c, name)
         props = folder / "server.properties"
         props.write_text(_zk_properties(broker_id, port, zookeeper, folder / "data", ibp, extra or {}),
                          encoding="utf-8")
