@@ -113,7 +113,8 @@ def test_a_broken_property_is_reported_with_its_shortest_trace(tmp_path: Path) -
 
 def test_the_command_writes_tables_traces_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     md = tmp_path / "tables.md"
-    code = main(["runbook", str(UPGRADE.parent), "--deviations", "--profile", "kafka", "--out", str(tmp_path / "o"),
+    code = main(["runbook", str(UPGRADE), str(DOWNGRADE), "--deviations", "--profile", "kafka",
+                 "--out", str(tmp_path / "o"),
                  "--markdown", str(md), "--json", "--quiet"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)

@@ -95,3 +95,25 @@ def test_bad_input_is_refused() -> None:
         validate(TOY, [])
     with pytest.raises(ValueError, match="internal must be at least 0"):
         validate(TOY, [{}], internal=-1)
+
+
+def test_stuttering_steps_and_a_projected_view() -> None:
+    # A step the model sees as nothing (a refused request): met by zero transitions only with stutter.
+    observed = [{"a": 0, "b": 0}, {"a": 0, "b": 0}]
+    assert validate(TOY, observed, internal=0).failed_step == 1
+    result = validate(TOY, observed, internal=0, stutter=True)
+    assert result.valid and [a for a, _ in result.run] == [None]
+    # What a real system shows of a state: here only a + b.
+    total = validate(TOY, [{"sum": 0}, {"sum": 2}], internal=1, view=lambda s: {"sum": TOY.view(s)["a"] +
+                                                                               TOY.view(s)["b"]})
+    assert total.valid and total.run[-1][1] == {"sum": 2}
+    assert validate(TOY, [{"sum": 0}, {"sum": 3}], internal=1,
+                    view=lambda s: {"sum": TOY.view(s)["a"] + TOY.view(s)["b"]}).failed_step == 1
+
+
+def test_with_stuttering_the_first_observation_may_follow_the_start() -> None:
+    # A real system is seen once started: one IncA may precede the first look.
+    assert validate(TOY, [{"a": 1, "b": 0}], internal=1).failed_step == 0
+    result = validate(TOY, [{"a": 1, "b": 0}, {"a": 1, "b": 0}], internal=1, stutter=True)
+    assert result.valid and [str(a) for a, _ in result.run] == ["None", "IncA()"]
+    assert validate(TOY, [{"a": 2, "b": 0}], internal=1, stutter=True).failed_step == 0

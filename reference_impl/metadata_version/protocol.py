@@ -129,6 +129,7 @@ PROTOCOL = ProtocolEntry(
     z3="model.metadata_version:MetadataVersionZ3",
     decisions="model.decisions.metadata_version:DECISIONS",
     oracle="reference_impl.metadata_version.oracle:ORACLE",
+    cluster="reference_impl.metadata_version.cluster:BINDING",
     # What only an operator does (runbooks, docs/runbooks.md): restart a node onto a software, run
     # kafka-features. Elections, replication, registration, record writes, crashes: the cluster.
     operator_actions=("RestartNode", "UpdateFeatures"),

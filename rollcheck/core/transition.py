@@ -241,6 +241,9 @@ class ProtocolEntry:
     # The protocol's Kafka oracle binding (a rollcheck.oracle.binding.OracleBinding), named the same way: the
     # Java adapters that put the reference's decisions to Apache Kafka's released classes (`rollcheck kafka`).
     oracle: str | None = None
+    # Its runbooks on a real local cluster (a rollcheck.cluster.runbook.ClusterBinding), named the same way: how the
+    # steps are done on Kafka's own processes and what is read back (`rollcheck runbook FILE --cluster`).
+    cluster: str | None = None
     gate_config: str = "default"  # the config the gate checks unless its config file says otherwise
     # More configs the gate checks by default, each telling a story the gate config does not (a fault, a
     # misconfiguration, another upgrade path), so that a bug only they reach still fails the gate.
@@ -335,6 +338,13 @@ class ProtocolEntry:
         if self.oracle is None:
             return None
         binding, _ = load_reference(self.oracle, f"{self.name}: oracle")
+        return binding
+
+    def cluster_binding(self) -> Any:
+        """The protocol's cluster binding (``cluster``: a ClusterBinding), or None when the entry names none."""
+        if self.cluster is None:
+            return None
+        binding, _ = load_reference(self.cluster, f"{self.name}: cluster")
         return binding
 
     def variant(self, variant_id: str) -> Variant:

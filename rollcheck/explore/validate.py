@@ -18,12 +18,13 @@ does; and one model run (actions and views) that agrees with every observation m
 An observation's value matches a view's value when they are equal, or, for a mapping, when each observed key
 matches the view's under that key (keys not observed are free), for a list or tuple, when both have the same
 length and match item by item, and for a set in the view, when the observed items are its items. Nothing here
-knows a protocol.
+knows a protocol. ``view`` replaces the system's own view for the matching (what a real system shows of a model
+state: a projection a protocol's cluster binding gives).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,7 @@ class Validation:
     run: list[tuple[Action | None, Mapping[str, object]]] = field(default_factory=list)  # a model run that agrees
     candidates: list[int] = field(default_factory=list)  # states meeting each observation
     truncated: bool = False  # a step reached more than the limit: the candidates were cut (not a pass)
+    last: list[Any] = field(default_factory=list)  # the model states that meet the last observation met
 
     @property
     def valid(self) -> bool:
@@ -92,8 +94,10 @@ class Validation:
 
 
 def validate(ts: TransitionSystem[Any], observations: Sequence[Mapping[str, Any]], *,
-             internal: int = DEFAULT_INTERNAL, limit: int = DEFAULT_LIMIT) -> Validation:
+             internal: int = DEFAULT_INTERNAL, limit: int = DEFAULT_LIMIT, stutter: bool = False,
+             view: Callable[[Any], Mapping[str, object]] | None = None) -> Validation:
     """Validate ``observations`` (one after each step of the run, the first one before any) against ``ts``."""
+    look = ts.view if view is None else view
     if not observations:
         raise ValueError("an observed trace needs at least one observation")
     if internal < 0:
@@ -107,23 +111,34 @@ def validate(ts: TransitionSystem[Any], observations: Sequence[Mapping[str, Any]
     trees: list[tuple[dict[Any, tuple[Any, Action]], set[Any]]] = []
 
     def meets(s: Any, obs: Mapping[str, Any]) -> bool:
-        return not differences(obs, ts.view(s))
+        return not differences(obs, look(s))
 
     current = list(dict.fromkeys(ts.initial_states()))
-    met = [s for s in current if meets(s, observations[0])]
-    if not met:
-        return _failed(result, ts, 0, observations[0], current)
-    _check_invariants(result, invariants, met, 0)
-    result.candidates.append(len(met))
-    result.met = 1
-    for index in range(1, len(observations)):
+    first = 0
+    if not stutter:
+        met = [s for s in current if meets(s, observations[0])]
+        if not met:
+            return _failed(result, look, 0, observations[0], current)
+        _check_invariants(result, invariants, met, 0)
+        result.candidates.append(len(met))
+        result.met = first = 1
+    else:
+        # A real system is first seen after it started: the first observation too may follow a few transitions
+        # (an election) from an initial state.
+        met = current
+    for index in range(first, len(observations)):
         obs = observations[index]
         reached: dict[Any, None] = {}
         holds_into: dict[Any, set[str]] = {}  # the step properties some transition into the state satisfies
         tree: dict[Any, tuple[Any, Action]] = {}
         roots = set(met)
+        if stutter:
+            # Zero transitions: a stuttering step satisfies every step property (it changes nothing).
+            for s in met:
+                reached[s] = None
+                holds_into[s] = {p.id for p in step_props}
         frontier = met
-        for _depth in range(internal + 1):
+        for _depth in range(internal + 1 if index else internal):
             nxt: list[Any] = []
             for s in frontier:
                 for action, t in ts.successors(s):
@@ -144,7 +159,7 @@ def validate(ts: TransitionSystem[Any], observations: Sequence[Mapping[str, Any]
         met = [t for t in reached if meets(t, obs)]
         trees.append((tree, roots))
         if not met:
-            return _failed(result, ts, index, obs, list(reached))
+            return _failed(result, look, index, obs, list(reached))
         _check_invariants(result, invariants, met, index)
         for p in step_props:
             if all(p.id not in holds_into[t] for t in met):
@@ -153,17 +168,18 @@ def validate(ts: TransitionSystem[Any], observations: Sequence[Mapping[str, Any]
         result.met = index + 1
         if result.truncated:
             break
+    result.last = list(met)
     state: Any = met[0]
     run: list[tuple[Action | None, Mapping[str, object]]] = []
     for tree, roots in reversed(trees):
         # back through this step's transitions to a state that met the observation before (the tree's roots)
-        while True:
+        while not (stutter and state in roots):
             up, action = tree[state]
-            run.append((action, ts.view(state)))
+            run.append((action, look(state)))
             state = up
             if state in roots:
                 break
-    run.append((None, ts.view(state)))
+    run.append((None, look(state)))
     result.run = run[::-1]
     return result
 
@@ -175,11 +191,11 @@ def _check_invariants(result: Validation, invariants: Iterable[Invariant[Any]], 
             result.violations.append(Violation(p.id, p.description, index))
 
 
-def _failed(result: Validation, ts: TransitionSystem[Any], index: int, obs: Mapping[str, Any],
+def _failed(result: Validation, look: Callable[[Any], Mapping[str, object]], index: int, obs: Mapping[str, Any],
             reached: Sequence[Any]) -> Validation:
     result.failed_step = index
     result.observed = obs
-    scored = sorted(((differences(obs, ts.view(s)), i) for i, s in enumerate(reached)),
+    scored = sorted(((differences(obs, look(s)), i) for i, s in enumerate(reached)),
                     key=lambda d: (len(d[0]), d[1]))
-    result.closest = [Closest(ts.view(reached[i]), tuple(d)) for d, i in scored[:CLOSEST]]
+    result.closest = [Closest(look(reached[i]), tuple(d)) for d, i in scored[:CLOSEST]]
     return result

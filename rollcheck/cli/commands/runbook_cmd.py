@@ -53,6 +53,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                             why="--parallel is the spelling of every command")
     p.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                    help="also write the tables as Markdown to FILE (for the docs)")
+    p.add_argument("--cluster", action="store_true",
+                   help="perform the runbook (one file) on a real local cluster of Kafka's released jars and validate "
+                        "what it did against the model (docs/runbooks.md)")
+    p.add_argument("--release", default=None, metavar="A[:B]",
+                   help="with --cluster: the Kafka release(s) the runbook's softwares run, OLD:NEW (default: the "
+                        "protocol's, e.g. 3.7.2:3.9.2 for metadata_version)")
+    p.add_argument("--fault", action="append", default=None, metavar="STEP:KIND[:NODE]",
+                   help="with --cluster: after step STEP (or 'start'), KIND kill (SIGKILL, then start it again) or "
+                        "pause (SIGSTOP, then SIGCONT) the step's node or NODE (voter:1, broker:0); repeatable")
     add_output_args(p, "rollcheck-out/runbook")
     p.set_defaults(run=run)
 
@@ -128,6 +137,11 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rollcheck.cli.commands.runbook_cluster import check_args, run_cluster
+
+    check_args(args)
+    if args.cluster:
+        return run_cluster(args)
     if args.profile is not None:
         args.profile = list(dict.fromkeys(args.profile))
     books = sorted((load_runbook(f) for f in _files(args.paths)),

@@ -1,0 +1,340 @@
+"""The ``metadata_version`` runbooks on a real KRaft cluster (``rollcheck runbook FILE --cluster``; the engine is
+rollcheck/cluster/runbook.py, the scenarios and figures docs/runbooks.md).
+
+The runbook's config is on KIP-778's example catalog with two softwares, ``old`` (V1..V3) and ``new`` (V1..V5). A
+run maps it onto two Kafka releases ``OLD:NEW`` as the oracle maps a config onto one release
+(``MetadataVersionOracle.config_for``): example level k is Kafka level ``base + k``, where V5 is NEW's latest
+production level; the mapping fits when OLD's latest production level is V3's (3.7.2:3.9.2: V1..V5 are 17..21,
+3.7-IV2 .. 3.9-IV0). The model is the runbook's own system (operator actions only as the runbook's next step)
+over the mapped config, under the ``kafka`` profile and NEW's rules.
+
+On the cluster, voter ``i`` is the controller with node id ``i + 1`` and broker ``j`` the broker with node id
+``voters + j + 1`` (separate processes: the model has no combined nodes), formatted at the config's initial level
+with the initial software's storage tool. ``RestartNode`` stops the node and starts it on the other release's jars
+(the same properties and data); ``UpdateFeatures`` is ``Admin.updateFeatures`` of metadata.version with the
+request's ``UpgradeType`` and ``validateOnly``; the wait ``cluster_healthy`` waits until every node runs, a leader
+is elected and every node's log has reached the leader's high watermark. Every read and command goes through
+Kafka's own Admin client of NEW (``bootstrap.controllers``, KIP-919: both releases 3.7 or later), in one JVM for
+the run (kafka_oracle/cluster/admin-3.7).
+
+What an observation holds (the projection of a model state it is matched against): each voter's and broker's
+software and status (RUNNING, DOWN when killed or paused, TERMINATED when it exited on start), the active
+controller (``describeMetadataQuorum``'s leader, as a voter index), the finalized metadata.version the controllers
+answer (``describeFeatures``, read once every running node has reached the leader's high watermark) and the
+runbook steps done. Not observed: a broker's fencing and registration (read through the controllers'
+``describeCluster`` only the controllers are listed), and each node's own level; the model's internal transitions
+stand for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reference_impl.metadata_version.catalog import from_feature_level
+from reference_impl.metadata_version.config import MetadataVersionConfig
+from reference_impl.metadata_version.oracle import _BY_NAME, MetadataVersionOracle
+from reference_impl.metadata_version.system import MetadataVersionState
+from rollcheck.cluster.cluster import LOOPBACK, Cluster
+from rollcheck.cluster.dist import Distribution, ensure_distribution
+from rollcheck.cluster.kafka import DEFAULT_HEAP, KAFKA_MAIN, KafkaNode, start_kraft
+from rollcheck.cluster.node import NodeFailed
+from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault
+from rollcheck.core.errors import UserError
+from rollcheck.oracle.binding import Adapter, OracleRelease
+from rollcheck.oracle.build import ensure_built, repo_root
+from rollcheck.oracle.jvm import OracleJVM
+from rollcheck.runbook import ConditionRef, Runbook, RunbookState, RunbookStep, build_runbook_system
+
+ADMIN = Adapter("admin-3.7", "rollcheck.cluster.RollcheckAdmin",
+                ("org.apache.kafka.clients.admin.Admin", "org.apache.kafka.clients.admin.QuorumInfo"))
+ACTIONS = ("RestartNode", "UpdateFeatures")
+WAITS = ("cluster_healthy",)
+UPGRADE_TYPES = {"NONE": "UPGRADE", "SAFE": "SAFE_DOWNGRADE", "UNSAFE": "UNSAFE_DOWNGRADE"}
+SETTLE_SECONDS = 60.0  # a leader elected and every node caught up, after a step (a restart takes ~10 s on 2 cores)
+INTERNAL = 4  # a restarted leader's election, a broker's registration and catch-up between two observations
+
+
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in release.split(".")[:2])
+
+
+@dataclasses.dataclass(frozen=True)
+class Detail:
+    config: MetadataVersionConfig  # the mapped config (Kafka levels)
+    release_of: tuple[tuple[str, str], ...]  # software name -> release
+    base: int  # example level k is Kafka level base + k
+
+
+def project(rs: RunbookState) -> dict[str, object]:
+    """What a cluster shows of a state of the runbook's system (see the module docstring)."""
+    s: MetadataVersionState = rs.state
+    return {"runbook_done": rs.done,
+            "voters": tuple({"software": v.software, "status": v.status.name} for v in s.voters),
+            "brokers": tuple({"software": b.software, "status": b.status.name} for b in s.brokers),
+            "leader": s.leader, "level": s.level}
+
+
+class MetadataVersionCluster:
+    protocol = "metadata_version"
+    default_releases = ("3.7.2", "3.9.2")
+
+    def plan(self, book: Runbook, releases: Sequence[str] | None, faults: Sequence[Fault]) -> ClusterPlan:
+        config = book.config
+        assert isinstance(config, MetadataVersionConfig)
+        names = tuple(releases) if releases else self.default_releases
+        usable = [r for r in _BY_NAME if _version(r) >= (3, 7)]
+        for r in names:
+            if r not in _BY_NAME or _version(r) < (3, 7):
+                raise UserError(f"--release {r}: the metadata_version cluster runs know Kafka {', '.join(usable)} "
+                                f"(3.7 or later: the runs read the cluster through bootstrap.controllers, KIP-919)")
+        if config.catalog != "example" or len(config.softwares) != 2:
+            raise UserError(f"runbook {book.id}: a cluster run maps a config on KIP-778's example catalog with two "
+                            f"softwares onto two releases; this one has catalog {config.catalog!r} and "
+                            f"{len(config.softwares)} softwares")
+        if len(names) != 2:
+            raise UserError(f"--release {':'.join(names)}: runbook {book.id} runs two softwares: give OLD:NEW "
+                            f"(e.g. {':'.join(self.default_releases)})")
+        old, new = names
+        if config.initial_level == 0:
+            raise UserError(f"runbook {book.id}: a preview cluster (no metadata.version stored) cannot be formatted "
+                            f"by Kafka {old}'s storage tool")
+        try:
+            mapped = MetadataVersionOracle().config_for(config, OracleRelease(new, _BY_NAME[new].line, ""))
+        except ValueError as e:
+            raise UserError(f"--release {old}:{new}: {e}") from None
+        low, high = sorted(config.softwares, key=lambda s: s.max_level)
+        base = mapped.software(high.name).max_level - high.max_level
+        want = mapped.software(low.name).max_level
+        have = _BY_NAME[old].latest_production
+        if want != have:
+            raise UserError(f"--release {old}:{new}: on Kafka {new}'s levels the runbook's {low.name} software reads "
+                            f"up to level {want} ({from_feature_level(want).version()}), but Kafka {old}'s latest "
+                            f"production level is {have} ({from_feature_level(have).version()}); choose an OLD "
+                            f"release whose latest production level is {want}")
+        if faults and not mapped.crashes:
+            raise UserError(f"--fault {faults[0]}: runbook {book.id}'s config has no crashes (crashes = false): the "
+                            f"model has no transition for a node killed or cut off")
+        for f in faults:
+            if f.node is not None:
+                _node_index(f.node, mapped, f"--fault {f}")
+        for step in book.steps:
+            if step.action is not None and step.action not in ACTIONS:
+                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot perform {step.action} (it "
+                                f"performs {', '.join(ACTIONS)} and the waits {', '.join(WAITS)})")
+            if step.wait is not None and step.wait.name not in WAITS:
+                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot wait for {step.wait.name} "
+                                f"(it waits for {', '.join(WAITS)})")
+        mapped_book = dataclasses.replace(
+            book, config=mapped, steps=tuple(_mapped_step(s, base) for s in book.steps),
+            goal=_mapped_ref(book.goal, base))
+        model = build_runbook_system(mapped_book, "kafka")
+        detail = Detail(mapped, ((low.name, old), (high.name, new)), base)
+        return ClusterPlan((old, new), model, project, INTERNAL, detail,
+                           (f"example levels V1..V5 are Kafka {new}'s levels {base + 1}..{base + 5} "
+                            f"({from_feature_level(base + 1).version()} .. {from_feature_level(base + 5).version()}); "
+                            f"{low.name} = Kafka {old}, {high.name} = Kafka {new}; the model under the kafka profile "
+                            f"and the {_BY_NAME[new].rules} rules",))
+
+    def start(self, cluster: Cluster, book: Runbook, plan: ClusterPlan, say: Callable[[str], None]) -> _Run:
+        detail: Detail = plan.detail
+        dists = {r: ensure_distribution(r, progress=say) for r in plan.releases}
+        newest = max(plan.releases, key=lambda r: tuple(int(x) for x in r.split(".")))
+        built = ensure_built(repo_root() / "kafka_oracle" / "cluster", ADMIN, newest, progress=say)
+        jvm = OracleJVM(built)
+        jvm.start()
+        try:
+            c = detail.config
+            release_of = dict(detail.release_of)
+            initial = c.initial_software
+            level = c.initial_level if c.initial_level is not None else c.software(initial).max_level
+            say(f"formatting {c.voters} controllers and {c.brokers} broker(s) of Kafka {release_of[initial]} at "
+                f"metadata.version {from_feature_level(level).version()}")
+            kc = start_kraft(cluster, dists[release_of[initial]], controllers=c.voters, brokers=c.brokers,
+                             combined=False, metadata_version=from_feature_level(level).version())
+        except BaseException:
+            jvm.close()
+            raise
+        return _Run(cluster, kc.nodes, c, release_of, dists, detail.base, jvm, say)
+
+
+def _node_index(name: str, c: MetadataVersionConfig, where: str) -> tuple[str, int]:
+    role, _, index = name.partition(":")
+    count = {"voter": c.voters, "broker": c.brokers}.get(role)
+    if count is None or not index.isdigit() or not 0 <= int(index) < count:
+        nodes = [f"voter:{i}" for i in range(c.voters)] + [f"broker:{j}" for j in range(c.brokers)]
+        raise UserError(f"{where}: no node {name!r}; the nodes: {', '.join(nodes)}")
+    return role, int(index)
+
+
+def _mapped_params(params: tuple[tuple[str, Any], ...], base: int) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, base + v if k == "level" and isinstance(v, int) and v > 0 else v) for k, v in params)
+
+
+def _mapped_step(step: RunbookStep, base: int) -> RunbookStep:
+    wait = None if step.wait is None else _mapped_ref(step.wait, base)
+    return dataclasses.replace(step, params=_mapped_params(step.params, base), wait=wait)
+
+
+def _mapped_ref(ref: ConditionRef, base: int) -> ConditionRef:
+    return dataclasses.replace(ref, params=_mapped_params(ref.params, base))
+
+
+class _Run:
+    """The started cluster of one run (ClusterRunbook)."""
+
+    def __init__(self, cluster: Cluster, nodes: list[KafkaNode], config: MetadataVersionConfig,
+                 release_of: dict[str, str], dists: dict[str, Distribution], base: int, jvm: OracleJVM,
+                 say: Callable[[str], None]) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.voters = nodes[:config.voters]
+        self.brokers = nodes[config.voters:]
+        self.release_of = release_of
+        self.dists = dists
+        self.base = base
+        self.jvm = jvm
+        self.say = say
+        self.software = {kn.node.name: config.initial_software for kn in nodes}
+        self.status = {kn.node.name: "RUNNING" for kn in nodes}
+        self.done = 0
+        self.controllers = ",".join(f"{LOOPBACK}:{kn.controller_port}" for kn in self.voters)
+
+    # -- reading the cluster ------------------------------------------------------------------------------------
+    def _describe(self) -> dict[str, Any]:
+        (answer,) = self.jvm.ask([{"op": "describe", "controllers": self.controllers, "timeoutMs": 3000}])
+        return dict(answer)
+
+    def _settled(self) -> tuple[dict[str, Any] | None, str]:
+        """A describe once a running voter leads and every running node's log has reached the high watermark the
+        leader reported first; else None and what was last seen (when not settled within SETTLE_SECONDS)."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        mark: int | None = None
+        running = {kn.node_id for kn in (*self.voters, *self.brokers) if self.status[kn.node.name] == "RUNNING"}
+        seen = "no answer"
+        while time.monotonic() < deadline:
+            d = self._describe()
+            q = d.get("quorum", {})
+            leader = q.get("leaderId", -1) if "exception" not in q else -1
+            if "exception" in q:
+                seen = f"describeMetadataQuorum: {q.get('message')}"
+            elif leader not in running or leader not in {kn.node_id for kn in self.voters}:
+                seen = f"leader {leader}, not a running controller"
+            else:
+                mark = q["highWatermark"] if mark is None else mark
+                ends: dict[int, int] = {}
+                for r in (*q["voters"], *q["observers"]):
+                    # A restarted observer can be listed twice (Kafka 3.9 keys replicas by id and directory id):
+                    # its newest entry is the furthest.
+                    ends[r["id"]] = max(ends.get(r["id"], -1), r["logEndOffset"])
+                behind = {n: ends.get(n) for n in sorted(running) if ends.get(n, -1) < mark}
+                features = d.get("features", {})
+                if behind:
+                    seen = f"leader {leader}, high watermark {mark}; behind it (node: log end offset): {behind}"
+                elif "exception" in features:
+                    seen = f"describeFeatures: {features.get('message')}"
+                else:
+                    return d, ""
+            time.sleep(0.25)
+        return None, seen
+
+    def observe(self) -> dict[str, Any]:
+        d, seen = self._settled()
+        if d is None:
+            raise NodeFailed(f"the cluster did not settle within {SETTLE_SECONDS:g} s (a leader among the running "
+                             f"controllers, every running node caught up): {seen}; logs under "
+                             f"{self.cluster.run_dir}")
+        leader_id = d["quorum"]["leaderId"]
+        ids = [kn.node_id for kn in self.voters]
+        level = d["features"]["finalized"].get("metadata.version")
+        return {"runbook_done": self.done,
+                "voters": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
+                           for kn in self.voters],
+                "brokers": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
+                            for kn in self.brokers],
+                "leader": ids.index(leader_id) if leader_id in ids else -1,
+                "level": level}
+
+    # -- steps ------------------------------------------------------------------------------------------------------
+    def _node(self, role: str, index: int) -> KafkaNode:
+        return (self.voters if role == "voter" else self.brokers)[index]
+
+    def node_of(self, step: RunbookStep) -> str | None:
+        p = dict(step.params)
+        if step.action == "RestartNode":
+            return f"{p['role']}:{p['node']}"
+        return None
+
+    def _restart(self, kn: KafkaNode, software: str) -> str:
+        name = kn.node.name
+        if kn.node.alive:
+            self.cluster.stop(name)
+        release = self.release_of[software]
+        kn.node.argv = self.dists[release].java(KAFKA_MAIN, [str(kn.properties)], heap=DEFAULT_HEAP)
+        self.software[name] = software
+        try:
+            seconds = self.cluster.start(kn.node)
+        except NodeFailed as e:
+            if kn.node.alive:
+                raise
+            # It exited on start: KIP-778's "a binary that cannot read the metadata.version stops".
+            self.status[name] = "TERMINATED"
+            return f"{name} started on Kafka {release} and exited: {e}"
+        self.status[name] = "RUNNING"
+        return f"{name} restarted on Kafka {release} ({software}) in {seconds:.1f} s"
+
+    def perform(self, step: RunbookStep) -> tuple[str, bool]:
+        p = dict(step.params)
+        if step.wait is not None:
+            settled, seen = self._settled()
+            if settled is None:
+                return f"waited {SETTLE_SECONDS:g} s for {step.wait.name}: the cluster did not settle ({seen})", False
+            self.done += 1
+            return f"waited for {step.wait.name}", True
+        if step.action == "RestartNode":
+            did = self._restart(self._node(p["role"], p["node"]), p["software"])
+            self.done += 1
+            return did, True
+        assert step.action == "UpdateFeatures"
+        level = self.base + p["level"]
+        downgrade = p.get("downgrade", "NONE")
+        kind = UPGRADE_TYPES[getattr(downgrade, "name", downgrade)]
+        request = {"op": "updateFeatures", "controllers": self.controllers, "feature": "metadata.version",
+                   "level": level, "upgradeType": kind, "validateOnly": bool(p.get("dry_run", False))}
+        (answer,) = self.jvm.ask([request])
+        what = f"updateFeatures metadata.version {level} ({from_feature_level(level).version()}) {kind}" + (
+            " validateOnly" if request["validateOnly"] else "")
+        error = answer.get("error")
+        if error is not None:
+            return f"{what}: refused: {error['exception'].rsplit('.', 1)[-1]}: {error['message']}", False
+        self.done += 1
+        return f"{what}: accepted", True
+
+    # -- faults -------------------------------------------------------------------------------------------------------
+    def strike(self, kind: str, node: str, phase: int) -> str:
+        role, index = _node_index(node, self.config, "--fault")
+        kn = self._node(role, index)
+        name = kn.node.name
+        if kind == "kill":
+            if phase == 0:
+                kn.node.kill()
+                self.status[name] = "DOWN"
+                return f"{name} killed (SIGKILL)"
+            return self._restart(kn, self.software[name]) + " after the kill"
+        if phase == 0:
+            kn.node.signal(signal.SIGSTOP)
+            self.status[name] = "DOWN"
+            time.sleep(PAUSE_SECONDS)
+            return f"{name} paused (SIGSTOP) for {PAUSE_SECONDS:g} s"
+        kn.node.signal(signal.SIGCONT)
+        self.status[name] = "RUNNING"
+        return f"{name} continued (SIGCONT)"
+
+    def close(self) -> None:
+        self.jvm.close()
+
+
+BINDING = MetadataVersionCluster()

@@ -1,0 +1,142 @@
+"""Runbooks on a real local cluster (``rollcheck runbook FILE --cluster``, rollcheck/cluster/runbook.py and the
+metadata_version binding reference_impl/metadata_version/cluster.py): bad input refused in one line before anything
+starts; a real run's recorded observations validate against the model, and the same observations tampered with, or
+checked against a broken reference, do not; on Java, the shortest scenario runs on real Kafka 3.7.2 and 3.9.2
+processes, its observed trace valid, its ITF written, and no node left running."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reference_impl.metadata_version.cluster import BINDING
+from rollcheck.cli import main
+from rollcheck.cluster.runbook import Fault, parse_fault
+from rollcheck.core.errors import UserError
+from rollcheck.explore.validate import validate
+from rollcheck.oracle.tools import java_problem
+from rollcheck.runbook import load_runbook
+
+ROOT = Path(__file__).resolve().parents[1]
+UPGRADE = ROOT / "runbooks" / "metadata_version" / "kraft-upgrade.toml"
+SAFE_DOWN = ROOT / "runbooks" / "metadata_version" / "kraft-upgrade-then-safe-downgrade.toml"
+RECORDED = Path(__file__).parent / "data" / "cluster" / "MV-RB3-3.7.2-3.9.2-kill.json"
+needs_java = pytest.mark.skipif(java_problem() is not None, reason=str(java_problem()))
+
+
+def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    code = main(["runbook", *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_bad_input_is_one_line_before_anything_starts(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    up = str(UPGRADE)
+    assert "know Kafka 3.7.2, 3.8.1" in _error(capsys, up, "--cluster", "--release", "9.9.9:3.9.2")
+    assert "3.7 or later" in _error(capsys, up, "--cluster", "--release", "3.5.2:3.9.2")
+    assert "write RELEASE or OLD:NEW" in _error(capsys, up, "--cluster", "--release", "3.7.2:3.9.2:4.0.2")
+    assert "give OLD:NEW" in _error(capsys, up, "--cluster", "--release", "3.9.2")
+    assert "latest production level is 20 (3.8-IV0)" in _error(capsys, up, "--cluster", "--release", "3.8.1:3.9.2")
+    assert "has no step 'nope'" in _error(capsys, up, "--cluster", "--fault", "nope:kill")
+    assert "unknown kind 'crash'" in _error(capsys, up, "--cluster", "--fault", "roll-c1:crash")
+    assert "write STEP:KIND" in _error(capsys, up, "--cluster", "--fault", "roll-c1")
+    assert "no node 'voter:7'" in _error(capsys, up, "--cluster", "--fault", "roll-c1:kill:voter:7")
+    assert "--fault needs --cluster" in _error(capsys, up, "--fault", "roll-c1:kill")
+    assert "--release needs --cluster" in _error(capsys, up, "--release", "3.7.2:3.9.2")
+    assert "it takes no --deviations" in _error(capsys, up, "--cluster", "--deviations")
+    assert "give one runbook file" in _error(capsys, str(UPGRADE.parent), "--cluster")
+    assert "has no cluster binding" in _error(capsys, str(ROOT / "runbooks" / "features" / "downgrade.toml"),
+                                              "--cluster")
+    no_crashes = tmp_path / "no-crashes.toml"
+    no_crashes.write_text(UPGRADE.read_text().replace('base = "crashes"', 'base = "small"'))
+    assert "has no crashes" in _error(capsys, str(no_crashes), "--cluster", "--fault", "roll-c1:kill")
+
+
+def test_faults_parse_with_the_step_node_or_a_named_one() -> None:
+    steps = ["roll-c0", "roll-c1"]
+    assert parse_fault("roll-c1:kill", steps) == Fault("roll-c1", "kill")
+    assert parse_fault("start:pause:broker:0", steps) == Fault("start", "pause", "broker:0")
+    assert str(parse_fault("roll-c0:kill:voter:2", steps)) == "roll-c0:kill:voter:2"
+    with pytest.raises(UserError, match="unknown kind"):
+        parse_fault("roll-c0:explode", steps)
+
+
+def _recorded() -> tuple[Any, list[dict[str, Any]]]:
+    doc = json.loads(RECORDED.read_text())
+    book = load_runbook(ROOT / doc["runbook"])
+    plan = BINDING.plan(book, doc["releases"], [parse_fault(f, [s.id for s in book.steps]) for f in doc["faults"]])
+    return plan, [s["observed"] for s in doc["steps"]]
+
+
+def test_a_real_runs_observations_validate_and_tampered_ones_do_not() -> None:
+    plan, observed = _recorded()
+    ok = validate(plan.model, observed, internal=plan.internal, stutter=True, view=plan.project)
+    assert ok.valid and ok.met == len(observed)
+    actions = [str(a) for a, _ in ok.run if a is not None]
+    assert "CrashNode(role='voter', node=1)" in actions and "RecoverNode(role='voter', node=1)" in actions
+    assert actions[-1] == "UpdateFeatures(level=20, downgrade='SAFE', dry_run=False)"
+    # The upgrade seen to land on another level: nothing in the model meets it, and the closest state says where.
+    at = next(i for i, o in enumerate(observed) if o["level"] == 21)
+    wrong = [dict(o) for o in observed]
+    wrong[at] = {**wrong[at], "level": 20}
+    bad = validate(plan.model, wrong, internal=plan.internal, stutter=True, view=plan.project)
+    assert bad.failed_step == at and any("level: observed 20, model 21" in d for c in bad.closest
+                                         for d in c.differences)
+    # A controller seen still on the old release after its restart.
+    old = [json.loads(json.dumps(o)) for o in observed]
+    old[1]["voters"][0]["software"] = "old"
+    assert validate(plan.model, old, internal=plan.internal, stutter=True, view=plan.project).failed_step == 1
+
+
+def test_a_broken_reference_does_not_meet_what_the_cluster_did() -> None:
+    # Kafka accepted the upgrade; a reference whose controllers see their peers advertise nothing refuses it.
+    plan, observed = _recorded()
+    from rollcheck.runbook import build_runbook_system
+
+    doc = json.loads(RECORDED.read_text())
+    book = load_runbook(ROOT / doc["runbook"])
+    detail = plan.detail
+    mutated = dataclasses.replace(detail.config, mutations=frozenset({"peers_advertise_no_features"}))
+    mapped = dataclasses.replace(book, config=mutated, steps=plan.model.steps)
+    model = build_runbook_system(mapped, "kafka")
+    result = validate(model, observed, internal=plan.internal, stutter=True, view=plan.project)
+    assert not result.valid and result.failed_step is not None
+    assert observed[result.failed_step]["level"] != observed[result.failed_step - 1]["level"]  # the upgrade
+
+
+def _processes_naming(folder: Path) -> list[int]:
+    """Live processes whose command line names ``folder`` (a node of the run)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if str(folder) in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") and (
+                    proc / "stat").read_text().split()[2] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@needs_java
+def test_the_kraft_upgrade_runbook_on_real_kafka_3_7_and_3_9(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """CI's one cluster scenario: MV-RB1 (roll three controllers and a broker from 3.7.2 to 3.9.2, then raise
+    metadata.version to 3.9-IV0) on real processes; the observed trace valid, written as ITF, no node left."""
+    code = main(["runbook", str(UPGRADE), "--cluster", "--release", "3.7.2:3.9.2", "--json", "--quiet",
+                 "--out", str(tmp_path / "o")])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["valid"] and doc["ok"] and doc["stalled"] is None, doc.get("validation")
+    assert [s["label"] for s in doc["steps"]] == ["start", "roll-c0", "roll-c1", "roll-c2", "roll-b0", "healthy",
+                                                  "upgrade"]
+    assert doc["steps"][0]["observed"]["level"] == 19 and doc["steps"][-1]["observed"]["level"] == 21
+    itf = json.loads(Path(doc["trace"]).read_text())
+    assert itf["#meta"]["releases"] == ["3.7.2", "3.9.2"] and len(itf["states"]) == 7
+    assert _processes_naming(Path(doc["folder"]) / "cluster") == []
