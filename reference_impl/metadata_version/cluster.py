@@ -37,20 +37,17 @@ from typing import Any
 from reference_impl.metadata_version.catalog import from_feature_level
 from reference_impl.metadata_version.config import MetadataVersionConfig
 from reference_impl.metadata_version.oracle import _BY_NAME, MetadataVersionOracle
-from reference_impl.metadata_version.system import MetadataVersionState
+from reference_impl.metadata_version.state import MetadataVersionState
+from rollcheck.cluster.admin import FIRST_RELEASE, ClusterAdmin
 from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import DEFAULT_HEAP, KAFKA_MAIN, KafkaNode, start_kraft
 from rollcheck.cluster.node import NodeFailed
 from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault
 from rollcheck.core.errors import UserError
-from rollcheck.oracle.binding import Adapter, OracleRelease
-from rollcheck.oracle.build import ensure_built, repo_root
-from rollcheck.oracle.jvm import OracleJVM
+from rollcheck.oracle.binding import OracleRelease
 from rollcheck.runbook import ConditionRef, Runbook, RunbookState, RunbookStep, build_runbook_system
 
-ADMIN = Adapter("admin-3.7", "rollcheck.cluster.RollcheckAdmin",
-                ("org.apache.kafka.clients.admin.Admin", "org.apache.kafka.clients.admin.QuorumInfo"))
 ACTIONS = ("RestartNode", "UpdateFeatures")
 WAITS = ("cluster_healthy",)
 UPGRADE_TYPES = {"NONE": "UPGRADE", "SAFE": "SAFE_DOWNGRADE", "UNSAFE": "UNSAFE_DOWNGRADE"}
@@ -86,9 +83,9 @@ class MetadataVersionCluster:
         config = book.config
         assert isinstance(config, MetadataVersionConfig)
         names = tuple(releases) if releases else self.default_releases
-        usable = [r for r in _BY_NAME if _version(r) >= (3, 7)]
+        usable = [r for r in _BY_NAME if _version(r) >= FIRST_RELEASE]
         for r in names:
-            if r not in _BY_NAME or _version(r) < (3, 7):
+            if r not in _BY_NAME or _version(r) < FIRST_RELEASE:
                 raise UserError(f"--release {r}: the metadata_version cluster runs know Kafka {', '.join(usable)} "
                                 f"(3.7 or later: the runs read the cluster through bootstrap.controllers, KIP-919)")
         if config.catalog != "example" or len(config.softwares) != 2:
@@ -143,11 +140,9 @@ class MetadataVersionCluster:
         detail: Detail = plan.detail
         dists = {r: ensure_distribution(r, progress=say) for r in plan.releases}
         newest = max(plan.releases, key=lambda r: tuple(int(x) for x in r.split(".")))
-        built = ensure_built(repo_root() / "kafka_oracle" / "cluster", ADMIN, newest, progress=say)
-        jvm = OracleJVM(built)
-        jvm.start()
+        c = detail.config
+        admin = ClusterAdmin(newest, say)
         try:
-            c = detail.config
             release_of = dict(detail.release_of)
             initial = c.initial_software
             level = c.initial_level if c.initial_level is not None else c.software(initial).max_level
@@ -155,10 +150,11 @@ class MetadataVersionCluster:
                 f"metadata.version {from_feature_level(level).version()}")
             kc = start_kraft(cluster, dists[release_of[initial]], controllers=c.voters, brokers=c.brokers,
                              combined=False, metadata_version=from_feature_level(level).version())
+            admin.controllers = ",".join(f"{LOOPBACK}:{kn.controller_port}" for kn in kc.nodes[:c.voters])
         except BaseException:
-            jvm.close()
+            admin.close()
             raise
-        return _Run(cluster, kc.nodes, c, release_of, dists, detail.base, jvm, say)
+        return _Run(cluster, kc.nodes, c, release_of, dists, detail.base, admin, say)
 
 
 def _node_index(name: str, c: MetadataVersionConfig, where: str) -> tuple[str, int]:
@@ -187,7 +183,7 @@ class _Run:
     """The started cluster of one run (ClusterRunbook)."""
 
     def __init__(self, cluster: Cluster, nodes: list[KafkaNode], config: MetadataVersionConfig,
-                 release_of: dict[str, str], dists: dict[str, Distribution], base: int, jvm: OracleJVM,
+                 release_of: dict[str, str], dists: dict[str, Distribution], base: int, admin: ClusterAdmin,
                  say: Callable[[str], None]) -> None:
         self.cluster = cluster
         self.config = config
@@ -196,50 +192,16 @@ class _Run:
         self.release_of = release_of
         self.dists = dists
         self.base = base
-        self.jvm = jvm
+        self.admin = admin
         self.say = say
         self.software = {kn.node.name: config.initial_software for kn in nodes}
         self.status = {kn.node.name: "RUNNING" for kn in nodes}
         self.done = 0
-        self.controllers = ",".join(f"{LOOPBACK}:{kn.controller_port}" for kn in self.voters)
 
     # -- reading the cluster ------------------------------------------------------------------------------------
-    def _describe(self) -> dict[str, Any]:
-        (answer,) = self.jvm.ask([{"op": "describe", "controllers": self.controllers, "timeoutMs": 3000}])
-        return dict(answer)
-
     def _settled(self) -> tuple[dict[str, Any] | None, str]:
-        """A describe once a running voter leads and every running node's log has reached the high watermark the
-        leader reported first; else None and what was last seen (when not settled within SETTLE_SECONDS)."""
-        deadline = time.monotonic() + SETTLE_SECONDS
-        mark: int | None = None
         running = {kn.node_id for kn in (*self.voters, *self.brokers) if self.status[kn.node.name] == "RUNNING"}
-        seen = "no answer"
-        while time.monotonic() < deadline:
-            d = self._describe()
-            q = d.get("quorum", {})
-            leader = q.get("leaderId", -1) if "exception" not in q else -1
-            if "exception" in q:
-                seen = f"describeMetadataQuorum: {q.get('message')}"
-            elif leader not in running or leader not in {kn.node_id for kn in self.voters}:
-                seen = f"leader {leader}, not a running controller"
-            else:
-                mark = q["highWatermark"] if mark is None else mark
-                ends: dict[int, int] = {}
-                for r in (*q["voters"], *q["observers"]):
-                    # A restarted observer can be listed twice (Kafka 3.9 keys replicas by id and directory id):
-                    # its newest entry is the furthest.
-                    ends[r["id"]] = max(ends.get(r["id"], -1), r["logEndOffset"])
-                behind = {n: ends.get(n) for n in sorted(running) if ends.get(n, -1) < mark}
-                features = d.get("features", {})
-                if behind:
-                    seen = f"leader {leader}, high watermark {mark}; behind it (node: log end offset): {behind}"
-                elif "exception" in features:
-                    seen = f"describeFeatures: {features.get('message')}"
-                else:
-                    return d, ""
-            time.sleep(0.25)
-        return None, seen
+        return self.admin.settle({kn.node_id for kn in self.voters}, running, SETTLE_SECONDS)
 
     def observe(self) -> dict[str, Any]:
         d, seen = self._settled()
@@ -302,12 +264,10 @@ class _Run:
         level = self.base + p["level"]
         downgrade = p.get("downgrade", "NONE")
         kind = UPGRADE_TYPES[getattr(downgrade, "name", downgrade)]
-        request = {"op": "updateFeatures", "controllers": self.controllers, "feature": "metadata.version",
-                   "level": level, "upgradeType": kind, "validateOnly": bool(p.get("dry_run", False))}
-        (answer,) = self.jvm.ask([request])
+        validate_only = bool(p.get("dry_run", False))
+        error = self.admin.update_feature("metadata.version", level, kind, validate_only)
         what = f"updateFeatures metadata.version {level} ({from_feature_level(level).version()}) {kind}" + (
-            " validateOnly" if request["validateOnly"] else "")
-        error = answer.get("error")
+            " validateOnly" if validate_only else "")
         if error is not None:
             return f"{what}: refused: {error['exception'].rsplit('.', 1)[-1]}: {error['message']}", False
         self.done += 1
@@ -334,7 +294,7 @@ class _Run:
         return f"{name} continued (SIGCONT)"
 
     def close(self) -> None:
-        self.jvm.close()
+        self.admin.close()
 
 
 BINDING = MetadataVersionCluster()

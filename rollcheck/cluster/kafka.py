@@ -146,16 +146,19 @@ def run_tool(dist: Distribution, main: str, args: Sequence[str], *, log: Path, w
 
 def start_kraft(c: Cluster, dist: Distribution, *, controllers: int = 1, brokers: int = 0, combined: bool = True,
                 metadata_version: str | None = None, heap: str = DEFAULT_HEAP,
-                extra: Mapping[str, str] | None = None, timeout: float = 90.0) -> KRaftCluster:
+                extra: Mapping[str, str] | None = None, timeout: float = 90.0, cluster_id: str | None = None,
+                first_id: int = 1) -> KRaftCluster:
     """A KRaft cluster of ``controllers`` voters (with ``combined``, each also a broker) and ``brokers`` more
-    brokers, formatted at ``metadata_version`` (a release version such as "3.8", or a level's name; None: the
-    release's default) and started, controllers first."""
+    brokers, node ids from ``first_id``, formatted at ``metadata_version`` (a release version such as "3.8", or a
+    level's name; None: the release's default) with ``cluster_id`` (None: a new one) and started, controllers
+    first. A controller quorum for a ZooKeeper cluster's migration is ``brokers=0`` with the ZooKeeper cluster's id
+    and the migration settings in ``extra``."""
     if controllers < 1:
         raise NodeFailed("a KRaft cluster needs at least one controller")
-    kc = KRaftCluster(new_cluster_id(), dist)
+    kc = KRaftCluster(cluster_id or new_cluster_id(), dist)
     specs: list[tuple[int, tuple[str, ...]]] = [
-        (i + 1, ("broker", "controller") if combined else ("controller",)) for i in range(controllers)]
-    specs += [(controllers + i + 1, ("broker",)) for i in range(brokers)]
+        (first_id + i, ("broker", "controller") if combined else ("controller",)) for i in range(controllers)]
+    specs += [(first_id + controllers + i, ("broker",)) for i in range(brokers)]
     ports = iter(free_ports(sum(len(r) for _, r in specs)))
     planned = [(nid, roles, next(ports) if "broker" in roles else None, next(ports) if "controller" in roles
                 else None) for nid, roles in specs]

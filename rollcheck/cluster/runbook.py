@@ -208,6 +208,25 @@ def run_on_cluster(binding: ClusterBinding, book: Any, plan: ClusterPlan, faults
     perform: a UserError (one line naming the node and its log), every process stopped."""
     run = ClusterRun(book.id, book.protocol, plan.releases, tuple(faults), folder.resolve(), notes=plan.notes)
     tick = time.monotonic()
+    try:
+        _perform(run, binding, book, plan, faults, folder, say)
+    except (Exception, KeyboardInterrupt) as exc:
+        # What was observed before the failure or the interrupt is kept, with what ended the run.
+        doc = run.to_json()
+        doc["ended"] = f"{type(exc).__name__}: {exc}"
+        write_json_atomic(folder / "summary.json", doc)
+        raise
+    say(f"validating the {len(run.observed)} observations against the model ...")
+    _validate_and_write(run, book, plan, folder)
+    run.seconds = time.monotonic() - tick
+    write_json_atomic(folder / "summary.json", run.to_json())
+    return run
+
+
+def _perform(run: ClusterRun, binding: ClusterBinding, book: Any, plan: ClusterPlan, faults: Sequence[Fault],
+             folder: Path, say: Callable[[str], None]) -> None:
+    tick = time.monotonic()
+    folder.mkdir(parents=True, exist_ok=True)
     nodes = folder / "cluster"
     with Cluster(nodes, progress=say) as cluster:
         # An earlier run's nodes were reaped on entering; their data goes (a new cluster starts empty).
@@ -233,7 +252,9 @@ def run_on_cluster(binding: ClusterBinding, book: Any, plan: ClusterPlan, faults
                               if node.pid is not None and node.alive and (m := peak_rss_mib(node.pid)) is not None}
         finally:
             handle.close()
-    say(f"validating the {len(run.observed)} observations against the model ...")
+
+
+def _validate_and_write(run: ClusterRun, book: Any, plan: ClusterPlan, folder: Path) -> None:
     run.validation = validate(plan.model, [o.observation for o in run.observed], internal=plan.internal,
                               stutter=True, view=plan.project)
     v = run.validation
@@ -242,10 +263,7 @@ def run_on_cluster(binding: ClusterBinding, book: Any, plan: ClusterPlan, faults
         # observations allow) is a disagreement. The model is a runbook system: its states count the steps done.
         run.model_accepts = all(any(getattr(t, "done", -1) == rs.done + 1 for _, t in plan.model.successors(rs))
                                 for rs in v.last)
-    run.seconds = time.monotonic() - tick
     write_json_atomic(folder / "observed.itf.json", observed_itf(run, book.path))
-    write_json_atomic(folder / "summary.json", run.to_json())
-    return run
 
 
 def peak_rss_mib(pid: int) -> float | None:
