@@ -128,8 +128,13 @@ def test_nightly_tier_is_the_full_matrix_with_a_fuzzing_round(tmp_path: Path) ->
         (p, s) for p in cfg.protocols for s in cfg.conform_configs[p]}
     assert {(c.entry.name, c.label, c.checker) for c in reference if c.label in cfg.story_configs[c.entry.name]} \
         == {(c.entry.name, s, c.checker) for c in reference if c.label == cfg.configs[c.entry.name][0]
-            for s in cfg.story_configs[c.entry.name]}
+            and c.checker != "cluster" for s in cfg.story_configs[c.entry.name]}
     assert "fuzz" in {c.checker for c in reference} and cfg.context["options"]["fuzz_minutes"] > 0
+    # The cluster scenarios: once per protocol, on its gate config under the kafka profile (they name their own
+    # runbooks and releases); the ci tier has none (CI runs one scenario as a test).
+    assert sorted((c.entry.name, c.label, c.config.profile) for c in reference if c.checker == "cluster") == sorted(
+        (p, cfg.configs[p][0], "kafka") for p in cfg.protocols)
+    assert "cluster" not in tier_checkers("ci")
 
 
 def test_tier_is_a_gate_config_key_and_the_flag_wins(tmp_path: Path) -> None:

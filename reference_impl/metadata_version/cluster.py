@@ -38,7 +38,7 @@ from reference_impl.metadata_version.catalog import from_feature_level
 from reference_impl.metadata_version.config import MetadataVersionConfig
 from reference_impl.metadata_version.oracle import _BY_NAME, MetadataVersionOracle
 from reference_impl.metadata_version.state import MetadataVersionState
-from rollcheck.cluster.admin import FIRST_RELEASE, ClusterAdmin
+from rollcheck.cluster.admin import FEATURE_METADATA, FIRST_RELEASE, ClusterAdmin
 from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import DEFAULT_HEAP, KAFKA_MAIN, KafkaNode, start_kraft
@@ -78,6 +78,11 @@ def project(rs: RunbookState) -> dict[str, object]:
 class MetadataVersionCluster:
     protocol = "metadata_version"
     default_releases = ("3.7.2", "3.9.2")
+    # What `rollcheck gate --tier nightly` runs (runbook, releases, faults): the upgrade across two releases, and
+    # the upgrade with a controller killed midway and a SAFE downgrade after it.
+    scenarios = (("runbooks/metadata_version/kraft-upgrade.toml", ("3.7.2", "3.9.2"), ()),
+                 ("runbooks/metadata_version/kraft-upgrade-then-safe-downgrade.toml", ("3.7.2", "3.9.2"),
+                  ("roll-c1:kill",)))
 
     def plan(self, book: Runbook, releases: Sequence[str] | None, faults: Sequence[Fault]) -> ClusterPlan:
         config = book.config
@@ -211,7 +216,7 @@ class _Run:
                              f"{self.cluster.run_dir}")
         leader_id = d["quorum"]["leaderId"]
         ids = [kn.node_id for kn in self.voters]
-        level = d["features"]["finalized"].get("metadata.version")
+        level = d[FEATURE_METADATA]["finalized"].get("metadata.version")
         return {"runbook_done": self.done,
                 "voters": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
                            for kn in self.voters],

@@ -175,5 +175,6 @@ PROTOCOL = ProtocolEntry(
                       "RollbackBrokerToZk", "RestartVoter", "ShutdownQuorum", "DeleteControllerZNodes"),
     runbook_conditions="runbooks.zk_migration:CONDITIONS",
     oracle="reference_impl.zk_migration.oracle:ORACLE",
+    cluster="reference_impl.zk_migration.cluster:BINDING",
     order=30,
 )

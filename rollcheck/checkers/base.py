@@ -79,6 +79,10 @@ class Capabilities:
     ci_configs: bool = False  # on the ci tier's ci configs too
     ci_stories: bool = False  # on the story configs in the ci tier too (the nightly tier runs every checker there)
     conform_configs: bool = False  # on the conformance-only configs (ProtocolEntry.conform_configs) too
+    # Once per protocol: on its first gate config only, under ``profiles`` only (None: every profile). For a checker
+    # whose cells name their own scenarios (the cluster runs), not a config's states.
+    once_per_protocol: bool = False
+    profiles: frozenset[str] | None = None
     # Running.
     sizes_cells: bool = False  # its complete count is the cell's size, which needs_size checkers read
     needs_size: bool = False  # reads the size of the same cell (CheckContext.known_sizes) before it runs

@@ -16,6 +16,7 @@ from rollcheck.oracle.jvm import OracleJVM
 ADMIN = Adapter("admin-3.7", "rollcheck.cluster.RollcheckAdmin",
                 ("org.apache.kafka.clients.admin.Admin", "org.apache.kafka.clients.admin.QuorumInfo"))
 FIRST_RELEASE = (3, 7)  # bootstrap.controllers
+FEATURE_METADATA = "featureMetadata"  # describe's describeFeatures part
 
 
 class ClusterAdmin:
@@ -43,10 +44,10 @@ class ClusterAdmin:
         return None if error is None else dict(error)
 
     def settle(self, voters: Collection[int], running: Collection[int], timeout: float,
-               features: bool = True) -> tuple[dict[str, Any] | None, str]:
+               levels: bool = True) -> tuple[dict[str, Any] | None, str]:
         """A describe once a running voter leads and every running node (``running``, node ids) has reached the
-        high watermark the leader reported first (and, with ``features``, the features answer); else None and what
-        was last seen, when not settled within ``timeout`` seconds."""
+        high watermark the leader reported first (and, with ``levels``, describeFeatures answered); else None and
+        what was last seen, when not settled within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         mark: int | None = None
         seen = "no answer"
@@ -66,10 +67,10 @@ class ClusterAdmin:
                     # its newest entry is the furthest.
                     ends[r["id"]] = max(ends.get(r["id"], -1), r["logEndOffset"])
                 behind = {n: ends.get(n) for n in sorted(running) if ends.get(n, -1) < mark}
-                answer = d.get("features", {})
+                answer = d.get(FEATURE_METADATA, {})
                 if behind:
                     seen = f"leader {leader}, high watermark {mark}; behind it (node: log end offset): {behind}"
-                elif features and "exception" in answer:
+                elif levels and "exception" in answer:
                     seen = f"describeFeatures: {answer.get('message')}"
                 else:
                     return d, ""

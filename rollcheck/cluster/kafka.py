@@ -139,8 +139,10 @@ def run_tool(dist: Distribution, main: str, args: Sequence[str], *, log: Path, w
     if run.returncode != 0:
         lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not ln.startswith("\t")]
         said = [ln for ln in lines if "Exception" in ln or "Error" in ln or "error:" in ln] or lines[-2:]
-        raise NodeFailed(f"{what}: {main} exited with code {run.returncode}: {said[-1][:400] if said else ''} "
-                         f"(log {log})")
+        failed = NodeFailed(f"{what}: {main} exited with code {run.returncode}: {said[-1][:400] if said else ''} "
+                            f"(log {log})")
+        failed.output = output  # the tool's whole output, for a caller that reads more than its last error
+        raise failed
     return run.stdout
 
 
@@ -250,18 +252,31 @@ def start_zk_brokers(c: Cluster, dist: Distribution, zookeeper_port: int, *, bro
     return out
 
 
+_ZK_ATTEMPTS = 3
+
+
+def _absent(text: str) -> bool:
+    # ZooKeeper's shell: "NoNode" (its KeeperException, 3.4 - 3.6) or "Node does not exist: PATH" (3.8, Kafka 3.9).
+    return "NoNode" in text or "Node does not exist" in text
+
+
 def znode_data(dist: Distribution, zookeeper_port: int, path: str, *, log: Path) -> bytes | None:
     """The data of the znode ``path`` as ZooKeeper's own shell (``ZooKeeperMain -server ... get PATH``) prints it,
     None when the node does not exist. The shell prints the data on its own line before its session's end; the
     nodes read here hold one line of JSON (Kafka's ``/feature``, ``/controller``, ``/controller_epoch``)."""
     args = ["-server", f"{LOOPBACK}:{zookeeper_port}", "get", path]
-    try:
-        out = run_tool(dist, ZOOKEEPER_SHELL, args, log=log, what=f"reading {path} from ZooKeeper")
-    except NodeFailed as e:
-        if "NoNode" in str(e):
-            return None
-        raise
-    if "NoNode" in out:
+    for attempt in range(_ZK_ATTEMPTS):
+        try:
+            out = run_tool(dist, ZOOKEEPER_SHELL, args, log=log, what=f"reading {path} from ZooKeeper")
+            break
+        except NodeFailed as e:
+            said = str(e) + str(getattr(e, "output", ""))
+            if _absent(said):
+                return None
+            # The shell's session not established in time (a loaded machine): transient, asked again.
+            if "ConnectionLoss" not in said or attempt == _ZK_ATTEMPTS - 1:
+                raise
+    if _absent(out):
         return None
     lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith(("WATCHER", "WatchedEvent",
                                                                                "Connecting", "log4j", "SLF4J"))]

@@ -26,6 +26,8 @@ _TAIL_LINES = 8
 class NodeFailed(UserError):
     """A node that did not come up, died, or could not be started: one line naming the node and its log."""
 
+    output: str = ""  # a tool's whole output, where the failure was a tool's
+
 
 def tail(path: Path, lines: int = _TAIL_LINES) -> str:
     """The last ``lines`` non-empty lines of a log, joined by " | " (for a one-line error)."""

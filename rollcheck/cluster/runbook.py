@@ -26,6 +26,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -140,7 +141,8 @@ class ClusterRun:
     stalled: str | None = None  # the step the cluster refused (the run stops there), with what it answered
     # The cluster refused a step that the model takes from every state the observations allow there.
     model_accepts: bool = False
-    memory_mib: dict[str, float] = field(default_factory=dict)  # each node's peak resident set (VmHWM) at the end
+    # Each node's peak resident set (VmHWM), the highest seen at any observation (a restart is a new process).
+    memory_mib: dict[str, float] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -157,7 +159,7 @@ class ClusterRun:
             "steps": [{"label": o.label, "did": o.did, "observed": o.observation, "seconds": round(o.seconds, 1)}
                       for o in self.observed],
             "notes": list(self.notes),
-            "memory_mib": {**self.memory_mib, "total": round(sum(self.memory_mib.values()), 1)},
+            "memory_mib": {**dict(sorted(self.memory_mib.items())), "total": round(sum(self.memory_mib.values()), 1)},
         }
         if v is not None:
             out["validation"] = {
@@ -235,21 +237,20 @@ def _perform(run: ClusterRun, binding: ClusterBinding, book: Any, plan: ClusterP
                 shutil.rmtree(child)
         handle = binding.start(cluster, book, plan, say)
         try:
-            _look(run, handle, START, "the cluster started", tick, say)
-            _strike_all(run, handle, [f for f in faults if f.step == START], None, say)
+            look = partial(_look, run, handle, cluster)
+            look(START, "the cluster started", tick, say)
+            _strike_all(look, handle, [f for f in faults if f.step == START], None, say)
             for step in book.steps:
                 t = time.monotonic()
                 did, done = handle.perform(step)
-                _look(run, handle, step.id, did, t, say)
+                look(step.id, did, t, say)
                 if not done:
                     # As the model's runbook system has it: a refused command is not the step done, and no later
                     # step may be taken before it.
                     run.stalled = f"{step.id}: {did}"
                     say(f"stalled at {step.id}: the cluster refused it; the steps after it are not performed")
                     break
-                _strike_all(run, handle, [f for f in faults if f.step == step.id], step, say)
-            run.memory_mib = {name: m for name, node in sorted(cluster.nodes.items())
-                              if node.pid is not None and node.alive and (m := peak_rss_mib(node.pid)) is not None}
+                _strike_all(look, handle, [f for f in faults if f.step == step.id], step, say)
         finally:
             handle.close()
 
@@ -277,14 +278,17 @@ def peak_rss_mib(pid: int) -> float | None:
     return None
 
 
-def _look(run: ClusterRun, handle: ClusterRunbook, label: str, did: str, since: float,
+def _look(run: ClusterRun, handle: ClusterRunbook, cluster: Cluster, label: str, did: str, since: float,
           say: Callable[[str], None]) -> None:
     observation = handle.observe()
     run.observed.append(Observed(label, did, observation, time.monotonic() - since))
+    for name, node in cluster.nodes.items():
+        if node.pid is not None and node.alive and (m := peak_rss_mib(node.pid)) is not None:
+            run.memory_mib[name] = max(m, run.memory_mib.get(name, 0.0))
     say(f"[{len(run.observed)}] {label}: {did}")
 
 
-def _strike_all(run: ClusterRun, handle: ClusterRunbook, faults: Sequence[Fault], step: Any,
+def _strike_all(look: Callable[..., None], handle: ClusterRunbook, faults: Sequence[Fault], step: Any,
                 say: Callable[[str], None]) -> None:
     for f in faults:
         node = f.node or (handle.node_of(step) if step is not None else None)
@@ -293,7 +297,7 @@ def _strike_all(run: ClusterRun, handle: ClusterRunbook, faults: Sequence[Fault]
         for phase in (0, 1):
             t = time.monotonic()
             did = handle.strike(f.kind, node, phase)
-            _look(run, handle, f"{f.step}+{f.kind}" + ("/after" if phase else ""), did, t, say)
+            look(f"{f.step}+{f.kind}" + ("/after" if phase else ""), did, t, say)
 
 
 def binding_for(entry: Any) -> ClusterBinding:

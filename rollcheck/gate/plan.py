@@ -59,6 +59,8 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
                     also_small: list[str] = also_small, stories: list[str] = stories,
                     conform_only: list[str] = conform_only) -> bool:
             caps = checker.capabilities
+            if caps.once_per_protocol:
+                return bool(full) and spec == full[0]
             if caps.conform_configs and spec in conform_only:
                 return True
             if checker in sized:
@@ -83,7 +85,8 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             for profile in (p for p in profiles if p in valid):
                 config = replace_config(base_config, profile=profile)
                 cells.extend(Cell(entry, label, config, name, differential_only=cs.differential_only,
-                                  settings=cs.settings) for name, cs in specs)
+                                  settings=cs.settings) for name, cs in specs
+                             if _runs_under(get_checker(name), profile))
     if cfg.mutants:
         cells.extend(mutant_cells(cfg.protocols, cfg.mutant_checkers, lookup, subdir="mutants"))
         for checker in (c for c in checkers if c.capabilities.compares_under_variants):
@@ -97,6 +100,11 @@ def plan_cells(cfg: GateConfig, lookup: Callable[[str], ProtocolEntry] = get_pro
             own = {c.name for c in compared} if checker.name in cfg.mutant_checkers else set()
             cells.extend(c for c in under_every_profile(compared, cfg.profiles) if c.name not in own)
     return cells, skipped
+
+
+def _runs_under(checker: Checker, profile: str) -> bool:
+    only = checker.capabilities.profiles
+    return only is None or profile in only
 
 
 def under_every_profile(cells: Sequence[Cell], profiles: Sequence[str]) -> list[Cell]:

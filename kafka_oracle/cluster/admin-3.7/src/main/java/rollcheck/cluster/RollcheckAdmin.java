@@ -102,9 +102,9 @@ public final class RollcheckAdmin implements Handler {
             features.put("finalized", finalized);
             features.put("supported", supported);
             features.put("epoch", f.finalizedFeaturesEpoch().orElse(-1L));
-            out.put("features", features);
+            out.put("featureMetadata", features);
         } catch (Exception e) {
-            out.put("features", failure(e));
+            out.put("featureMetadata", failure(e));
         }
         return out;
     }
