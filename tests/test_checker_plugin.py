@@ -128,7 +128,8 @@ def test_a_checker_whose_options_reject_a_value_is_exit_2_in_one_line(site: Path
 
 
 def test_every_built_in_checker_is_registered_in_report_order() -> None:
-    assert checker_names() == ["explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache", "kafka", "cluster", "fuzz"]
+    assert checker_names() == ["explore", "spark", "hypothesis", "z3", "tlc", "conform", "apalache", "kafka", "cluster",
+                               "fuzz"]
     for name in checker_names():
         checker = get_checker(name)
         assert isinstance(checker, Checker) and checker.name == name and checker.description
