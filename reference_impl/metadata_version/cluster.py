@@ -43,7 +43,7 @@ from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import DEFAULT_HEAP, KAFKA_MAIN, KafkaNode, start_kraft
 from rollcheck.cluster.node import NodeFailed
-from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault
+from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
 from rollcheck.core.errors import UserError
 from rollcheck.oracle.binding import OracleRelease
 from rollcheck.runbook import ConditionRef, Runbook, RunbookState, RunbookStep, build_runbook_system
@@ -123,13 +123,7 @@ class MetadataVersionCluster:
         for f in faults:
             if f.node is not None:
                 _node_index(f.node, mapped, f"--fault {f}")
-        for step in book.steps:
-            if step.action is not None and step.action not in ACTIONS:
-                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot perform {step.action} (it "
-                                f"performs {', '.join(ACTIONS)} and the waits {', '.join(WAITS)})")
-            if step.wait is not None and step.wait.name not in WAITS:
-                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot wait for {step.wait.name} "
-                                f"(it waits for {', '.join(WAITS)})")
+        check_steps(book, ACTIONS, WAITS)
         mapped_book = dataclasses.replace(
             book, config=mapped, steps=tuple(_mapped_step(s, base) for s in book.steps),
             goal=_mapped_ref(book.goal, base))
@@ -162,13 +156,8 @@ class MetadataVersionCluster:
         return _Run(cluster, kc.nodes, c, release_of, dists, detail.base, admin, say)
 
 
-def _node_index(name: str, c: MetadataVersionConfig, where: str) -> tuple[str, int]:
-    role, _, index = name.partition(":")
-    count = {"voter": c.voters, "broker": c.brokers}.get(role)
-    if count is None or not index.isdigit() or not 0 <= int(index) < count:
-        nodes = [f"voter:{i}" for i in range(c.voters)] + [f"broker:{j}" for j in range(c.brokers)]
-        raise UserError(f"{where}: no node {name!r}; the nodes: {', '.join(nodes)}")
-    return role, int(index)
+def _node_index(name: str, c: Any, where: str) -> tuple[str, int]:
+    return node_index(name, {"voter": c.voters, "broker": c.brokers}, where)
 
 
 def _mapped_params(params: tuple[tuple[str, Any], ...], base: int) -> tuple[tuple[str, Any], ...]:

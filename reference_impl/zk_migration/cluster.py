@@ -58,7 +58,7 @@ from rollcheck.cluster.kafka import (
     znode_data,
 )
 from rollcheck.cluster.node import NodeFailed
-from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault
+from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
 from rollcheck.core.errors import UserError
 from rollcheck.runbook import Runbook, RunbookState, RunbookStep, build_runbook_system
 
@@ -103,13 +103,7 @@ class ZkMigrationCluster:
         if len(names) != 1 or names[0] not in RELEASES:
             raise UserError(f"--release {':'.join(names)}: the zk_migration cluster runs know one release of Kafka "
                             f"{', '.join(RELEASES)} (the model's 3.9 rules)")
-        for step in book.steps:
-            if step.action is not None and step.action not in ACTIONS:
-                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot perform {step.action} (it "
-                                f"performs {', '.join(ACTIONS)} and the waits {', '.join(WAITS)})")
-            if step.wait is not None and step.wait.name not in WAITS:
-                raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot wait for {step.wait.name} "
-                                f"(it waits for {', '.join(WAITS)})")
+        check_steps(book, ACTIONS, WAITS)
         if faults and not config.failover:
             raise UserError(f"--fault {faults[0]}: runbook {book.id}'s config has no failover (failover = false): "
                             f"the model has no transition for a controller killed or cut off")
@@ -156,13 +150,8 @@ class ZkMigrationCluster:
         return run
 
 
-def _voter_index(name: str, c: ZkMigrationConfig, where: str) -> tuple[str, int]:
-    role, _, index = name.partition(":")
-    count = {"voter": c.voters, "broker": c.zk_brokers}.get(role)
-    if count is None or not index.isdigit() or not 0 <= int(index) < count:
-        nodes = [f"voter:{i}" for i in range(c.voters)] + [f"broker:{j}" for j in range(c.zk_brokers)]
-        raise UserError(f"{where}: no node {name!r}; the nodes: {', '.join(nodes)}")
-    return role, int(index)
+def _voter_index(name: str, c: Any, where: str) -> tuple[str, int]:
+    return node_index(name, {"voter": c.voters, "broker": c.zk_brokers}, where)
 
 
 class _Run:

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement
-from rollcheck.checkers.report import HOLDS, VIOLATED, CheckContext, CheckerReport, PropertyVerdict, Status
+from rollcheck.checkers.report import (
+    HOLDS,
+    VIOLATED,
+    CheckContext,
+    CheckerReport,
+    PropertyVerdict,
+    Status,
+    unavailable,
+)
 from rollcheck.core.errors import UserError
 
 PROFILE = "kafka"
@@ -33,10 +41,7 @@ def check_cluster(cell: Cell, ctx: CheckContext) -> CheckerReport:
         return report
     problem = java_problem()
     if problem is not None:
-        report.status = Status.SKIPPED
-        report.message = problem
-        report.stats["unavailable"] = True
-        return report
+        return unavailable(report, problem)
     try:
         binding = binding_for(entry)
     except UserError as exc:

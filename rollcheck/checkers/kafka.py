@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement
-from rollcheck.checkers.report import VIOLATED, CheckContext, CheckerReport, PropertyVerdict, Status
+from rollcheck.checkers.report import VIOLATED, CheckContext, CheckerReport, PropertyVerdict, Status, unavailable
 from rollcheck.core.errors import UserError
 from rollcheck.core.traces import write_json_atomic
 
@@ -114,10 +114,7 @@ def check_kafka(cell: Cell, ctx: CheckContext) -> CheckerReport:
 
 
 def _unavailable(report: CheckerReport, why: str) -> CheckerReport:
-    report.status = Status.SKIPPED
-    report.message = why
-    report.stats["unavailable"] = True  # the gate's "nothing was checked: a tool is missing" (exit 4)
-    return report
+    return unavailable(report, why)
 
 
 def _is_unavailable(exc: UserError) -> bool:

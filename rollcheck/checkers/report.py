@@ -180,3 +180,12 @@ def from_exploration(checker: str, entry: ProtocolEntry, label: str, config: Any
     report.status = Status.VIOLATED if result.violations or result.vacuous else Status.OK
     report.elapsed = result.elapsed
     return report
+
+
+def unavailable(report: CheckerReport, why: str) -> CheckerReport:
+    """``report`` skipped because a tool it needs is missing here (Java, Maven, a release's jars): the gate's
+    "nothing was checked: a tool is missing" (exit 4) when no cell checked anything."""
+    report.status = Status.SKIPPED
+    report.message = why
+    report.stats["unavailable"] = True
+    return report

@@ -324,3 +324,25 @@ def parse_releases(text: str | None) -> tuple[str, ...] | None:
     if not all(parts) or len(parts) > 2:
         raise UserError(f"--release {text!r}: write RELEASE or OLD:NEW, e.g. 3.7.2:3.9.2")
     return parts
+
+
+def check_steps(book: Any, actions: Sequence[str], waits: Sequence[str]) -> None:
+    """Every step of ``book`` is one of the binding's ``actions`` or ``waits``; else a UserError naming the step."""
+    for step in book.steps:
+        if step.action is not None and step.action not in actions:
+            raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot perform {step.action} (it "
+                            f"performs {', '.join(actions)} and the waits {', '.join(waits)})")
+        if step.wait is not None and step.wait.name not in waits:
+            raise UserError(f"runbook {book.id} step {step.id}: a cluster run cannot wait for {step.wait.name} "
+                            f"(it waits for {', '.join(waits)})")
+
+
+def node_index(name: str, counts: Mapping[str, int], where: str) -> tuple[str, int]:
+    """A fault's node ``ROLE:INDEX`` (``voter:1``) among ``counts`` (role -> how many): (role, index), or a
+    UserError listing the nodes."""
+    role, _, index = name.partition(":")
+    count = counts.get(role)
+    if count is None or not index.isdigit() or not 0 <= int(index) < count:
+        nodes = [f"{r}:{i}" for r, n in counts.items() for i in range(n)]
+        raise UserError(f"{where}: no node {name!r}; the nodes: {', '.join(nodes)}")
+    return role, int(index)
