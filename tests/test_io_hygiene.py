@@ -27,6 +27,7 @@ from rollcheck.runtime.safefs import LinkRefused
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["explore", "streams_probing", "--config", "small", "--quiet"]
+SLOWER = ["explore", "metadata_version", "--config", "small", "--quiet"]  # about 6 s
 
 
 def _one_line(err: str) -> str:
@@ -287,11 +288,13 @@ def test_ctrl_c_during_start_up_is_one_line_never_a_traceback(tmp_path: Path) ->
     # interpreter's own start-up) comes later next time, one that came after the run ended comes sooner; every
     # attempt the signal reached rollcheck in must end in one line with exit 130.
     delay = max(started) + 0.05
-    for _attempt in range(12):
+    for attempt in range(12):
         if reached >= 2:
             break
-        proc = subprocess.Popen([sys.executable, "-m", "rollcheck", *SMALL, "--out", str(tmp_path)], cwd=ROOT,
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # A run of several seconds (small streams_probing ends within half a second on a quiet machine, before a
+        # late signal came), each in a folder of its own (no checkpoint of an earlier attempt in its way).
+        proc = subprocess.Popen([sys.executable, "-m", "rollcheck", *SLOWER, "--out", str(tmp_path / f"a{attempt}")],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
