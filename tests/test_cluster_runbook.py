@@ -200,3 +200,18 @@ def test_the_gate_cell_of_a_protocol_without_a_binding_says_so(tmp_path: Path) -
             book = load_runbook(ROOT / runbook)
             plan = binding.plan(book, releases, [parse_fault(f, [s.id for s in book.steps]) for f in faults])
             assert plan.releases == releases
+
+
+def test_the_recorded_downgrade_finding_is_a_disagreement_at_the_roll_back() -> None:
+    """MV-RB2 on 3.7.2:3.9.2 (docs/runbooks.md, the findings): Kafka accepts the downgrade to 3.7-IV4, then every
+    3.7.2 node exits on start (its bootstrap.checkpoint holds 3.9-IV0); the model has the node run, so the first
+    roll back is met by nothing, and the observations after the quorum is lost carry no leader and no level."""
+    doc = json.loads((Path(__file__).parent / "data" / "cluster" / "MV-RB2-3.7.2-3.9.2.json").read_text())
+    book = load_runbook(ROOT / doc["runbook"])
+    plan = BINDING.plan(book, doc["releases"], [])
+    observed = [s["observed"] for s in doc["steps"]]
+    assert observed[-1]["leader"] == -1 and "level" not in observed[-1]
+    result = validate(plan.model, observed, internal=plan.internal, stutter=True, view=plan.project)
+    assert doc["steps"][result.failed_step]["label"] == "back-c0"
+    assert any("voters[0].status: observed 'TERMINATED', model 'RUNNING'" in d for c in result.closest
+               for d in c.differences)

@@ -198,6 +198,15 @@ class _Run:
         return self.admin.settle({kn.node_id for kn in self.voters}, running, SETTLE_SECONDS)
 
     def observe(self) -> dict[str, Any]:
+        nodes = {"runbook_done": self.done,
+                 "voters": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
+                            for kn in self.voters],
+                 "brokers": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
+                             for kn in self.brokers]}
+        if sum(self.status[kn.node.name] == "RUNNING" for kn in self.voters) * 2 <= len(self.voters):
+            # No majority of the controllers runs: no leader can be elected, and nothing answers for the
+            # finalized level (what the model has then: leader -1; the level is not observed).
+            return {**nodes, "leader": -1}
         d, seen = self._settled()
         if d is None:
             raise NodeFailed(f"the cluster did not settle within {SETTLE_SECONDS:g} s (a leader among the running "
@@ -206,13 +215,7 @@ class _Run:
         leader_id = d["quorum"]["leaderId"]
         ids = [kn.node_id for kn in self.voters]
         level = d[FEATURE_METADATA]["finalized"].get("metadata.version")
-        return {"runbook_done": self.done,
-                "voters": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
-                           for kn in self.voters],
-                "brokers": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
-                            for kn in self.brokers],
-                "leader": ids.index(leader_id) if leader_id in ids else -1,
-                "level": level}
+        return {**nodes, "leader": ids.index(leader_id) if leader_id in ids else -1, "level": level}
 
     # -- steps ------------------------------------------------------------------------------------------------------
     def _node(self, role: str, index: int) -> KafkaNode:

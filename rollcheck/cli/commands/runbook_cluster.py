@@ -2,7 +2,8 @@
 on a real local cluster of Kafka's released jars, its observed trace validated against the model
 (:mod:`rollcheck.cluster.runbook`, docs/runbooks.md). Exit 0: every observation met by a run of the model and no
 property forced to fail (a stall only where the runbook expects one); 3: an observation the model cannot meet, a
-property violated, or a refusal the model never makes; 2: bad input, or a node that failed (named with its log)."""
+refusal the model never makes, or a stall the runbook does not expect; 1: a property the observations force to
+fail; 2: bad input, or a node that failed (named with its log)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,14 @@ def run_cluster(args: argparse.Namespace) -> int:
     else:
         _show(run, book.id, stall_expected)
         results_line(f"results in {run.folder}")
-    return int(ExitCode.OK if ok else ExitCode.VIOLATION)
+    if ok:
+        return int(ExitCode.OK)
+    v = run.validation
+    # What the cluster did and the model cannot do is a disagreement (3); a property the observations force to
+    # fail, on a trace the model allows, a violation (1).
+    if v is not None and v.failed_step is None and not run.model_accepts and v.violations:
+        return int(ExitCode.VIOLATION)
+    return int(ExitCode.DISAGREEMENT)
 
 
 def _show(run: ClusterRun, book_id: str, stall_expected: bool) -> None:
