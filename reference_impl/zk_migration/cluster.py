@@ -47,6 +47,7 @@ from rollcheck.cluster.admin import ClusterAdmin
 from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import (
+    ONE_BROKER_IS_A_CLUSTER,
     READY,
     ZK_READY,
     KafkaNode,
@@ -194,8 +195,7 @@ class _Run:
                  "log.dirs": str(b.properties.parent / "data"),
                  "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                  "controller.quorum.voters": self._voters_string(), "controller.listener.names": "CONTROLLER",
-                 "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
-                 "transaction.state.log.min.isr": "1", "group.initial.rebalance.delay.ms": "0"}
+                 **ONE_BROKER_IS_A_CLUSTER}
         if mode == "ZK":
             props.update({"broker.id": str(b.broker_id), "zookeeper.connect": self.zookeeper,
                           "inter.broker.protocol.version": from_feature_level(self.config.broker_ibp).version()})

@@ -31,7 +31,7 @@ ZOOKEEPER_SHELL = "org.apache.zookeeper.ZooKeeperMain"
 DEFAULT_HEAP = "384m"
 _TOOL_TIMEOUT = 120.0
 # One broker is a cluster: the internal topics must not wait for three (KRaft and ZooKeeper-mode brokers alike).
-_ONE_BROKER_IS_A_CLUSTER = {
+ONE_BROKER_IS_A_CLUSTER = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
@@ -94,7 +94,7 @@ def _properties(node_id: int, roles: Sequence[str], broker_port: int | None, con
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(data),
-        **_ONE_BROKER_IS_A_CLUSTER,
+        **ONE_BROKER_IS_A_CLUSTER,
     }
     if broker_port is not None:
         props["advertised.listeners"] = f"PLAINTEXT://{LOOPBACK}:{broker_port}"
@@ -213,7 +213,7 @@ def _zk_properties(broker_id: int, port: int, zookeeper: str, data: Path, ibp: s
         "listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
         "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
         "log.dirs": str(data),
-        **_ONE_BROKER_IS_A_CLUSTER,
+        **ONE_BROKER_IS_A_CLUSTER,
     }
     if ibp is not None:
         props["inter.broker.protocol.version"] = ibp
