@@ -21,19 +21,13 @@ from rollcheck.core.errors import UserError
 from rollcheck.explore.validate import validate
 from rollcheck.oracle.tools import java_problem
 from rollcheck.runbook import load_runbook
+from tests.cluster_cli import runbook_error as _error
 
 ROOT = Path(__file__).resolve().parents[1]
 UPGRADE = ROOT / "runbooks" / "metadata_version" / "kraft-upgrade.toml"
 SAFE_DOWN = ROOT / "runbooks" / "metadata_version" / "kraft-upgrade-then-safe-downgrade.toml"
 RECORDED = Path(__file__).parent / "data" / "cluster" / "MV-RB3-3.7.2-3.9.2-kill.json"
 needs_java = pytest.mark.skipif(java_problem() is not None, reason=str(java_problem()))
-
-
-def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    code = main(["runbook", *argv])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
 
 
 def test_bad_input_is_one_line_before_anything_starts(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

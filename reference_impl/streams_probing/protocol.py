@@ -117,6 +117,7 @@ PROTOCOL = ProtocolEntry(
     z3="model.streams_probing:StreamsProbingZ3",
     decisions="model.decisions.streams:DECISIONS",
     oracle="reference_impl.streams_probing.oracle:ORACLE",
+    cluster="reference_impl.streams_probing.cluster:BINDING",
     # What only an operator does (runbooks, docs/runbooks.md): a rolling bounce of one instance onto the new
     # release, with upgrade.from set or removed. Rebalances, the members' onAssignment (probing down, going
     # back up, failing), the leader's follow-up rebalance, crashes and restarts: the group.
