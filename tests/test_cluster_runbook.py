@@ -45,8 +45,11 @@ def test_bad_input_is_one_line_before_anything_starts(capsys: pytest.CaptureFixt
     assert "--release needs --cluster" in _error(capsys, up, "--release", "3.7.2:3.9.2")
     assert "it takes no --deviations" in _error(capsys, up, "--cluster", "--deviations")
     assert "give one runbook file" in _error(capsys, str(UPGRADE.parent), "--cluster")
-    assert "has no cluster binding" in _error(capsys, str(ROOT / "runbooks" / "features" / "downgrade.toml"),
-                                              "--cluster")
+    from rollcheck.cluster.runbook import binding_for
+    from tests.toy import PROTOCOL as TOY
+
+    with pytest.raises(UserError, match=r"protocol toy has no cluster binding.*runs the runbooks of: features, "):
+        binding_for(TOY)
     no_crashes = tmp_path / "no-crashes.toml"
     no_crashes.write_text(UPGRADE.read_text().replace('base = "crashes"', 'base = "small"'))
     assert "has no crashes" in _error(capsys, str(no_crashes), "--cluster", "--fault", "roll-c1:kill")
@@ -183,12 +186,12 @@ def test_the_gate_cell_of_a_protocol_without_a_binding_says_so(tmp_path: Path) -
     from rollcheck.checkers.cluster import check_cluster
     from rollcheck.checkers.report import CheckContext, Status
     from rollcheck.core.registry import get_protocol
+    from tests.toy import PROTOCOL as TOY
 
-    entry = get_protocol("features")
-    cell = Cell(entry, "default", dataclasses.replace(entry.config("default"), profile="kafka"), "cluster")
+    cell = Cell(TOY, "small", TOY.config("small"), "cluster")
     report = check_cluster(cell, CheckContext(tmp_path))
     assert report.status == Status.SKIPPED and "has no cluster binding" in report.message
-    for protocol in ("metadata_version", "zk_migration"):
+    for protocol in ("features", "metadata_version", "streams_probing", "zk_migration"):
         binding = get_protocol(protocol).cluster_binding()
         for runbook, releases, faults in binding.scenarios:  # each scenario plans (its runbook, releases, faults)
             book = load_runbook(ROOT / runbook)

@@ -158,6 +158,7 @@ PROTOCOL = ProtocolEntry(
     # when it sees a higher supported minimum (the operator's part is deploying the release). The model has
     # no crash apart from RestartBroker, so under a runbook a broker bounces only where a step says.
     operator_actions=("RestartBroker", "UpdateFeatures", "SetIbp"),
+    cluster="reference_impl.features.cluster:BINDING",
     runbook_conditions="runbooks.features:CONDITIONS",
     order=10,
 )

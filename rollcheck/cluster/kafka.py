@@ -264,7 +264,38 @@ def znode_data(dist: Distribution, zookeeper_port: int, path: str, *, log: Path)
     """The data of the znode ``path`` as ZooKeeper's own shell (``ZooKeeperMain -server ... get PATH``) prints it,
     None when the node does not exist. The shell prints the data on its own line before its session's end; the
     nodes read here hold one line of JSON (Kafka's ``/feature``, ``/controller``, ``/controller_epoch``)."""
-    args = ["-server", f"{LOOPBACK}:{zookeeper_port}", "get", path]
+    out = _zk_get(dist, zookeeper_port, path, ["get", path], log)
+    if out is None:
+        return None
+    lines = _data_lines(out)
+    if not lines:
+        raise NodeFailed(f"reading {path} from ZooKeeper: the shell printed no data (log {log})")
+    return lines[-1].encode("utf-8")
+
+
+def znode_versioned(dist: Distribution, zookeeper_port: int, path: str, *, log: Path) -> tuple[bytes, int] | None:
+    """The data of the znode ``path`` and its version (``Stat.dataVersion``, what Kafka's ``/feature`` calls its
+    epoch), from the shell's ``get -s PATH`` (ZooKeeper 3.5 and later): the data line, then the stat's
+    ``name = value`` lines. None when the node does not exist."""
+    out = _zk_get(dist, zookeeper_port, path, ["get", "-s", path], log)
+    if out is None:
+        return None
+    lines = _data_lines(out)
+    stat = [i for i, ln in enumerate(lines) if ln.startswith("cZxid")]
+    version = next((ln.split("=", 1)[1].strip() for ln in lines if ln.startswith("dataVersion")), None)
+    if not stat or stat[0] == 0 or version is None or not version.isdigit():
+        raise NodeFailed(f"reading {path} from ZooKeeper: the shell printed no data and stat (log {log})")
+    return lines[stat[0] - 1].encode("utf-8"), int(version)
+
+
+def _data_lines(out: str) -> list[str]:
+    return [ln for ln in out.splitlines() if ln.strip() and not ln.startswith(("WATCHER", "WatchedEvent",
+                                                                              "Connecting", "log4j", "SLF4J"))]
+
+
+def _zk_get(dist: Distribution, zookeeper_port: int, path: str, command: list[str], log: Path) -> str | None:
+    """The shell's output for ``command`` on ``path``; None when the node does not exist."""
+    args = ["-server", f"{LOOPBACK}:{zookeeper_port}", *command]
     for attempt in range(_ZK_ATTEMPTS):
         try:
             out = run_tool(dist, ZOOKEEPER_SHELL, args, log=log, what=f"reading {path} from ZooKeeper")
@@ -276,10 +307,4 @@ def znode_data(dist: Distribution, zookeeper_port: int, path: str, *, log: Path)
             # The shell's session not established in time (a loaded machine): transient, asked again.
             if "ConnectionLoss" not in said or attempt == _ZK_ATTEMPTS - 1:
                 raise
-    if _absent(out):
-        return None
-    lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith(("WATCHER", "WatchedEvent",
-                                                                               "Connecting", "log4j", "SLF4J"))]
-    if not lines:
-        raise NodeFailed(f"reading {path} from ZooKeeper: the shell printed no data (log {log})")
-    return lines[-1].encode("utf-8")
+    return None if _absent(out) else out
