@@ -37,9 +37,8 @@ from reference_impl.features.config import FeaturesConfig
 from rollcheck.cluster.cluster import Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import (
-    DEFAULT_HEAP,
-    KAFKA_MAIN,
     ZkBroker,
+    restart_kafka,
     start_zk_brokers,
     start_zookeeper,
     znode_data,
@@ -190,19 +189,13 @@ class _Run:
 
     def _restart(self, i: int, release: str) -> str:
         b = self.brokers[i]
-        if b.node.alive:
-            self.cluster.stop(b.node.name)
         kafka = self.release_of[release]
-        b.node.argv = self.dists[kafka].java(KAFKA_MAIN, [str(b.properties)], heap=DEFAULT_HEAP)
         self.release[i] = release
-        try:
-            seconds = self.cluster.start(b.node)
-        except NodeFailed as e:
-            if b.node.alive:
-                raise
-            self.exited[i] = True  # KIP-584: a broker incompatible with the finalized features exits at start-up
-            return f"{b.node.name} started on Kafka {kafka} and exited: {e}"
-        self.exited[i] = False
+        seconds, exited = restart_kafka(self.cluster, b.node, self.dists[kafka], b.properties)
+        # KIP-584: a broker incompatible with the finalized features exits at start-up.
+        self.exited[i] = seconds is None
+        if seconds is None:
+            return f"{b.node.name} started on Kafka {kafka} and exited: {exited}"
         return f"{b.node.name} restarted on Kafka {kafka} ({release}) in {seconds:.1f} s"
 
     def perform(self, step: RunbookStep) -> tuple[str, bool]:

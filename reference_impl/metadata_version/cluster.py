@@ -41,7 +41,7 @@ from reference_impl.metadata_version.state import MetadataVersionState
 from rollcheck.cluster.admin import FEATURE_METADATA, FIRST_RELEASE, ClusterAdmin
 from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
-from rollcheck.cluster.kafka import DEFAULT_HEAP, KAFKA_MAIN, KafkaNode, start_kraft
+from rollcheck.cluster.kafka import KafkaNode, restart_kafka, start_kraft
 from rollcheck.cluster.node import NodeFailed
 from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
 from rollcheck.core.errors import UserError
@@ -229,19 +229,13 @@ class _Run:
 
     def _restart(self, kn: KafkaNode, software: str) -> str:
         name = kn.node.name
-        if kn.node.alive:
-            self.cluster.stop(name)
         release = self.release_of[software]
-        kn.node.argv = self.dists[release].java(KAFKA_MAIN, [str(kn.properties)], heap=DEFAULT_HEAP)
         self.software[name] = software
-        try:
-            seconds = self.cluster.start(kn.node)
-        except NodeFailed as e:
-            if kn.node.alive:
-                raise
+        seconds, exited = restart_kafka(self.cluster, kn.node, self.dists[release], kn.properties)
+        if seconds is None:
             # It exited on start: KIP-778's "a binary that cannot read the metadata.version stops".
             self.status[name] = "TERMINATED"
-            return f"{name} started on Kafka {release} and exited: {e}"
+            return f"{name} started on Kafka {release} and exited: {exited}"
         self.status[name] = "RUNNING"
         return f"{name} restarted on Kafka {release} ({software}) in {seconds:.1f} s"
 

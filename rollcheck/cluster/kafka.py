@@ -185,6 +185,23 @@ def start_kraft(c: Cluster, dist: Distribution, *, controllers: int = 1, brokers
     return kc
 
 
+def restart_kafka(c: Cluster, node: Node, dist: Distribution, properties: Path, *,
+                  heap: str = DEFAULT_HEAP) -> tuple[float | None, str]:
+    """Stop ``node`` if it runs and start it as ``kafka.Kafka`` of ``dist`` on ``properties`` (its data kept): the
+    seconds it took to come up, or None and the one-line reason when its process exited on start (a binary that
+    refuses what it finds, as KIP-584 and KIP-778 have it). A node that is still running but not up in time is a
+    :class:`NodeFailed`."""
+    if node.alive:
+        c.stop(node.name)
+    node.argv = dist.java(KAFKA_MAIN, [str(properties)], heap=heap)
+    try:
+        return c.start(node), ""
+    except NodeFailed as e:
+        if node.alive:
+            raise
+        return None, str(e)
+
+
 def feature_command(dist: Distribution, bootstrap: str, args: Sequence[str], *, log: Path) -> str:
     """Kafka's ``kafka-features`` tool (``FeatureCommand``: ``org.apache.kafka.tools`` from 3.5, ``kafka.admin``
     before) against ``bootstrap``: its output."""
