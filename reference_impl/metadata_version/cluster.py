@@ -20,10 +20,10 @@ the run (kafka_oracle/cluster/admin-3.7).
 What an observation holds (the projection of a model state it is matched against): each voter's and broker's
 software and status (RUNNING, DOWN when killed or paused, TERMINATED when it exited on start), the active
 controller (``describeMetadataQuorum``'s leader, as a voter index), the finalized metadata.version the controllers
-answer (``describeFeatures``, read once every running node has reached the leader's high watermark) and the
-runbook steps done. Not observed: a broker's fencing and registration (read through the controllers'
-``describeCluster`` only the controllers are listed), and each node's own level; the model's internal transitions
-stand for them.
+answer (``describeFeatures``, read once every running node has reached the leader's high watermark), whether each
+running broker is fenced (``describeCluster`` through the brokers lists the unfenced ones; a crashed broker's is not
+observed: the controller fences it when its session times out, the model at the crash) and the runbook steps done.
+Not observed: a broker's registration and each node's own level; the model's internal transitions stand for them.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def project(rs: RunbookState) -> dict[str, object]:
     s: MetadataVersionState = rs.state
     return {"runbook_done": rs.done,
             "voters": tuple({"software": v.software, "status": v.status.name} for v in s.voters),
-            "brokers": tuple({"software": b.software, "status": b.status.name} for b in s.brokers),
+            "brokers": tuple({"software": b.software, "status": b.status.name, "fenced": b.fenced}
+                             for b in s.brokers),
             "leader": s.leader, "level": s.level}
 
 
@@ -215,6 +216,15 @@ class _Run:
         leader_id = d["quorum"]["leaderId"]
         ids = [kn.node_id for kn in self.voters]
         level = d[FEATURE_METADATA]["finalized"].get("metadata.version")
+        running = [kn for kn in self.brokers if self.status[kn.node.name] == "RUNNING"]
+        if running:
+            unfenced = self.admin.unfenced(",".join(f"{LOOPBACK}:{kn.broker_port}" for kn in running))
+            if unfenced is not None:
+                # Only a running broker's fencing is observed: the controller fences a crashed one when its session
+                # times out (broker.session.timeout.ms), where the model fences it at the crash.
+                for j, kn in enumerate(self.brokers):
+                    if kn in running:
+                        nodes["brokers"][j]["fenced"] = kn.node_id not in unfenced
         return {**nodes, "leader": ids.index(leader_id) if leader_id in ids else -1, "level": level}
 
     # -- steps ------------------------------------------------------------------------------------------------------

@@ -36,6 +36,14 @@ class ClusterAdmin:
     def describe(self) -> dict[str, Any]:
         return self.ask({"op": "describe", "timeoutMs": 3000})
 
+    def unfenced(self, servers: str) -> set[int] | None:
+        """The ids ``describeCluster`` lists through the brokers at ``servers`` (``host:port,...``): in KRaft, the
+        registered brokers the controller has unfenced; None when no broker answers."""
+        answer = self.ask({"op": "describeCluster", "servers": servers, "timeoutMs": 3000})
+        if "exception" in answer:
+            return None
+        return {int(i) for i in answer["brokers"]}
+
     def update_feature(self, feature: str, level: int, upgrade_type: str, validate_only: bool) -> dict[str, Any] | None:
         """``Admin.updateFeatures`` of one feature: None when accepted, else {"exception", "message"}."""
         answer = self.ask({"op": "updateFeatures", "feature": feature, "level": level, "upgradeType": upgrade_type,

@@ -34,6 +34,8 @@ public final class RollcheckAdmin implements Handler {
                 return describe(request);
             case "updateFeatures":
                 return updateFeatures(request);
+            case "describeCluster":
+                return describeCluster(request);
             case "close":
                 for (Admin a : admins.values()) {
                     a.close();
@@ -46,10 +48,16 @@ public final class RollcheckAdmin implements Handler {
     }
 
     private Admin admin(Map<String, Object> request) {
-        String controllers = (String) request.get("controllers");
-        return admins.computeIfAbsent(controllers, c -> {
+        // "servers" (brokers' listeners) where the request names them, else "controllers".
+        String servers = (String) request.get("servers");
+        String key = servers != null ? "servers " + servers : (String) request.get("controllers");
+        return admins.computeIfAbsent(key, c -> {
             Properties p = new Properties();
-            p.put("bootstrap.controllers", c);
+            if (servers != null) {
+                p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+            } else {
+                p.put("bootstrap.controllers", c);
+            }
             p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
             p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "5000");
             p.put(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, "100");
@@ -116,6 +124,25 @@ public final class RollcheckAdmin implements Handler {
             m.put("id", (long) r.replicaId());
             m.put("logEndOffset", r.logEndOffset());
             out.add(m);
+        }
+        return out;
+    }
+
+    /** Admin.describeCluster through the brokers ("servers"): the ids of the brokers it lists, which in KRaft are
+     *  the registered brokers the controller has unfenced (the answering broker's metadata image), or
+     *  {"exception": ...}. */
+    private Map<String, Object> describeCluster(Map<String, Object> request) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        try {
+            List<Object> ids = new ArrayList<>();
+            for (org.apache.kafka.common.Node n : admin(request).describeCluster().nodes()
+                    .get(timeout(request), TimeUnit.MILLISECONDS)) {
+                ids.add((long) n.id());
+            }
+            ids.sort(null);
+            out.put("brokers", ids);
+        } catch (Exception e) {
+            out.putAll(failure(e));
         }
         return out;
     }
