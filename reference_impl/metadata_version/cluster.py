@@ -41,7 +41,7 @@ from reference_impl.metadata_version.state import MetadataVersionState
 from rollcheck.cluster.admin import FEATURE_METADATA, FIRST_RELEASE, ClusterAdmin
 from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
-from rollcheck.cluster.kafka import KafkaNode, restart_kafka, start_kraft
+from rollcheck.cluster.kafka import KafkaNode, metadata_records, restart_kafka, start_kraft
 from rollcheck.cluster.node import NodeFailed
 from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
 from rollcheck.core.errors import UserError
@@ -52,6 +52,7 @@ ACTIONS = ("RestartNode", "UpdateFeatures")
 WAITS = ("cluster_healthy",)
 UPGRADE_TYPES = {"NONE": "UPGRADE", "SAFE": "SAFE_DOWNGRADE", "UNSAFE": "UNSAFE_DOWNGRADE"}
 SETTLE_SECONDS = 60.0  # a leader elected and every node caught up, after a step (a restart takes ~10 s on 2 cores)
+METADATA_LOG = "metadata_log"  # the leader's log as its dump tool decodes it: recorded, not matched
 INTERNAL = 4  # a restarted leader's election, a broker's registration and catch-up between two observations
 
 
@@ -71,8 +72,8 @@ def project(rs: RunbookState) -> dict[str, object]:
     s: MetadataVersionState = rs.state
     return {"runbook_done": rs.done,
             "voters": tuple({"software": v.software, "status": v.status.name} for v in s.voters),
-            "brokers": tuple({"software": b.software, "status": b.status.name, "fenced": b.fenced}
-                             for b in s.brokers),
+            "brokers": tuple({"software": b.software, "status": b.status.name, "fenced": b.fenced,
+                              "registration": b.registration} for b in s.brokers),
             "leader": s.leader, "level": s.level}
 
 
@@ -130,7 +131,7 @@ class MetadataVersionCluster:
             goal=_mapped_ref(book.goal, base))
         model = build_runbook_system(mapped_book, "kafka")
         detail = Detail(mapped, ((low.name, old), (high.name, new)), base)
-        return ClusterPlan((old, new), model, project, INTERNAL, detail,
+        return ClusterPlan((old, new), model, project, INTERNAL, detail, unmodelled=(METADATA_LOG,), notes=
                            (f"example levels V1..V5 are Kafka {new}'s levels {base + 1}..{base + 5} "
                             f"({from_feature_level(base + 1).version()} .. {from_feature_level(base + 5).version()}); "
                             f"{low.name} = Kafka {old}, {high.name} = Kafka {new}; the model under the kafka profile "
@@ -186,6 +187,8 @@ class _Run:
         self.brokers = nodes[config.voters:]
         self.release_of = release_of
         self.dists = dists
+        # The newest release's dump tool reads every release's metadata log (records are forward compatible).
+        self.newest = max(dists, key=lambda r: tuple(int(x) for x in r.split(".")))
         self.base = base
         self.admin = admin
         self.say = say
@@ -199,7 +202,7 @@ class _Run:
         return self.admin.settle({kn.node_id for kn in self.voters}, running, SETTLE_SECONDS)
 
     def observe(self) -> dict[str, Any]:
-        nodes = {"runbook_done": self.done,
+        nodes: dict[str, Any] = {"runbook_done": self.done,
                  "voters": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
                             for kn in self.voters],
                  "brokers": [{"software": self.software[kn.node.name], "status": self.status[kn.node.name]}
@@ -216,6 +219,8 @@ class _Run:
         leader_id = d["quorum"]["leaderId"]
         ids = [kn.node_id for kn in self.voters]
         level = d[FEATURE_METADATA]["finalized"].get("metadata.version")
+        if leader_id in ids:
+            self._read_metadata_log(self.voters[ids.index(leader_id)], nodes)
         running = [kn for kn in self.brokers if self.status[kn.node.name] == "RUNNING"]
         if running:
             unfenced = self.admin.unfenced(",".join(f"{LOOPBACK}:{kn.broker_port}" for kn in running))
@@ -226,6 +231,27 @@ class _Run:
                     if kn in running:
                         nodes["brokers"][j]["fenced"] = kn.node_id not in unfenced
         return {**nodes, "leader": ids.index(leader_id) if leader_id in ids else -1, "level": level}
+
+    def _read_metadata_log(self, leader: KafkaNode, nodes: dict[str, Any]) -> None:
+        """Each broker's registration as the active controller's metadata log holds it (its last
+        RegisterBrokerRecord, named by the software whose metadata.version range it carries; "" for none), and
+        the log's FeatureLevelRecords of metadata.version, recorded beside (METADATA_LOG)."""
+        records = metadata_records(self.dists[self.newest], leader, log=self.cluster.run_dir / "tools.log")
+        levels = [r["data"]["featureLevel"] for r in records if r.get("type") == "FEATURE_LEVEL_RECORD"
+                  and r["data"].get("name") == "metadata.version"]
+        registered: dict[int, int] = {}
+        for r in records:
+            if r.get("type") == "REGISTER_BROKER_RECORD":
+                ranges = {f["name"]: f["maxSupportedVersion"] for f in r["data"].get("features", [])}
+                registered[r["data"]["brokerId"]] = ranges.get("metadata.version", 0)
+            elif r.get("type") == "UNREGISTER_BROKER_RECORD":
+                registered.pop(r["data"]["brokerId"], None)
+        by_max = {s.max_level: s.name for s in self.config.softwares}
+        for j, kn in enumerate(self.brokers):
+            top = registered.get(kn.node_id)
+            nodes["brokers"][j]["registration"] = "" if top is None else by_max.get(top, f"a range up to {top}")
+        nodes[METADATA_LOG] = {"metadata_version_records": levels,
+                               "registered_max_levels": {str(k): v for k, v in sorted(registered.items())}}
 
     # -- steps ------------------------------------------------------------------------------------------------------
     def _node(self, role: str, index: int) -> KafkaNode:

@@ -12,11 +12,13 @@ Nothing here knows a protocol: the runbooks say which nodes, releases and versio
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rollcheck.cluster.cluster import LOOPBACK, Cluster, free_ports
 from rollcheck.cluster.dist import Distribution
@@ -200,6 +202,30 @@ def restart_kafka(c: Cluster, node: Node, dist: Distribution, properties: Path, 
         if node.alive:
             raise
         return None, str(e)
+
+
+DUMP_LOG = "kafka.tools.DumpLogSegments"  # core's log dump tool (kafka-dump-log), 2.8 to 3.9
+
+
+def metadata_records(dist: Distribution, node: KafkaNode, *, log: Path) -> list[dict[str, Any]]:
+    """The records of a KRaft node's metadata log (``__cluster_metadata-0`` under its ``log.dirs``), as Kafka's log
+    dump tool decodes them (``--cluster-metadata-decoder``): each record's payload, ``{"type": ..., "version": ...,
+    "data": {...}}``, in log order. The segments are read as they are on disk, the active one included."""
+    folder = node.node.directory / "data" / "__cluster_metadata-0"
+    segments = sorted(folder.glob("*.log"))
+    if not segments:
+        return []
+    out = run_tool(dist, DUMP_LOG, ["--cluster-metadata-decoder", "--files", ",".join(str(p) for p in segments)],
+                   log=log, what=f"dumping the metadata log of {node.node.name}")
+    records = []
+    for line in out.splitlines():
+        at = line.find(" payload: {")
+        if at >= 0:
+            try:
+                records.append(json.loads(line[at + len(" payload: "):]))
+            except ValueError:
+                continue  # a record the decoder printed otherwise (not JSON)
+    return records
 
 
 def feature_command(dist: Distribution, bootstrap: str, args: Sequence[str], *, log: Path) -> str:
