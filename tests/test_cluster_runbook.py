@@ -224,3 +224,40 @@ def test_the_recorded_downgrade_finding_is_a_disagreement_at_the_roll_back() -> 
     assert doc["steps"][result.failed_step]["label"] == "back-c0"
     assert any("voters[0].status: observed 'TERMINATED', model 'RUNNING'" in d for c in result.closest
                for d in c.differences)
+
+
+def test_a_roll_back_fault_is_a_step_of_the_model_and_its_refusal_is_shared(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--fault roll-c0:previous``: controller 0, just restarted on 3.9.2, is restarted on 3.7.2 again, a step the
+    plan adds to the runbook the model runs. On the real cluster (recorded) the rest of the roll goes on, then the
+    upgrade to 3.9-IV0 is refused ("Local controller 1 only supports versions 1-19"): every observation is met, and
+    the model refuses the upgrade from every state they allow (a stall both share, not a disagreement)."""
+    from rollcheck.cluster.runbook import START
+
+    book = load_runbook(UPGRADE)
+    ids = [s.id for s in book.steps]
+    plan = BINDING.plan(book, ("3.7.2", "3.9.2"), [parse_fault("roll-c0:previous", ids)])
+    steps = plan.model.steps
+    at = [s.id for s in steps].index("roll-c0+previous")
+    assert ids[at - 1] == "roll-c0" and dict(steps[at].params) == {"role": "voter", "node": 0, "software": "old"}
+    doc = json.loads((Path(__file__).parent / "data" / "cluster" / "MV-RB1-3.7.2-3.9.2-previous.json").read_text())
+    observed = [{k: v for k, v in s["observed"].items() if k not in plan.unmodelled} for s in doc["steps"]]
+    assert doc["stalled"].startswith("upgrade: ") and "only supports versions 1-19" in doc["stalled"]
+    v = validate(plan.model, observed, internal=plan.internal, stutter=True, view=plan.project)
+    assert v.valid and v.met == len(observed)
+    assert not any(any(getattr(t, "done", -1) == rs.done + 1 for _, t in plan.model.successors(rs)) for rs in v.last)
+    # Without the roll back the same cluster is seen with controller 0 on the old software after roll-c0: no run of
+    # the runbook as written has that.
+    plain = BINDING.plan(book, ("3.7.2", "3.9.2"), [])
+    wrong = [{**o, "runbook_done": o["runbook_done"] - (1 if i > 1 else 0)} for i, o in enumerate(observed)
+             if i != 1]
+    assert not validate(plain.model, wrong, internal=plain.internal, stutter=True, view=plain.project).valid
+    up = str(UPGRADE)
+    assert START == "start" and "no previous release" in _error(capsys, up, "--cluster", "--fault", "start:previous")
+    assert "has run old only" in _error(capsys, up, "--cluster", "--fault", "roll-c0:previous:broker:0")
+    assert "restarts no node" in _error(capsys, up, "--cluster", "--fault", "upgrade:previous")
+    assert "rollback steps" in _error(capsys, str(ROOT / "runbooks" / "zk_migration" / "migrate.toml"), "--cluster",
+                                      "--fault", "enable-b0:previous")
+    assert "bounce back onto the old release is no step" in _error(
+        capsys, str(ROOT / "runbooks" / "streams_probing" / "single-bounce.toml"), "--cluster", "--fault",
+        "bounce-0:previous")

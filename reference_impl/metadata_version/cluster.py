@@ -43,7 +43,7 @@ from rollcheck.cluster.cluster import LOOPBACK, Cluster
 from rollcheck.cluster.dist import Distribution, ensure_distribution
 from rollcheck.cluster.kafka import KafkaNode, metadata_records, restart_kafka, start_kraft
 from rollcheck.cluster.node import NodeFailed
-from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
+from rollcheck.cluster.runbook import PAUSE_SECONDS, START, ClusterPlan, Fault, check_steps, node_index
 from rollcheck.core.errors import UserError
 from rollcheck.oracle.binding import OracleRelease
 from rollcheck.runbook import ConditionRef, Runbook, RunbookState, RunbookStep, build_runbook_system
@@ -119,15 +119,17 @@ class MetadataVersionCluster:
                             f"up to level {want} ({from_feature_level(want).version()}), but Kafka {old}'s latest "
                             f"production level is {have} ({from_feature_level(have).version()}); choose an OLD "
                             f"release whose latest production level is {want}")
-        if faults and not mapped.crashes:
-            raise UserError(f"--fault {faults[0]}: runbook {book.id}'s config has no crashes (crashes = false): the "
+        crashes = [f for f in faults if f.kind in ("kill", "pause")]
+        if crashes and not mapped.crashes:
+            raise UserError(f"--fault {crashes[0]}: runbook {book.id}'s config has no crashes (crashes = false): the "
                             f"model has no transition for a node killed or cut off")
         for f in faults:
             if f.node is not None:
                 _node_index(f.node, mapped, f"--fault {f}")
         check_steps(book, ACTIONS, WAITS)
+        steps = with_roll_backs(book, faults, config.initial_software)
         mapped_book = dataclasses.replace(
-            book, config=mapped, steps=tuple(_mapped_step(s, base) for s in book.steps),
+            book, config=mapped, steps=tuple(_mapped_step(s, base) for s in steps),
             goal=_mapped_ref(book.goal, base))
         model = build_runbook_system(mapped_book, "kafka")
         detail = Detail(mapped, ((low.name, old), (high.name, new)), base)
@@ -156,6 +158,50 @@ class MetadataVersionCluster:
             admin.close()
             raise
         return _Run(cluster, kc.nodes, c, release_of, dists, detail.base, admin, say)
+
+
+def _step_node(step: RunbookStep) -> tuple[str, int] | None:
+    p = dict(step.params)
+    return (str(p["role"]), int(p["node"])) if step.action == "RestartNode" else None
+
+
+def with_roll_backs(book: Runbook, faults: Sequence[Fault], initial: str) -> list[RunbookStep]:
+    """The runbook's steps with each ``previous`` fault as the step it is: after its step, a ``RestartNode`` of its
+    node (by default the node the step restarted) onto the software the node ran before. A node that has run one
+    software only has nothing to go back to: a UserError."""
+    software: dict[tuple[str, int], str] = {}
+    before: dict[tuple[str, int], str] = {}
+    out: list[RunbookStep] = []
+    for f in faults:
+        if f.kind == "previous" and f.step == START:
+            raise UserError(f"--fault {f}: before the first step every node runs its first software: there is no "
+                            f"previous release to go back to")
+    for step in book.steps:
+        out.append(step)
+        node = _step_node(step)
+        if node is not None:
+            before[node] = software.get(node, initial)
+            software[node] = str(dict(step.params)["software"])
+        for f in faults:
+            if f.kind != "previous" or f.step != step.id:
+                continue
+            at = _step_node(step) if f.node is None else _parse_node(f.node)
+            if at is None:
+                raise UserError(f"--fault {f}: step {step.id} restarts no node; name one (STEP:previous:NODE)")
+            if at not in before:
+                raise UserError(f"--fault {f}: {at[0]} {at[1]} has run {software.get(at, initial)} only by then: "
+                                f"there is no previous release to go back to")
+            back = before[at]
+            before[at], software[at] = software[at], back
+            out.append(RunbookStep(f"{step.id}+previous", f"the fault: {at[0]} {at[1]} restarted on {back}, the "
+                                   "software it ran before", "RestartNode",
+                                   (("role", at[0]), ("node", at[1]), ("software", back))))
+    return out
+
+
+def _parse_node(name: str) -> tuple[str, int]:
+    role, _, index = name.partition(":")
+    return role, int(index)
 
 
 def _node_index(name: str, c: Any, where: str) -> tuple[str, int]:
@@ -193,6 +239,7 @@ class _Run:
         self.admin = admin
         self.say = say
         self.software = {kn.node.name: config.initial_software for kn in nodes}
+        self.previous = dict(self.software)  # the software each node ran before its last restart
         self.status = {kn.node.name: "RUNNING" for kn in nodes}
         self.done = 0
 
@@ -266,6 +313,7 @@ class _Run:
     def _restart(self, kn: KafkaNode, software: str) -> str:
         name = kn.node.name
         release = self.release_of[software]
+        self.previous[name] = self.software[name]
         self.software[name] = software
         seconds, exited = restart_kafka(self.cluster, kn.node, self.dists[release], kn.properties)
         if seconds is None:
@@ -305,7 +353,11 @@ class _Run:
         role, index = _node_index(node, self.config, "--fault")
         kn = self._node(role, index)
         name = kn.node.name
-        if kind == "kill":
+        if kind == "previous":
+            # The step the plan added to the model's runbook (with_roll_backs): a runbook step done here too.
+            did = self._restart(kn, self.previous[name]) + " (the fault: back on the software it ran before)"
+            self.done += 1
+            return did
             if phase == 0:
                 kn.node.kill()
                 self.status[name] = "DOWN"

@@ -133,6 +133,9 @@ class StreamsProbingCluster:
         check_steps(book, ACTIONS, ())
         kills = [f for f in faults if f.kind == "kill"]
         for f in faults:
+            if f.kind == "previous":
+                raise UserError(f"--fault {f}: a Kafka Streams run injects kill only: the model's operator bounces "
+                                f"onto {new} only, so a bounce back onto the old release is no step of it")
             if f.kind != "kill":
                 raise UserError(f"--fault {f}: a Kafka Streams run injects kill only: the model has no transition "
                                 f"for an instance cut off ({f.kind}), which the coordinator drops and which rejoins "

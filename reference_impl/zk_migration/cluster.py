@@ -105,6 +105,10 @@ class ZkMigrationCluster:
             raise UserError(f"--release {':'.join(names)}: the zk_migration cluster runs know one release of Kafka "
                             f"{', '.join(RELEASES)} (the model's 3.9 rules)")
         check_steps(book, ACTIONS, WAITS)
+        for f in faults:
+            if f.kind == "previous":
+                raise UserError(f"--fault {f}: the migration runs on one release; its way back is its runbooks' "
+                                f"rollback steps (RollbackBrokerToZk, ShutdownQuorum, DeleteControllerZNodes)")
         if faults and not config.failover:
             raise UserError(f"--fault {faults[0]}: runbook {book.id}'s config has no failover (failover = false): "
                             f"the model has no transition for a controller killed or cut off")

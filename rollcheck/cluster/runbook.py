@@ -15,8 +15,10 @@ at the end, on a failure and on Ctrl-C (:class:`~rollcheck.cluster.cluster.Clust
 
 A fault is ``STEP:KIND[:NODE]``: after step ``STEP`` (or ``start``: before the first), ``kill`` SIGKILLs the node
 and, once the cluster has been seen without it, starts it again on the release it ran; ``pause`` SIGSTOPs it for
-``PAUSE_SECONDS`` and then SIGCONTs it. ``NODE`` is the binding's name of a node (``voter:1``, ``broker:0``); by
-default the node the step acted on.
+``PAUSE_SECONDS`` and then SIGCONTs it; ``previous`` restarts it on the release it ran before (an operator's roll
+back: the binding adds it to the runbook the model runs, as a step after ``STEP``). ``NODE`` is the binding's name of
+a node (``voter:1``, ``broker:0``); by default the node the step acted on. A binding refuses the kinds its model has
+no transition for.
 """
 
 from __future__ import annotations
@@ -39,7 +41,12 @@ from rollcheck.explore.validate import Validation, validate
 FAULT_KINDS = {
     "kill": "SIGKILL the node; once the cluster is seen without it, start it again on its release",
     "pause": "SIGSTOP the node (cut off), then SIGCONT it",
+    "previous": "restart the node on the release it ran before (an operator rolling it back): a step of the run, "
+                "which the model takes as one of the runbook's",
 }
+# The observations a fault makes: after its first phase (the kill, the pause, the restart) and, for the faults that
+# undo themselves, after its second (the start again, the continue).
+FAULT_PHASES = {"kill": 2, "pause": 2, "previous": 1}
 PAUSE_SECONDS = 8.0  # longer than a KRaft voter's fetch timeout (2 s): the quorum sees it gone
 START = "start"  # the pseudo-step of a fault struck before the runbook's first step
 
@@ -298,7 +305,7 @@ def _strike_all(look: Callable[..., None], handle: ClusterRunbook, faults: Seque
         node = f.node or (handle.node_of(step) if step is not None else None)
         if node is None:
             raise UserError(f"--fault {f}: step {f.step} acts on no node; name one (STEP:KIND:NODE)")
-        for phase in (0, 1):
+        for phase in range(FAULT_PHASES[f.kind]):
             t = time.monotonic()
             did = handle.strike(f.kind, node, phase)
             look(f"{f.step}+{f.kind}" + ("/after" if phase else ""), did, t, say)
