@@ -173,8 +173,20 @@ def test_real_migrations_and_their_rollback_validate_and_tampered_ones_do_not(re
     assert "CompleteMigration(voter=" in " ".join(actions)
     if doc["runbook"].endswith("revert-after-broker-migration.toml"):
         assert actions[-2:] == ["DeleteControllerZNodes()", "ElectZkController(broker=0)"]
-        assert observed[-1]["zk"]["controller"] == 0
+        # The ZK broker elected once /controller is deleted bumps /controller_epoch once more.
+        assert observed[-1]["zk"] == {"controller": 0, "migrated": False, "epoch_rise": 3, "epoch_version_rise": 3}
         return
+    # The broker's restart into migration mode elects it again and the KRaft controller claims: /controller_epoch
+    # rose twice. A KRaft controller in /controller with the epoch where it was is met by nothing (its claim bumps
+    # it), nor is a third rise.
+    enabled = next(i for i, s in enumerate(doc["steps"]) if s["label"] == "enable-b0")
+    assert observed[enabled]["zk"]["epoch_rise"] == 2 and observed[enabled]["zk"]["controller"] > 100
+    for rise in (0, 3):
+        changed = [json.loads(json.dumps(o)) for o in observed]
+        for o in changed[enabled:]:
+            o["zk"]["epoch_rise"] = o["zk"]["epoch_version_rise"] = rise
+        assert validate(plan.model, changed, internal=plan.internal, stutter=True,
+                        view=plan.project).failed_step == enabled, rise
     migrated = next(i for i, s in enumerate(doc["steps"]) if s["label"] == "migrated")
     wrong = [json.loads(json.dumps(o)) for o in observed]
     wrong[migrated]["zk"]["controller"] = 0

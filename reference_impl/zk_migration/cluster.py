@@ -22,12 +22,14 @@ with the migration settings of the docs. The operator's steps, as the docs give 
   changing the migration state from A to B", Kafka 3.9's ``FeatureControlManager``).
 
 What an observation holds (the projection of a model state it is matched against): the runbook steps done;
-``/controller`` (the ZK broker or the KRaft voter named there, -1 when absent) and whether ``/migration`` records
-the finished copy (``kraft_metadata_offset > 0``: Kafka's ``ZkMigrationLeadershipState.initialZkMigrationComplete``);
+``/controller`` (the ZK broker or the KRaft voter named there, -1 when absent), how far ``/controller_epoch`` and
+its znode version rose since the first observation (the model's starting epoch is a config value: the projection
+shows its rises too), and whether ``/migration`` records the finished copy (``kraft_metadata_offset > 0``: Kafka's
+``ZkMigrationLeadershipState.initialZkMigrationComplete``);
 each broker's mode and migration flag and each controller's running and migration flag (what the run did); the
 active controller (``describeMetadataQuorum``, Kafka's Admin client in one JVM) and the persisted migration state
-its log shows; how the quorum was shut down. Not observed: the epochs and versions of the znodes, the drivers'
-states, the records: the model's internal transitions stand for them (up to ``INTERNAL`` between observations).
+its log shows; how the quorum was shut down. Not observed: ``/migration``'s version, the drivers' states, the
+records: the model's internal transitions stand for them (up to ``INTERNAL`` between observations).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from rollcheck.cluster.kafka import (
     start_zk_brokers,
     start_zookeeper,
     znode_data,
+    znode_versioned,
 )
 from rollcheck.cluster.node import NodeFailed
 from rollcheck.cluster.runbook import PAUSE_SECONDS, ClusterPlan, Fault, check_steps, node_index
@@ -76,8 +79,22 @@ _STATE_LINE = re.compile(r"Replayed a ZkMigrationStateRecord changing the migrat
 _DONE_LINE = "Completed migration of metadata from ZooKeeper to KRaft"
 
 
+def projection(zk_epoch: int) -> Callable[[RunbookState], dict[str, object]]:
+    """The projection for a config whose ZooKeeper starts at ``/controller_epoch`` ``zk_epoch`` (version 0): the
+    epoch and its znode version are shown as their rises since the start, as the run observes them (the model's
+    starting epoch is a config value, a real cluster's the count of its elections)."""
+    def look(rs: RunbookState) -> dict[str, object]:
+        out = project(rs)
+        z = rs.state.zk
+        out["zk"] = {**out["zk"],  # type: ignore[dict-item]
+                     "epoch_rise": z.controller_epoch - zk_epoch if z.controller_epoch >= 0 else -1,
+                     "epoch_version_rise": z.epoch_version if z.epoch_version >= 0 else -1}
+        return out
+    return look
+
+
 def project(rs: RunbookState) -> dict[str, object]:
-    """What a cluster shows of a state of the runbook's system (see the module docstring)."""
+    """What a cluster shows of a state of the runbook's system (see the module docstring), but the epochs."""
     s: ZkMigrationSystemState = rs.state
     return {"runbook_done": rs.done,
             "zk": {"controller": s.zk.controller, "migrated": s.zk.migrated},
@@ -124,7 +141,7 @@ class ZkMigrationCluster:
         mapped = dataclasses.replace(config, profile="kafka", kafka_release="3.9", quorum_level=MIGRATION_LEVEL,
                                      broker_ibp=MIGRATION_LEVEL)
         model = build_runbook_system(dataclasses.replace(book, config=mapped), "kafka")
-        return ClusterPlan(names, model, project, INTERNAL, mapped,
+        return ClusterPlan(names, model, projection(mapped.zk_epoch), INTERNAL, mapped,
                            (f"{config.zk_brokers} ZooKeeper-mode broker(s) at IBP "
                             f"{from_feature_level(MIGRATION_LEVEL).version()} and {config.voters} controller(s) "
                             f"at metadata.version {from_feature_level(MIGRATION_LEVEL).version()}, Kafka "
@@ -172,6 +189,7 @@ class _Run:
         self.config = config
         self.admin = admin
         self.say = say
+        self.first_epoch: tuple[int, int] | None = None  # /controller_epoch at the first observation
         self.log = cluster.run_dir / "tools.log"
         self.broker_mode = ["ZK"] * len(brokers)
         self.broker_migration = [False] * len(brokers)
@@ -210,6 +228,15 @@ class _Run:
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
     # -- reading the cluster ------------------------------------------------------------------------------------
+    def _epoch_rise(self, epoch: tuple[bytes, int] | None) -> dict[str, int]:
+        """/controller_epoch's value and znode version as their rises since the first observation (-1: absent)."""
+        if epoch is None:
+            return {"epoch_rise": -1, "epoch_version_rise": -1}
+        value, version = int(epoch[0]), epoch[1]
+        if self.first_epoch is None:
+            self.first_epoch = (value, version)
+        return {"epoch_rise": value - self.first_epoch[0], "epoch_version_rise": version - self.first_epoch[1]}
+
     def _znode(self, path: str) -> dict[str, Any] | None:
         data = znode_data(self.dist, self.zk_port, path, log=self.log)
         return None if data is None else dict(json.loads(data))
@@ -266,12 +293,14 @@ class _Run:
         # older of the two (read the other way round, a copy finished between the reads showed /migration done
         # beside a log still at PRE_MIGRATION, which no state of the model has).
         controller = self._controller()
+        epoch = znode_versioned(self.dist, self.zk_port, "/controller_epoch", log=self.log)
         node = self._znode("/migration")
         migration = self._migration_state(self.voters[leader]) if leader >= 0 else None
         out: dict[str, Any] = {
             "runbook_done": self.done,
             "zk": {"controller": controller,
-                   "migrated": node is not None and int(node.get("kraft_metadata_offset", -1)) > 0},
+                   "migrated": node is not None and int(node.get("kraft_metadata_offset", -1)) > 0,
+                   **self._epoch_rise(epoch)},
             "brokers": [{"mode": m, "migration": f} for m, f in zip(self.broker_mode, self.broker_migration,
                                                                     strict=True)],
             "voters": [{"running": kn.node.alive and not kn.node.paused, "migration": f}
