@@ -273,3 +273,50 @@ def test_a_roll_back_fault_is_a_step_of_the_model_and_its_refusal_is_shared(
     assert "bounce back onto the old release is no step" in _error(
         capsys, str(ROOT / "runbooks" / "streams_probing" / "single-bounce.toml"), "--cluster", "--fault",
         "bounce-0:previous")
+
+
+def test_each_fault_kind_does_to_the_node_what_it_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The metadata_version run's faults on a stand-in node: kill SIGKILLs it and then restarts it on its own
+    software, pause SIGSTOPs and then SIGCONTs it, previous restarts it on the software it ran before (a runbook
+    step counted as done). Nothing is started: the restarts are recorded."""
+    import signal
+
+    from reference_impl.metadata_version import cluster as mv
+    from rollcheck.cluster.kafka import KafkaNode
+
+    done: list[str] = []
+
+    class StandIn:
+        def __init__(self, name: str) -> None:
+            self.name, self.alive, self.paused = name, True, False
+
+        def kill(self) -> None:
+            done.append(f"kill {self.name}")
+
+        def signal(self, sig: int) -> None:
+            done.append(f"{signal.Signals(sig).name} {self.name}")
+
+    def restart(_c: Any, node: Any, dist: Any, _p: Any) -> tuple[float, str]:
+        done.append(f"start {node.name} on {dist}")
+        return 1.0, ""
+
+    monkeypatch.setattr(mv, "restart_kafka", restart)
+    monkeypatch.setattr(mv.time, "sleep", lambda _s: None)
+    plan = BINDING.plan(load_runbook(SAFE_DOWN), ("3.7.2", "3.9.2"), [])
+    config = plan.detail.config
+    nodes = [KafkaNode(StandIn(f"node-{i}"), i + 1, ("controller",) if i < config.voters else ("broker",), None,
+                       None, tmp_path / f"{i}.properties") for i in range(config.voters + config.brokers)]
+    run = mv._Run(Any, nodes, config, dict(plan.detail.release_of), {"3.7.2": "dist-3.7.2", "3.9.2": "dist-3.9.2"},
+                  plan.detail.base, Any, lambda _t: None)
+    run.strike("kill", "voter:1", 0)
+    assert done[-1] == "kill node-1" and run.status["node-1"] == "DOWN"
+    run.strike("kill", "voter:1", 1)
+    assert done[-1] == "start node-1 on dist-3.7.2" and run.status["node-1"] == "RUNNING"
+    run.strike("pause", "voter:2", 0)
+    assert done[-1] == "SIGSTOP node-2" and run.status["node-2"] == "DOWN"
+    run.strike("pause", "voter:2", 1)
+    assert done[-1] == "SIGCONT node-2" and run.status["node-2"] == "RUNNING"
+    run._restart(nodes[0], "new")
+    run.strike("previous", "voter:0", 0)
+    assert done[-2:] == ["start node-0 on dist-3.9.2", "start node-0 on dist-3.7.2"]
+    assert run.software["node-0"] == "old" and run.done == 1

@@ -358,6 +358,7 @@ class _Run:
             did = self._restart(kn, self.previous[name]) + " (the fault: back on the software it ran before)"
             self.done += 1
             return did
+        if kind == "kill":
             if phase == 0:
                 kn.node.kill()
                 self.status[name] = "DOWN"
