@@ -144,3 +144,24 @@ def test_the_tasks_are_recorded_and_not_matched() -> None:
     full = [s["observed"] for s in doc["steps"]]
     assert not _check(plan, full).valid
     assert _check(plan, observed).valid
+
+
+def test_a_group_whose_every_instance_failed_is_settled(tmp_path: Path) -> None:
+    """Both instances dead of a failure (their last events an exception and the thread's death): nothing is coming,
+    so the group is observed at once, not waited for until the settle bound."""
+    from reference_impl.streams_probing.cluster import _Instance, _Run
+
+    run = _Run(Any, {}, {}, "", 2, lambda _t: None)
+    for i in range(2):
+        folder = tmp_path / f"streams-{i}"
+        folder.mkdir()
+        (folder / "node.log").write_text(
+            'ROLLCHECK-EVENT {"event":"assign","ms":1,"members":{"a":{},"b":{}},"assignments":{}}\n'
+            'ROLLCHECK-EVENT {"event":"assignment","ms":2,"version":3,"supported":4,"error":0,"used":4}\n'
+            'ROLLCHECK-EVENT {"event":"subscription","ms":3,"used":4,"exception":"IllegalArgumentException"}\n'
+            'ROLLCHECK-EVENT {"event":"failed","ms":3}\n')
+        run.instances.append(_Instance(Node(f"streams-{i}", ["java"], folder), "2.0", None))
+    view, why = run._look()
+    assert why == "" and not view["stable"]
+    assert [x["failure"] for x in view["instances"]] == ["subscription", "subscription"]
+    assert [x["used_version"] for x in view["instances"]] == [4, 4]

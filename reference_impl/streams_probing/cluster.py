@@ -277,7 +277,7 @@ class _Run:
         if assigns:
             last_ms, leader, last = assigns[-1]
             covered = len(last.get("members", {}))
-            if covered != len(members):
+            if members and covered != len(members):  # none running: nothing is coming
                 why = f"the last rebalance (led by instance {leader}) had {covered} member(s), {len(members)} run"
         elif members:
             why = "no rebalance yet"
