@@ -43,6 +43,20 @@ BINDING = ToyBinding()
 ENTRY = dataclasses.replace(TOY, oracle="tests.kafka_toy:BINDING")
 
 
+def toy_1(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """TOY-1's disagreement: the parity of (2, 1) answered 0."""
+    return kind == "parity" and (request.get("a"), request.get("b")) == (2, 1) and answer == 0
+
+
+# The same bug with its signature: its disagreements at 2.0 are a known bug's, not a new finding.
+KNOWN_BINDING = dataclasses.replace(BINDING, bugs=(dataclasses.replace(BINDING.bugs[0], signature=toy_1),))
+KNOWN_ENTRY = dataclasses.replace(TOY, oracle="tests.kafka_toy:KNOWN_BINDING")
+# A signature that accepts no answer of the check: the disagreements stay new findings.
+PICKY_BINDING = dataclasses.replace(BINDING, bugs=(dataclasses.replace(
+    BINDING.bugs[0], signature=lambda _kind, _request, _expected, answer: answer == 7),))
+PICKY_ENTRY = dataclasses.replace(TOY, oracle="tests.kafka_toy:PICKY_BINDING")
+
+
 class FakeClient:
     """OracleClient's shape, answering in Python; counts what it was asked."""
 
@@ -80,3 +94,10 @@ class FakeClient:
 
     def close(self) -> None:
         self.closed = True
+
+
+class WrongEverywhereClient(FakeClient):
+    """FakeClient whose every release gives TOY-1's wrong answer (1.0 is not a buggy release of it)."""
+
+    def answer(self, release: str, r: Mapping[str, Any]) -> Any:
+        return super().answer("2.0", r)

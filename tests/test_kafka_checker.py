@@ -17,7 +17,7 @@ import rollcheck.oracle.check as check
 from rollcheck.checkers import CheckContext, Status, get_checker
 from rollcheck.checkers.base import Cell
 from rollcheck.core.transition import replace_config
-from tests.kafka_toy import ENTRY, FakeClient
+from tests.kafka_toy import ENTRY, KNOWN_ENTRY, FakeClient
 from tests.toy import PROTOCOL as TOY
 
 
@@ -49,6 +49,13 @@ def test_nightly_checks_every_release_and_a_disagreement_is_a_finding(fake: None
     assert (tmp_path / "kafka" / "toy-small-2.0" / "disagreements" / "parity-1.itf.json").is_file()
     (finding,) = findings_of([report])
     assert finding.kind == "disagreement" and finding.checker == "kafka"
+
+
+def test_a_known_kafka_bug_is_said_and_not_a_finding(fake: None, tmp_path: Path) -> None:
+    report = get_checker("kafka").run(_cell("nightly", entry=KNOWN_ENTRY), CheckContext(out_dir=tmp_path))
+    assert report.status == Status.OK, report.message
+    assert report.message == "known Kafka bugs: 2.0: TOY-1 (2 disagreements)"
+    assert report.stats["matrix"]["rows"][1][-1] == "known-bug (TOY-1)"
 
 
 def test_unavailable_java_skips_the_cell_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -19,7 +19,16 @@ from rollcheck.core.errors import UserError
 from rollcheck.core.traces import trace_from_itf
 from rollcheck.explore.explorer import ExploreOptions, explore
 from rollcheck.oracle.check import run_check
-from tests.kafka_toy import BINDING, ENTRY, FakeClient
+from tests.kafka_toy import (
+    BINDING,
+    ENTRY,
+    KNOWN_BINDING,
+    KNOWN_ENTRY,
+    PICKY_BINDING,
+    PICKY_ENTRY,
+    FakeClient,
+    WrongEverywhereClient,
+)
 from tests.toy import ToyConfig, ToySystem
 
 
@@ -154,6 +163,46 @@ def test_bugs_are_refound_at_the_buggy_release_and_absent_at_the_fixed(toy: None
     assert not bugs.shows_bug(wrong.bugs[0], run_check(ENTRY, "2.0", "small", client=FakeClient(BINDING)))
 
 
+def test_a_known_bugs_disagreements_are_reported_as_it_and_pass_unless_strict() -> None:
+    r = run_check(KNOWN_ENTRY, "2.0", "small", client=FakeClient(KNOWN_BINDING))
+    assert (r.verdict, int(r.exit_code), r.disagreement_count, r.unexplained) == ("known-bug", 0, 2, 0)
+    assert r.known_bugs == {"TOY-1": 2} and r.kinds["parity"] == {"decisions": 32, "disagreements": 2, "known": 2}
+    assert all(f.known == "TOY-1" for f in r.disagreements) and r.disagreements[0].to_json()["known_bug"] == "TOY-1"
+    strict = run_check(KNOWN_ENTRY, "2.0", "small", client=FakeClient(KNOWN_BINDING), strict=True)
+    assert (strict.verdict, int(strict.exit_code), strict.known_bugs) == ("disagree", 3, {"TOY-1": 2})
+    # The same wrong answer at a release the bug does not name is a new finding.
+    other = run_check(KNOWN_ENTRY, "1.0", "small", client=WrongEverywhereClient(KNOWN_BINDING))
+    assert (other.verdict, other.disagreement_count, other.known_bugs) == ("disagree", 2, {})
+    # A bug without a signature, or whose signature does not accept the answer, excuses nothing.
+    assert run_check(ENTRY, "2.0", "small", client=FakeClient(BINDING)).verdict == "disagree"
+    picky = run_check(PICKY_ENTRY, "2.0", "small", client=FakeClient(PICKY_BINDING))
+    assert (picky.verdict, picky.disagreement_count, picky.known_bugs) == ("disagree", 2, {})
+
+
+def test_cli_known_bug_exits_0_and_strict_exits_3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    for module in (registry, check, bugs):
+        monkeypatch.setattr(module, "get_protocol", lambda name: KNOWN_ENTRY)
+        monkeypatch.setattr(module, "default_client", lambda binding, jars, progress: FakeClient(binding, jars=jars),
+                            raising=False)
+    assert main(["kafka", "toy", "--release", "2.0", "--config", "small", "--out", str(tmp_path), "--json",
+                 "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "known-bug" and doc["disagreements"]["known_bugs"] == {"TOY-1": 2}
+    assert doc["disagreements"]["unexplained"] == 0 and doc["disagreements"]["kept"][0]["known_bug"] == "TOY-1"
+    assert main(["kafka", "toy", "--release", "2.0", "--config", "small", "--out", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "KNOWN-BUG" in out and "known Kafka bug TOY-1 of 2.0: 2 disagreements" in out
+    assert main(["kafka", "toy", "--release", "2.0", "--config", "small", "--out", str(tmp_path), "--quiet",
+                 "--strict"]) == 3
+    capsys.readouterr()
+    assert main(["kafka", "toy", "--release", "all", "--config", "small", "--out", str(tmp_path)]) == 0
+    assert "known-bug (TOY-1)" in capsys.readouterr().out
+    # `rollcheck kafka bugs` still sees the bug at its buggy release, and its fixed release agrees.
+    (outcome,) = bugs.run_bugs("toy", make_client=FakeClient)
+    assert outcome.ok and outcome.buggy[0]["verdict"] == "known-bug" and outcome.buggy[0]["shown"]
+
+
 def test_list_shows_the_bindings(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kafka", "list", "--json"]) == 0
     (b,) = json.loads(capsys.readouterr().out)["bindings"]
@@ -164,8 +213,11 @@ def test_list_shows_the_bindings(toy: None, capsys: pytest.CaptureFixture[str]) 
 def test_the_spark_engine_gives_the_local_engines_result(spark: Any) -> None:
     local = run_check(ENTRY, "2.0", "small", client=FakeClient(BINDING))
     dist = run_check(ENTRY, "2.0", "small", engine="spark", client=FakeClient(BINDING), spark=spark)
-    fields = ("states", "decisions", "distinct_requests", "cache_hits", "kinds", "disagreement_count", "verdict")
+    fields = ("states", "decisions", "distinct_requests", "cache_hits", "kinds", "disagreement_count", "known_bugs",
+              "verdict")
     assert {f: getattr(dist, f) for f in fields} == {f: getattr(local, f) for f in fields}
+    known = run_check(KNOWN_ENTRY, "2.0", "small", engine="spark", client=FakeClient(KNOWN_BINDING), spark=spark)
+    assert (known.verdict, known.known_bugs, known.kinds["parity"]["known"]) == ("known-bug", {"TOY-1": 2}, 2)
     assert [d.to_json(with_trace=True) for d in dist.disagreements] == \
         [d.to_json(with_trace=True) for d in local.disagreements]
     assert dist.engine == "spark" and dist.client["partitions"] >= 2

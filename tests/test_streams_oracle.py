@@ -84,6 +84,9 @@ def test_kafka_8649_refound() -> None:
     assert buggy.kinds["assignment.encode"]["disagreements"] > 0
     first = next(f for f in buggy.disagreements if f.kind == "assignment.encode")
     assert first.expected[8:16] == "00000003" and first.answer[8:16] == "00000004"  # supported version 3 vs 4
+    # Every one of them is KAFKA-8649's (its signature): the row passes as that known bug, unless --strict.
+    assert (buggy.verdict, int(buggy.exit_code), buggy.known_bugs) == ("known-bug", 0, {"KAFKA-8649": 16})
+    assert first.known == "KAFKA-8649" and buggy.unexplained == 0
     fixed = run_check("streams_probing", "2.3.1", "small")
     assert fixed.verdict == "agree", [f.difference for f in fixed.disagreements]
 
@@ -110,3 +113,28 @@ def test_kafkas_assignor_catches_a_broken_reference(mutation: str, kind: str) ->
             answers = client.ask(release.name, [q.request for q in asked])
             wrong = sum(ORACLE.compare(q, a) is not None for q, a in zip(asked, answers, strict=True))
             assert asked and (wrong > 0) is bool(want), (mutation, len(asked), wrong)
+
+
+def test_the_known_bugs_signatures_accept_their_disagreements_only() -> None:
+    """KAFKA-8649's and KAFKA-6054's signatures (what makes a buggy row pass as the known bug) accept the bug's
+    answer and nothing else: a byte wrong elsewhere, another version, another kind stay new findings."""
+    sig = {b.id: b.signature for b in ORACLE.bugs}
+    s8649, s6054 = sig["KAFKA-8649"], sig["KAFKA-6054"]
+    assert s8649 is not None and s6054 is not None
+    ref = "0000000300000003" + "0000000100000000"
+    req = {"version": 3, "latestSupported": 3}
+    assert s8649("assignment.encode", req, ref, "0000000300000004" + "0000000100000000")
+    assert not s8649("assignment.encode", req, ref, "0000000300000004" + "0000000100000001")  # another byte too
+    assert not s8649("assignment.encode", req, ref, "0000000300000005" + "0000000100000000")
+    assert not s8649("assignment.encode", {"version": 4, "latestSupported": 4}, ref, ref)
+    assert not s8649("subscription.encode", req, ref, "0000000300000004" + "0000000100000000")
+    assert s6054("config.upgradeFrom", {"value": "0.10.0"}, {"accepted": True, "defined": True},
+                 {"accepted": True, "defined": False})
+    assert not s6054("config.upgradeFrom", {"value": "1.1"}, {"accepted": True, "defined": True},
+                     {"accepted": True, "defined": False})
+    no_api = {"exception": "rollcheck.streams.StreamsBase$NoSuchApi", "message": "..."}
+    assert s6054("subscription.encode", {"version": 1}, "00", no_api)
+    assert not s6054("subscription.encode", {"version": 2}, "00", no_api)
+    decoded = {"version": 1, "latestSupported": -1, "activeTasks": [[0, 0]]}
+    assert s6054("assignment.decode", {}, decoded, {**decoded, "version": 2})
+    assert not s6054("assignment.decode", {}, decoded, {**decoded, "version": 2, "activeTasks": []})

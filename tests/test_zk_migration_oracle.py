@@ -206,3 +206,27 @@ def test_the_3_4_bugs_are_refound_and_fixed_in_3_5() -> None:
         assert o.refound and o.fixed_agree, o.to_json()
     assert "SYNC_KRAFT_TO_ZK" in str(outcomes["KAFKA-15010"].buggy[0])
     assert "ready: reference False, Kafka True" in str(outcomes["KAFKA-14909"].buggy[0])
+
+
+def test_the_3_4_bugs_signatures_accept_their_disagreements_only() -> None:
+    """What lets a 3.4 row pass as its known bugs (KAFKA-14909, -15010, -14805): each signature accepts that bug's
+    answer and refuses a neighbouring wrong one."""
+    sig = {b.id: b.signature for b in ORACLE.bugs}
+    s14909, s15010, s14805 = sig["KAFKA-14909"], sig["KAFKA-15010"], sig["KAFKA-14805"]
+    assert s14909 is not None and s15010 is not None and s14805 is not None
+    assert s14909("controllerReadiness", {}, {"ready": False}, {"ready": True, "reason": None})
+    assert not s14909("controllerReadiness", {}, {"ready": True}, {"ready": False, "reason": "x"})
+    states = ["ZK_MIGRATION", "SYNC_KRAFT_TO_ZK", "DUAL_WRITE"]
+    assert s15010("driverStates", {}, {"states": states}, {"states": ["ZK_MIGRATION", "DUAL_WRITE"]})
+    assert not s15010("driverStates", {}, {"states": states}, {"states": ["DUAL_WRITE"]})
+    change = {"from": "ZK_MIGRATION", "to": "SYNC_KRAFT_TO_ZK"}
+    assert s15010("driverStateChange", change, {"valid": True}, {"missing": ["SYNC_KRAFT_TO_ZK"]})
+    assert not s15010("driverStateChange", change, {"valid": True}, {"missing": ["DUAL_WRITE"]})
+    straight = {"from": "ZK_MIGRATION", "to": "KRAFT_CONTROLLER_TO_BROKER_COMM"}
+    assert s15010("driverStateTable", straight, {"valid": False}, {"valid": True})
+    assert not s15010("driverStateTable", {"from": "DUAL_WRITE", "to": "ZK_MIGRATION"}, {"valid": False},
+                      {"valid": True})
+    assert s14805("zkMigrationState", {"name": "PRE_MIGRATION"}, {"code": 2}, {"code": 1})
+    assert not s14805("zkMigrationState", {"name": "POST_MIGRATION"}, {"code": 3}, {"code": 1})
+    assert s14805("driverStateTable", {"from": "WAIT_FOR_CONTROLLER_QUORUM", "to": "BECOME_CONTROLLER"},
+                  {"valid": True}, {"valid": False})

@@ -103,6 +103,12 @@ RELEASES: tuple[_Release, ...] = (
     _Release("4.4.0", "kraft-4.1", "4.0", 7, 33, _CI),
 )
 _BY_NAME = {r.name: r for r in RELEASES}
+
+
+def _kafka_14316(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-14316: the snapshot's feature iterator throws NoSuchElementException below 3.3-IV0."""
+    return (kind == "featureSnapshot" and isinstance(answer, Mapping)
+            and answer.get("exception") == "java.util.NoSuchElementException")
 _EXAMPLE_LEVELS = 5  # KIP-778's V1..V5
 _SOURCE = "format command"  # the bootstrap's source as kafka-storage format names it
 
@@ -159,6 +165,7 @@ class MetadataVersionOracle:
             "KAFKA-14316", "metadata_version",
             "a controller snapshot of a cluster below 3.3-IV0 with no other feature throws NoSuchElementException",
             buggy=("3.3.1",), fixed=("3.3.2",), config="preview", kinds=("featureSnapshot",), profile="kafka",
+            signature=_kafka_14316,
             story="A KRaft cluster created before 3.3 stores no metadata.version (it is implied: 3.0-IV1). On 3.3.0 "
                   "and 3.3.1 FeatureControlIterator.hasNext() counts the metadata.version record still to write while "
                   "next() skips it below 3.3-IV0: with no other feature finalized, the controller's first snapshot "

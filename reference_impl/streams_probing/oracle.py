@@ -200,6 +200,31 @@ def _prefix(version: int, supported: int) -> str:
     return struct.pack(">ii", version, supported).hex()
 
 
+def _kafka_6054(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-6054's disagreements (no back-port yet): ``upgrade.from`` "0.10.0" accepted but not defined, no
+    versioned constructor to encode version 1, and version 1 bytes decoded as the release's own version."""
+    if kind == "config.upgradeFrom":
+        return request.get("value") == "0.10.0" and isinstance(answer, Mapping) and answer.get("defined") is False
+    if kind in ("subscription.encode", "assignment.encode"):
+        return (request.get("version") == 1 and isinstance(answer, Mapping)
+                and str(answer.get("exception", "")).endswith("NoSuchApi"))
+    if kind == "assignment.decode":
+        return (isinstance(expected, Mapping) and isinstance(answer, Mapping) and expected.get("version") == 1
+                and answer.get("version") == 2 and {**answer, "version": 1} == dict(expected))
+    return False
+
+
+def _kafka_8649(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-8649's disagreement: a version 3+ assignment whose bytes are the reference's but for the supported
+    version (bytes 4-7), which is the leader's own 4 where the reference writes the group's lower one."""
+    if kind != "assignment.encode" or not isinstance(expected, str) or not isinstance(answer, str):
+        return False
+    version, supported = request.get("version"), request.get("latestSupported")
+    return (isinstance(version, int) and version >= 3 and isinstance(supported, int) and supported < 4
+            and len(answer) == len(expected) >= 16 and answer[8:16] == _prefix(0, 4)[8:]
+            and answer[:8] + expected[8:16] + answer[16:] == expected)
+
+
 class StreamsProbingOracle:
     """The binding (see the module docstring)."""
 
@@ -213,7 +238,8 @@ class StreamsProbingOracle:
             "a 0.10.1 ... 1.1 instance cannot send a version 1 subscription: upgrading from 0.10.0 kills the 0.10.0 "
             "leader (no upgrade.from before the back-port)",
             buggy=("0.10.1.1", "0.10.2.1"), fixed=("0.10.2.2", "0.11.0.3", "1.0.2", "1.1.1"), config="from-0.10.0",
-            kinds=("config.upgradeFrom", "subscription.encode"), profile="kafka",
+            kinds=("config.upgradeFrom", "subscription.encode", "assignment.encode", "assignment.decode"),
+            profile="kafka", signature=_kafka_6054,
             story="Rolling a 0.10.0 Streams application onto 0.10.1+ fails: the first bounced instance sends a "
                   "version 2 subscription, which the 0.10.0 leader cannot decode (\"unable to decode subscription "
                   "data: version=2\"), and the group cannot rebalance. The fix (KIP-268's first part) added "
@@ -227,7 +253,7 @@ class StreamsProbingOracle:
             "a 2.1 ... 2.3.0 leader writes its own LATEST_SUPPORTED_VERSION (4) into every version 3+ assignment, not "
             "the group's commonly supported version: a 2.0 member is told it may use version 4",
             buggy=("2.1.1", "2.3.0"), fixed=("2.2.2", "2.3.1"), config="small", kinds=("assignment.encode",),
-            profile="kafka",
+            profile="kafka", signature=_kafka_8649,
             story="Rolling a 2.0 Streams application onto 2.1 ... 2.3.0 (version probing): once a 2.1+ instance "
                   "leads a group that still has 2.0 members, its version 3 assignment announces supported version "
                   "4; the 2.0 members adopt it (2.0's onAssignment has no cap) and then throw "

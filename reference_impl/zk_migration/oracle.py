@@ -124,6 +124,42 @@ RELEASES: tuple[_Release, ...] = (
     _Release("3.9.2", "state-3.7", 21, True, True, "3.9", _CI),
 )
 _BY_NAME = {r.name: r for r in RELEASES}
+
+_SYNC = "SYNC_KRAFT_TO_ZK"
+
+
+def _kafka_14909(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-14909: the 3.4 driver's quorum check is a stub that says ready where a voter is not."""
+    return (kind == "controllerReadiness" and isinstance(expected, Mapping) and isinstance(answer, Mapping)
+            and expected.get("ready") is False and answer.get("ready") is True)
+
+
+def _kafka_15010(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-15010: 3.4's MigrationDriverState has no SYNC_KRAFT_TO_ZK (nor its transitions), and goes from
+    BECOME_CONTROLLER or ZK_MIGRATION straight to KRAFT_CONTROLLER_TO_BROKER_COMM; all else equal."""
+    if not isinstance(answer, Mapping) or not isinstance(expected, Mapping):
+        return False
+    if kind == "driverStates":
+        return (_SYNC in expected.get("states", ())
+                and list(answer.get("states", ())) == [s for s in expected["states"] if s != _SYNC])
+    missing = answer.get("missing")
+    if missing:
+        return set(missing) == {_SYNC} and _SYNC in (request.get("from"), request.get("to"))
+    return (request.get("from") in ("BECOME_CONTROLLER", "ZK_MIGRATION")
+            and request.get("to") == "KRAFT_CONTROLLER_TO_BROKER_COMM"
+            and expected == {"valid": False} and dict(answer) == {"valid": True})
+
+
+def _kafka_14805(kind: str, request: Mapping[str, Any], expected: Any, answer: Any) -> bool:
+    """KAFKA-14805: 3.4's ZkMigrationState codes (PRE_MIGRATION 1, MIGRATION 2, swapped in 3.5), and its driver's
+    missing WAIT_FOR_CONTROLLER_QUORUM -> BECOME_CONTROLLER (a controller restarted mid-migration)."""
+    if not isinstance(expected, Mapping) or not isinstance(answer, Mapping):
+        return False
+    if kind == "zkMigrationState":
+        swapped = {"PRE_MIGRATION": (2, 1), "MIGRATION": (1, 2)}.get(str(request.get("name")))
+        return swapped is not None and (expected.get("code"), answer.get("code")) == swapped
+    return ((request.get("from"), request.get("to")) == ("WAIT_FOR_CONTROLLER_QUORUM", "BECOME_CONTROLLER")
+            and expected == {"valid": True} and dict(answer) == {"valid": False})
 _BOOTSTRAP_SOURCE = "the default bootstrap"
 # The actions whose driver change is a new driver (a restarted process starts UNINITIALIZED, the model starts it
 # INACTIVE: system.restart_voter).
@@ -164,7 +200,7 @@ class ZkMigrationOracle:
             "the 3.4 migration driver does not check the controller quorum: the copy begins while a voter is not "
             "configured for the migration",
             buggy=("3.4.0", "3.4.1"), fixed=("3.5.0", "3.5.1", "3.5.2"), config="misconfigured", profile="kafka",
-            kinds=("controllerReadiness",),
+            kinds=("controllerReadiness",), signature=_kafka_14909,
             story="In Kafka 3.4, KRaftMigrationDriver.isControllerQuorumReadyForMigration was a stub ('TODO "
                   "implement this') that returned true: the active controller left WAIT_FOR_CONTROLLER_QUORUM while "
                   "another voter ran without zookeeper.metadata.migration.enable (or was down), and began the "
@@ -177,7 +213,7 @@ class ZkMigrationOracle:
             "the 3.4 migration driver has no SYNC_KRAFT_TO_ZK: a controller that takes over mid-migration does "
             "not reconcile ZooKeeper with the log",
             buggy=("3.4.0", "3.4.1"), fixed=("3.5.0", "3.5.1", "3.5.2"), config="small", profile="kafka",
-            kinds=("driverStates", "driverStateTable", "driverStateChange"),
+            kinds=("driverStates", "driverStateTable", "driverStateChange"), signature=_kafka_15010,
             story="Kafka 3.4's KRaftMigrationDriver went from BECOME_CONTROLLER / ZK_MIGRATION straight to "
                   "KRAFT_CONTROLLER_TO_BROKER_COMM: a KRaft controller that became active during dual write "
                   "resumed after the log's end and never wrote to ZooKeeper what the previous controller had "
@@ -189,7 +225,7 @@ class ZkMigrationOracle:
             "the 3.4 controller has no pre-migration mode; its ZkMigrationState codes PRE_MIGRATION 1 / MIGRATION 2 "
             "are swapped in 3.5",
             buggy=("3.4.0", "3.4.1"), fixed=("3.5.0", "3.5.1", "3.5.2"), config="small", profile="kafka",
-            kinds=("zkMigrationState",),
+            kinds=("zkMigrationState", "driverStateTable", "driverStateChange"), signature=_kafka_14805,
             story="Kafka 3.4 (migration early access) had no KRaft pre-migration mode: its controller served metadata "
                   "changes before the copy (KIP-866 'soft start'; the reference's serve_before_copy, MIG-M6) and "
                   "wrote PRE_MIGRATION as code 1 while never writing MIGRATION. 3.5 added the mode and swapped the "

@@ -73,8 +73,8 @@ def junit_xml(result: GateResult) -> str:
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
-th{background:#f3f3f3}.holds,.proved,.ok{color:#176f2c}.violated,.error{color:#b00020;font-weight:bold}
-.unknown,.not-checked,.skipped{color:#8a6d00}pre{background:#f7f7f7;padding:1em;overflow:auto}
+th{background:#f3f3f3}.holds,.proved,.ok,.agree{color:#176f2c}.violated,.error,.disagree{color:#b00020;font-weight:bold}
+.unknown,.not-checked,.skipped,.known-bug{color:#8a6d00}pre{background:#f7f7f7;padding:1em;overflow:auto}
 """
 
 

@@ -12,7 +12,7 @@ JSON here means what ``json.dumps`` takes: dict (str keys), list, str, int, bool
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -67,7 +67,12 @@ class KafkaBug:
     """A real Kafka bug the oracle re-finds on the released code: at ``buggy`` the check must disagree with the
     reference's fixed behaviour (a disagreement of one of the ``kinds``) or the config's properties must fail; at
     ``fixed`` it must agree. ``story`` is the bug report's story in one or two sentences; ``config`` the config
-    name (of the protocol's entry) the check runs, ``profile`` its profile."""
+    name (of the protocol's entry) the check runs, ``profile`` its profile.
+
+    ``signature`` (kind, request, the reference's answer, Kafka's answer) -> bool tells this bug's disagreements
+    from any other: a check at a buggy release counts a disagreement of one of the ``kinds`` that the signature
+    accepts as this known bug, not as a new finding (verdict ``known-bug``, exit 0 unless ``--strict``). A bug
+    without a signature is never used to excuse a disagreement."""
 
     id: str  # "KAFKA-6054"
     protocol: str
@@ -80,6 +85,17 @@ class KafkaBug:
     story: str = ""
     source: str = ""  # the JIRA and the fix commit / PR
     extra: Mapping[str, Json] = field(default_factory=dict)
+    signature: Callable[[str, Mapping[str, Json], Json, Json], bool] | None = field(default=None, compare=False)
+
+
+def known_bug(bugs: Iterable[KafkaBug], release: str, kind: str, request: Mapping[str, Json], expected: Json,
+              answer: Json) -> str | None:
+    """The id of the known bug of ``release`` that explains this disagreement (its kind and signature), or None."""
+    for bug in bugs:
+        if (bug.signature is not None and release in bug.buggy and kind in bug.kinds
+                and bug.signature(kind, request, expected, answer)):
+            return bug.id
+    return None
 
 
 @runtime_checkable

@@ -23,6 +23,8 @@ def bug_id(bug: KafkaBug) -> str:
 
 
 def shows_bug(bug: KafkaBug, result: CheckResult) -> bool:
+    if bug.signature is not None:  # the disagreements its signature tells from any other
+        return result.known_bugs.get(bug.id, 0) > 0
     if bug.kinds:
         return any(result.kinds.get(k, {}).get("disagreements", 0) for k in bug.kinds)
     return bool(result.disagreement_count or result.violations)
@@ -166,7 +168,7 @@ def run_story(protocol: str, story: str, release_name: str, *, jars: Path | None
     result = CheckResult(entry.name, release.name, release.line, f"story:{story}", config.profile, "local",
                          states=len(steps), depth=len(steps) - 1, decisions=tally.decisions,
                          distinct_requests=len(tally.digests), kinds=dict(sorted(tally.kinds.items())),
-                         disagreement_count=tally.disagreements)
+                         disagreement_count=tally.disagreements, known_bugs=dict(sorted(tally.known.items())))
     for kind in sorted(tally.found):
         result.disagreements.extend(tally.found[kind])
     return result

@@ -48,7 +48,9 @@ class CheckResult:
     round_trips: int = 0
     jvm_start_seconds: float = 0.0
     kinds: dict[str, dict[str, int]] = field(default_factory=dict)
-    disagreement_count: int = 0
+    disagreement_count: int = 0  # every disagreement, the known bugs' included
+    known_bugs: dict[str, int] = field(default_factory=dict)  # known Kafka bug of the release -> its disagreements
+    strict: bool = False  # a known bug's disagreements count as new ones (exit 3)
     disagreements: list[Found] = field(default_factory=list)  # the first KEEP_PER_KIND per kind, in full
     violations: list[dict[str, Any]] = field(default_factory=list)  # property violations: id, description, trace
     timings: dict[str, float] = field(default_factory=dict)  # explore_seconds, oracle_seconds, total_seconds
@@ -56,11 +58,20 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def unexplained(self) -> int:
+        """The disagreements no known Kafka bug of the release explains."""
+        return self.disagreement_count - sum(self.known_bugs.values())
+
+    @property
     def verdict(self) -> str:
-        """"disagree" (Kafka answered otherwise somewhere), "violated" (a property of the config failed), "agree"."""
-        if self.disagreement_count:
+        """"disagree" (Kafka answered otherwise somewhere no known bug of the release explains; with ``strict``,
+        anywhere), "violated" (a property of the config failed), "known-bug" (Kafka answered otherwise only where
+        a known bug of the release does, :class:`~rollcheck.oracle.binding.KafkaBug`), "agree"."""
+        if self.unexplained or (self.strict and self.disagreement_count):
             return "disagree"
-        return "violated" if self.violations else "agree"
+        if self.violations:
+            return "violated"
+        return "known-bug" if self.disagreement_count else "agree"
 
     @property
     def exit_code(self) -> ExitCode:
@@ -137,13 +148,14 @@ def run_check(protocol: str | ProtocolEntry, release_name: str, config_name: str
               engine: str = "local", jars: Path | None = None, client: Client | None = None,
               progress: Callable[[str], None] | None = None, spark: Any = None,
               keep: int = KEEP_PER_KIND, traces: int = 0, seed: int = 0,
-              replay_client: Client | None = None) -> CheckResult:
+              replay_client: Client | None = None, strict: bool = False) -> CheckResult:
     """Check ``protocol``'s config ``config_name`` against Kafka ``release_name`` (see the module docstring).
     ``client``: the oracle client to ask (default: a new OracleClient, closed at the end); ``spark``: the Spark
     engine's session or options (:func:`rollcheck.oracle.spark.ask_spark`). ``traces``: when above 0 and the
     binding has replay content, its counterexamples, witnesses and ``traces`` simulate walks (``seed``) are
     replayed on Kafka's code too (:mod:`rollcheck.oracle.replay`; ``replay_client``: the client they are asked
-    of, default a new one over the content's adapter)."""
+    of, default a new one over the content's adapter). ``strict``: a known Kafka bug's disagreements fail the
+    check as new ones do (exit 3)."""
     from rollcheck.explore.explorer import Exploration, ExploreOptions
     from rollcheck.explore.shortest import replay
 
@@ -191,7 +203,8 @@ def run_check(protocol: str | ProtocolEntry, release_name: str, config_name: str
     result = CheckResult(entry.name, release.name, release.line, label, config.profile, engine,
                          states=explored.distinct_states, depth=explored.depth, complete=explored.complete,
                          decisions=tally.decisions, distinct_requests=len(tally.digests),
-                         kinds=dict(sorted(tally.kinds.items())), disagreement_count=tally.disagreements)
+                         kinds=dict(sorted(tally.kinds.items())), disagreement_count=tally.disagreements,
+                         known_bugs=dict(sorted(tally.known.items())), strict=strict)
     result.cache_hits = result.decisions - result.distinct_requests
     result.client = client_stats
     result.round_trips = int(client_stats.get("round_trips", 0))
@@ -255,6 +268,8 @@ def _replay(result: CheckResult, entry: ProtocolEntry, binding: OracleBinding, r
         result.kinds[kind] = dict(row)
     result.kinds = dict(sorted(result.kinds.items()))
     result.disagreement_count += tally.disagreements
+    for bug, n in tally.known.items():
+        result.known_bugs[bug] = result.known_bugs.get(bug, 0) + n
     for kind in sorted(tally.found):
         result.disagreements.extend(tally.found[kind])
     result.round_trips += int(stats.get("round_trips", 0))

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from rollcheck.core.errors import UserError
 from rollcheck.core.traces import plain_view
-from rollcheck.oracle.binding import OracleBinding, OracleRelease, Question
+from rollcheck.oracle.binding import OracleBinding, OracleRelease, Question, known_bug
 
 KEEP_PER_KIND = 3  # disagreements kept in full (state, both answers, ITF trace) per kind; all are counted
 
@@ -55,6 +55,7 @@ class Found:
     answer: Any
     difference: str
     trace: dict[str, Any] | None = None  # ITF, filled in by the driver once the exploration is done
+    known: str | None = None  # the known Kafka bug of the release this disagreement is (KafkaBug.signature)
 
     @property
     def order(self) -> tuple[int, int, int]:
@@ -64,6 +65,8 @@ class Found:
         doc = {"kind": self.kind, "action": str(self.action), "release": self.release, "depth": self.level,
                "state": self.state, "request": dict(self.request), "expected": self.expected, "answer": self.answer,
                "difference": self.difference}
+        if self.known is not None:
+            doc["known_bug"] = self.known
         if with_trace:
             doc["trace"] = self.trace
         return doc
@@ -80,15 +83,20 @@ class Tally:
     kinds: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> {"decisions", "disagreements"}
     digests: set[bytes] = field(default_factory=set)
     found: dict[str, list[Found]] = field(default_factory=dict)
+    known: dict[str, int] = field(default_factory=dict)  # known bug id -> the disagreements it explains
 
-    def count(self, q: Question, difference: str | None) -> bool:
-        """Count one compared question; True when its disagreement is to be kept in full."""
+    def count(self, q: Question, difference: str | None, known: str | None = None) -> bool:
+        """Count one compared question (``known``: the known Kafka bug its disagreement is); True when its
+        disagreement is to be kept in full."""
         self.decisions += 1
         row = self.kinds.setdefault(q.kind, {"decisions": 0, "disagreements": 0})
         row["decisions"] += 1
         if difference is None:
             return False
         row["disagreements"] += 1
+        if known is not None:
+            row["known"] = row.get("known", 0) + 1
+            self.known[known] = self.known.get(known, 0) + 1
         return len(self.found.get(q.kind, ())) < self.keep
 
     def add(self, f: Found) -> None:
@@ -99,14 +107,22 @@ class Tally:
         for kind, row in other.kinds.items():
             mine = self.kinds.setdefault(kind, {"decisions": 0, "disagreements": 0})
             for k, n in row.items():
-                mine[k] += n
+                mine[k] = mine.get(k, 0) + n
+        for bug, n in other.known.items():
+            self.known[bug] = self.known.get(bug, 0) + n
         self.digests |= other.digests
         for kind, fs in other.found.items():
             self.found[kind] = sorted([*self.found.get(kind, []), *fs], key=lambda f: f.order)[: self.keep]
 
     @property
     def disagreements(self) -> int:
+        """Every disagreement, the known bugs' included."""
         return sum(row["disagreements"] for row in self.kinds.values())
+
+    @property
+    def unexplained(self) -> int:
+        """The disagreements no known Kafka bug of the release explains."""
+        return self.disagreements - sum(self.known.values())
 
 
 def ask_states(binding: OracleBinding, system: Any, release: OracleRelease, items: Iterable[tuple[int, int, Any]],
@@ -135,18 +151,22 @@ def ask_states(binding: OracleBinding, system: Any, release: OracleRelease, item
             raise UserError(f"Kafka oracle {target} gave {len(got)} answers to {len(order)} requests")
         answers.update(((target, k), a) for k, a in zip(order, got, strict=True))
         tally.digests.update(request_digest(target, k) for k in order)
-    differences: dict[tuple[int, str], str | None] = {}
+    differences: dict[tuple[int, str], tuple[str | None, str | None]] = {}
     for level, pos, state, i, q, target, key in asked:
         answer = answers[(target, key)]
         memo = (id(q), target)
         if memo in differences:
-            difference = differences[memo]
+            difference, known = differences[memo]
         else:
-            difference = differences[memo] = binding.compare(q, answer)
-        if tally.count(q, difference):
+            difference = binding.compare(q, answer)
+            # A known bug is the row release's: its buggy classes answer the question (whichever JVM it was).
+            known = None if difference is None else known_bug(binding.bugs, release.name, q.kind, q.request,
+                                                                  q.expected, answer)
+            differences[memo] = (difference, known)
+        if tally.count(q, difference, known):
             assert difference is not None
             tally.add(Found(q.kind, q.action, target, level, pos, i, plain_view(system.view(state)), q.request,
-                            q.expected, answer, difference))
+                            q.expected, answer, difference, known=known))
 
 
 def first_difference(expected: Any, answer: Any) -> str:

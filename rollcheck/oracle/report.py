@@ -41,7 +41,8 @@ def summary(result: CheckResult, folder: Path | None = None) -> dict[str, Any]:
         "complete": result.complete, "decisions": result.decisions, "distinct_requests": result.distinct_requests,
         "cache_hits": result.cache_hits, "round_trips": result.round_trips,
         "jvm_start_seconds": result.jvm_start_seconds, "kinds": result.kinds,
-        "disagreements": {"count": result.disagreement_count,
+        "disagreements": {"count": result.disagreement_count, "unexplained": result.unexplained,
+                          "known_bugs": result.known_bugs, "strict": result.strict,
                           "kept": [{**f.to_json(), "trace": where(p)}
                                    for f, p in zip(result.disagreements, dis, strict=True)]},
         "violations": [{"property": v["property"], "description": v["description"], "length": v["length"],
@@ -77,7 +78,12 @@ def text(result: CheckResult, doc: dict[str, Any]) -> str:
              f"{result.timings.get('explore_seconds', 0):.2f} s, "
              f"oracle {result.timings.get('oracle_seconds', 0):.2f} s"]
     for kind, row in result.kinds.items():
-        lines.append(f"  {kind}: {row['decisions']:,} decisions, {row['disagreements']:,} disagreements")
+        lines.append(f"  {kind}: {row['decisions']:,} decisions, {row['disagreements']:,} disagreements"
+                     + (f" ({row['known']:,} a known Kafka bug's)" if row.get("known") else ""))
+    for bug, n in result.known_bugs.items():
+        lines.append(f"  known Kafka bug {bug} of {result.release}: {n:,} disagreements are its (`rollcheck kafka "
+                     f"bugs`; " + ("--strict: they count as new ones)" if result.strict else
+                                   "not a new finding; --strict counts them)"))
     shown: set[str] = set()
     for f, kept in zip(result.disagreements, doc["disagreements"]["kept"], strict=True):
         if f.kind in shown:
@@ -85,7 +91,8 @@ def text(result: CheckResult, doc: dict[str, Any]) -> str:
         shown.add(f.kind)
         n = result.kinds.get(f.kind, {}).get("disagreements", 0)
         lines += [f"disagreement {f.kind} ({n:,} in all), at depth {f.level}"
-                  + (f", deciding {f.action}" if f.action else "") + ":",
+                  + (f", deciding {f.action}" if f.action else "")
+                  + (f" (known Kafka bug {f.known})" if f.known else "") + ":",
                   f"  state:     {_short(f.state, 1000)}",
                   f"  request:   {_short(f.request)}",
                   f"  reference: {_short(f.expected)}",
@@ -99,14 +106,19 @@ def text(result: CheckResult, doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _verdict_cell(result: CheckResult) -> str:
+    return result.verdict + (f" ({', '.join(result.known_bugs)})" if result.known_bugs else "")
+
+
 def matrix_row(result: CheckResult) -> list[str]:
     return [result.release, result.line, f"{result.states:,}", f"{result.decisions:,}",
-            f"{result.disagreement_count:,}", result.verdict]
+            f"{result.disagreement_count:,}", _verdict_cell(result)]
 
 
 def matrix_json(result: CheckResult, doc: dict[str, Any]) -> dict[str, Any]:
     return {"release": result.release, "line": result.line, "states": result.states, "decisions": result.decisions,
-            "disagreements": result.disagreement_count, "verdict": result.verdict, "summary": doc}
+            "disagreements": result.disagreement_count, "known_bugs": result.known_bugs, "verdict": result.verdict,
+            "summary": doc}
 
 
 def matrix_text(rows: Sequence[Sequence[str]]) -> str:
