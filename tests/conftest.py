@@ -13,6 +13,10 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rollcheck-tests"))
 
+# A `rollcheck gate` a test starts runs every cell, as it did before the store of cell results: no result of
+# another test's run (or of the developer's) is reused. The tests of the store name their own (--cache DIR).
+os.environ.setdefault("ROLLCHECK_GATE_CACHE", "off")
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:

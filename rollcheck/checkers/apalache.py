@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
+from rollcheck.checkers.inputs import CellInputs, file_digest, java_version
 from rollcheck.checkers.report import (
     BOUNDED,
     NOT_CHECKED,
@@ -18,7 +19,7 @@ from rollcheck.checkers.report import (
     Status,
     save_traces,
 )
-from rollcheck.checkers.specbinding import binding_or_skip
+from rollcheck.checkers.specbinding import TLA_READS, binding_or_skip
 from rollcheck.core.errors import ToolUnavailable
 from rollcheck.core.transition import ProtocolEntry
 from rollcheck.runtime.rundir import run_name
@@ -94,6 +95,24 @@ class ApalacheChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_apalache(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        return self.declare(ctx, reads=TLA_READS, timeout=True, tools={"apalache": apalache_version,
+                                                                       "java": java_version})
+
+
+def apalache_version() -> str:
+    """The Apalache that runs: its launcher's and its jars' digests (``lib/`` beside ``bin/``)."""
+    from rollcheck.tla.apalache import find_apalache
+
+    try:
+        binary = find_apalache().resolve()
+    except ToolUnavailable as exc:
+        return f"absent: {exc}"
+    jars = sorted((binary.parent.parent / "lib").glob("*.jar"))
+    return " ".join([f"{binary} {file_digest(binary)}", *(f"{j.name} {file_digest(j)}" for j in jars)])
 
 
 CHECKER = ApalacheChecker()

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
-from rollcheck.checkers.report import CheckContext, CheckerReport
+from rollcheck.checkers.inputs import CellInputs, Probe, options_values, python_version
+from rollcheck.checkers.report import UNKNOWN, CheckContext, CheckerReport, Status
 from rollcheck.core.errors import UserError
 from rollcheck.core.transition import ProtocolEntry
 from rollcheck.runtime.userinput import positive_number, whole_number
@@ -196,7 +197,9 @@ def module_present(module: str) -> bool:
 
 class CheckerBase:
     """Defaults for the :class:`Checker` hooks: a checker available where ``module`` imports, with no tool,
-    no per-cell settings and the gate's own rerun command."""
+    no per-cell settings and the gate's own rerun command; for the gate's store of results
+    (:mod:`rollcheck.gate.cache`), every protocol content group read, every option of its own, the run's seed,
+    time limit and cores, and not deterministic (never stored) unless ``deterministic`` says so."""
 
     name: str = ""
     description: str = ""
@@ -205,6 +208,8 @@ class CheckerBase:
     module: str = ""  # the module whose presence makes it available
     capabilities: Capabilities = Capabilities()
     options: type[CheckerOptions] = CheckerOptions
+    # The same inputs (:meth:`inputs`) give the same report: the gate may store its results and reuse them.
+    deterministic: bool = False
 
     def available(self) -> str | None:
         if self.module and not module_present(self.module):
@@ -225,6 +230,42 @@ class CheckerBase:
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         raise NotImplementedError
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        """What the cell's result depends on beside the engine, its config, profile, variant, settings and this
+        checker's name and module (the gate adds those): by default every content group of its protocol, every
+        option of its own, the run's seed, time limit and cores, and the Python that runs it."""
+        return self.declare(ctx, reads=None, seed=True, timeout=True, cores=True)
+
+    def declare(self, ctx: CheckContext, *, reads: frozenset[str] | None, tools: Mapping[str, Probe] | None = None,
+                paths: tuple[Any, ...] = (), seed: bool = False, timeout: bool = False, cores: bool = False,
+                **values: Any) -> CellInputs:
+        """A :class:`CellInputs` of this checker: its options (``CheckerOptions.read`` of the run's), the run's
+        seed, time limit and cores where they change its result, ``values`` and ``tools`` beside Python's
+        version; ``reads`` None: every content group."""
+        own: dict[str, Any] = {"options": options_values(self.options.read(ctx.options)), **values}
+        if seed:
+            own["seed"] = ctx.seed
+        if timeout:
+            own["timeout_seconds"] = ctx.timeout_seconds
+        if cores:
+            own["cores"] = ctx.cores
+        why = "" if self.deterministic else f"{self.name} does not declare its results deterministic"
+        base = CellInputs(values=own, tools={"python": python_version, **(tools or {})}, paths=tuple(paths),
+                          deterministic=self.deterministic, why_not=why)
+        return base if reads is None else dataclasses.replace(base, reads=reads)
+
+    def cacheable(self, report: CheckerReport) -> bool:
+        """Whether this result may be stored: see :func:`reusable`."""
+        return reusable(report)
+
+
+def reusable(report: CheckerReport) -> bool:
+    """A result that the same inputs give again: not an error, not skipped for a tool missing here, no property
+    the tool gave up on (a solver's time budget, which depends on the machine)."""
+    if report.status == Status.ERROR or report.stats.get("unavailable"):
+        return False
+    return not any(v.status == UNKNOWN for v in report.properties.values())
 
 
 def cell_where(report: CheckerReport) -> str:

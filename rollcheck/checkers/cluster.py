@@ -6,12 +6,14 @@ fails the gate, a node that fails is an error, Java or Maven missing skips the c
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement
+from rollcheck.checkers.inputs import CLUSTER, PROPERTIES, REFERENCE, RUNBOOKS, CellInputs
 from rollcheck.checkers.report import (
     HOLDS,
     VIOLATED,
@@ -104,6 +106,11 @@ class ClusterChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_cluster(cell, ctx)
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        inputs = self.declare(ctx, reads=frozenset({REFERENCE, PROPERTIES, RUNBOOKS, CLUSTER}))
+        return dataclasses.replace(inputs, deterministic=False,
+                                   why_not="runbooks performed on real processes: timing decides what is observed")
 
 
 CHECKER = ClusterChecker()

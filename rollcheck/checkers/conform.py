@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
+from rollcheck.checkers.inputs import CellInputs, canonical, java_version
 from rollcheck.checkers.report import CheckContext, CheckerReport, Status
-from rollcheck.checkers.specbinding import binding_or_skip, tla_tools_problem
+from rollcheck.checkers.specbinding import TLA_READS, binding_or_skip, tla_tools_problem, tlc_jar
 from rollcheck.core.transition import ProtocolEntry
 from rollcheck.runtime.rundir import run_name
 
@@ -78,6 +79,14 @@ class ConformChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_conform(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True  # its random traces come from the run's seed
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        # Every config of the protocol: the domain check probes the spec with each of them (domain_bases).
+        return self.declare(ctx, reads=TLA_READS, seed=True, timeout=True,
+                            tools={"tlc": tlc_jar, "java": java_version},
+                            domain_bases=canonical(tuple(cell.entry.configs.values())))
 
 
 CHECKER = ConformChecker()

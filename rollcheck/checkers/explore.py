@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, cell_where
-from rollcheck.checkers.report import CheckContext, CheckerReport, from_exploration, save_traces
+from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, cell_where, reusable
+from rollcheck.checkers.inputs import PROPERTIES, REFERENCE, SPEC, CellInputs
+from rollcheck.checkers.report import CheckContext, CheckerReport, Status, from_exploration, save_traces
 from rollcheck.core.transition import ProtocolEntry
 
 
@@ -41,6 +42,24 @@ class ExploreChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_explore(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True  # breadth-first: the same states, counts and shortest traces whatever the workers
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        # The reference and its properties; the spec binding's list of actions (action coverage).
+        return self.declare(ctx, reads=EXPLORER_READS)
+
+    def cacheable(self, report: CheckerReport) -> bool:
+        return complete_or_violated(report)
+
+
+EXPLORER_READS = frozenset({REFERENCE, PROPERTIES, SPEC})
+
+
+def complete_or_violated(report: CheckerReport) -> bool:
+    """An exploration's result is reproducible when it searched the whole space or stopped at a violation; one
+    a memory budget cut short depends on the machine."""
+    return reusable(report) and (report.exhaustive or report.status == Status.VIOLATED)
 
 
 CHECKER = ExploreChecker()

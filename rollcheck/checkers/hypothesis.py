@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key
+from rollcheck.checkers.inputs import PROPERTIES, REFERENCE, CellInputs, package_version
 from rollcheck.checkers.report import (
     HOLDS,
     NOT_CHECKED,
@@ -78,6 +79,12 @@ class HypothesisChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_hypothesis(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True  # derandomized, no example database: the same examples on every run of one version
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        return self.declare(ctx, reads=frozenset({REFERENCE, PROPERTIES}),
+                            tools={"hypothesis": package_version("hypothesis")})
 
 
 CHECKER = HypothesisChecker()

@@ -11,7 +11,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement
+from rollcheck.checkers.base import Capabilities, Cell, CellSpec, CheckerBase, Placement, reusable
+from rollcheck.checkers.inputs import ORACLE, PROPERTIES, REFERENCE, CellInputs, java_version
 from rollcheck.checkers.report import VIOLATED, CheckContext, CheckerReport, PropertyVerdict, Status, unavailable
 from rollcheck.core.errors import UserError
 from rollcheck.core.traces import write_json_atomic
@@ -160,6 +161,66 @@ class KafkaChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_kafka(cell, ctx)
+
+    deterministic = True  # the released jars of a version do not change; the walks it replays are seeded
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        # The reference, its properties and its oracle binding; the Java adapters (their whole folder) and the
+        # jars each release of the tier was built against.
+        adapters, jars = _oracle_inputs(cell)
+        tier = str(cell.settings.get("tier") or "ci")
+        return self.declare(ctx, reads=frozenset({REFERENCE, PROPERTIES, ORACLE}), paths=adapters,
+                            tools={"java": java_version, f"kafka-jars {cell.entry.name} {tier}": jars})
+
+    def cacheable(self, report: CheckerReport) -> bool:
+        # A disagreement is kept out: its ITF folders under the run's output are what it is investigated by.
+        return (reusable(report) and report.status != Status.DIVERGED
+                and not report.stats.get("unavailable_releases"))
+
+
+def _oracle_inputs(cell: Cell) -> tuple[tuple[Any, ...], Any]:
+    """What the builds of the cell's protocol compile (its adapters folder, the common request loop, the source
+    folders each adapter's pom adds) and a probe of the jars its tier's releases run on."""
+    from rollcheck.oracle.build import common_sources, pom_sources, repo_root
+    from rollcheck.oracle.check import binding_of
+
+    try:
+        binding = binding_of(cell.entry)
+    except UserError as exc:
+        why = str(exc)
+        return (), lambda: f"no binding: {why}"
+    tier = str(cell.settings.get("tier") or "ci")
+    adapters_dir = repo_root() / binding.adapters_dir
+    releases = [(r.name, r.adapter) for r in tier_releases(binding, tier)]
+    extra = [s for d in sorted(adapters_dir.iterdir()) if d.is_dir() for s in pom_sources(d)] \
+        if adapters_dir.is_dir() else []
+    return (adapters_dir, common_sources(), *dict.fromkeys(extra)), lambda: release_jars(adapters_dir, releases)
+
+
+def release_jars(adapters_dir: Any, releases: list[tuple[str, str]]) -> str:
+    """Each release with the jars its adapter was built against (names, sizes, modification times), "not built"
+    for one not built yet (the key changes once it is: one more run, never a stale result)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from rollcheck.oracle.build import cache_root, sources_hash
+
+    out = []
+    for name, adapter in releases:
+        try:
+            folder = cache_root() / "kafka-oracle" / f"{adapter}-{sources_hash(Path(adapters_dir) / adapter)}" / name
+            doc = json.loads((folder / "built.json").read_text(encoding="utf-8"))
+            h = hashlib.sha256()
+            for entry in doc.get("classpath", []):
+                path = Path(entry)
+                if path.is_file():
+                    st = path.stat()
+                    h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            out.append(f"{name} {adapter} {h.hexdigest()}")
+        except (OSError, ValueError, AttributeError) as exc:
+            out.append(f"{name} {adapter} not built ({type(exc).__name__})")
+    return "; ".join(out)
 
 
 CHECKER = KafkaChecker()

@@ -56,9 +56,20 @@ class PropertyVerdict:
     trace_path: str | None = None
     trace_text: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "message": self.message,
-                "trace": self.trace_path}
+    def to_json(self, *, full: bool = False) -> dict[str, Any]:
+        """Its JSON (``full``: with the counterexample's text too, which :meth:`from_json` restores)."""
+        doc: dict[str, Any] = {"id": self.id, "status": self.status, "message": self.message,
+                               "trace": self.trace_path}
+        if full:
+            doc["trace_text"] = self.trace_text
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PropertyVerdict:
+        """The verdict :meth:`to_json` wrote (its trace as the file it names: ``trace`` stays None)."""
+        path = doc.get("trace")
+        return cls(str(doc["id"]), Verdict(doc["status"]), str(doc.get("message", "")),
+                   trace_path=None if path is None else str(path), trace_text=str(doc.get("trace_text", "")))
 
 
 @dataclass
@@ -74,19 +85,39 @@ class CheckerReport:
     stats: dict[str, Any] = field(default_factory=dict)
     message: str = ""
     elapsed: float = 0.0
+    # A result the gate took from its store instead of running the cell: the run it came from (run id, time,
+    # commit, key, the seconds it took then). None: this run's own.
+    cached: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.protocol, self.config, self.profile)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, full: bool = False) -> dict[str, Any]:
+        """Its JSON (``full``: each counterexample's text too); :meth:`from_json` reads it back."""
+        doc = {
             "checker": self.checker, "protocol": self.protocol, "config": self.config,
             "profile": self.profile, "status": self.status, "exhaustive": self.exhaustive,
             "message": self.message, "elapsed_seconds": round(self.elapsed, 3),
             "counts": self.counts, "stats": self.stats,
-            "properties": [v.to_json() for v in self.properties.values()],
+            "properties": [v.to_json(full=full) for v in self.properties.values()],
         }
+        if self.cached is not None:
+            doc["cached"] = self.cached
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CheckerReport:
+        """The report :meth:`to_json` wrote: verdicts, counts, stats, trace paths (and texts, from a ``full``
+        document); the traces themselves stay in their files (``PropertyVerdict.trace`` None)."""
+        verdicts = [PropertyVerdict.from_json(v) for v in doc.get("properties", [])]
+        cached = doc.get("cached")
+        return cls(str(doc["checker"]), str(doc["protocol"]), str(doc["config"]), str(doc["profile"]),
+                   status=Status(doc["status"]), exhaustive=bool(doc.get("exhaustive", False)),
+                   properties={v.id: v for v in verdicts}, counts=dict(doc.get("counts", {})),
+                   stats=dict(doc.get("stats", {})), message=str(doc.get("message", "")),
+                   elapsed=float(doc.get("elapsed_seconds", 0.0)),
+                   cached=dict(cached) if isinstance(cached, Mapping) else None)
 
 
 # Checker settings a hand-built context may still name as keywords (tests, benchmarks): the [gate] keys go

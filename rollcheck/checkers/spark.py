@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
+from rollcheck.checkers.explore import EXPLORER_READS, complete_or_violated
+from rollcheck.checkers.inputs import CellInputs, java_version, package_version
 from rollcheck.checkers.report import CheckContext, CheckerReport, Status, from_exploration, save_traces
 from rollcheck.core.errors import UserError
 from rollcheck.core.transition import ProtocolEntry
@@ -82,6 +84,15 @@ class SparkChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_spark(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        return self.declare(ctx, reads=EXPLORER_READS, tools={"pyspark": package_version("pyspark"),
+                                                              "java": java_version})
+
+    def cacheable(self, report: CheckerReport) -> bool:
+        return complete_or_violated(report)
 
 
 CHECKER = SparkChecker()

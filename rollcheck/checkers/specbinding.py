@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rollcheck.checkers.inputs import PROPERTIES, REFERENCE, SPEC, TLA, file_digest
 from rollcheck.checkers.report import CheckerReport, Status
 from rollcheck.core.errors import UserError
 from rollcheck.core.transition import ProtocolEntry
@@ -32,3 +33,19 @@ def tla_tools_problem() -> str | None:
     except ToolUnavailable as exc:
         return str(exc)
     return None
+
+
+# What a checker of the TLA+ spec reads: the reference and its properties, the binding and the spec file.
+TLA_READS = frozenset({REFERENCE, PROPERTIES, SPEC, TLA})
+
+
+def tlc_jar() -> str:
+    """The version of TLC: the digest of the tla2tools.jar that runs it."""
+    from rollcheck.core.errors import ToolUnavailable
+    from rollcheck.tla.tlc import tla2tools_jar
+
+    try:
+        jar = tla2tools_jar()
+    except ToolUnavailable as exc:
+        return f"absent: {exc}"
+    return f"tla2tools.jar {file_digest(jar)}"

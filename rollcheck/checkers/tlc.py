@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rollcheck.checkers.base import Capabilities, Cell, CheckerBase, CheckerOptions, Key, cell_where
+from rollcheck.checkers.inputs import CellInputs, java_version
 from rollcheck.checkers.report import (
     HOLDS,
     NOT_CHECKED,
@@ -21,7 +22,7 @@ from rollcheck.checkers.report import (
     Status,
     save_traces,
 )
-from rollcheck.checkers.specbinding import binding_or_skip, tla_tools_problem
+from rollcheck.checkers.specbinding import TLA_READS, binding_or_skip, tla_tools_problem, tlc_jar
 from rollcheck.core.transition import ProtocolEntry, action_coverage
 from rollcheck.runtime.rundir import run_name
 
@@ -135,6 +136,13 @@ class TlcChecker(CheckerBase):
 
     def run(self, cell: Cell, ctx: CheckContext) -> CheckerReport:
         return check_tlc(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True  # a run that times out is an error: never stored
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        # The cores: only a one-worker run's depth is compared (several workers give an upper bound).
+        return self.declare(ctx, reads=TLA_READS, timeout=True, cores=True,
+                            tools={"tlc": tlc_jar, "java": java_version})
 
 
 CHECKER = TlcChecker()

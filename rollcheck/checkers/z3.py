@@ -14,6 +14,8 @@ from rollcheck.checkers.base import (
     Placement,
     cell_where,
 )
+from rollcheck.checkers.inputs import DECISIONS as DECISION_RULES
+from rollcheck.checkers.inputs import MODEL, PROPERTIES, REFERENCE, CellInputs, package_version
 from rollcheck.checkers.report import CheckContext, CheckerReport
 from rollcheck.checkers.z3options import DECISIONS, Z3Options, decisions
 
@@ -49,6 +51,13 @@ class Z3Checker(CheckerBase):
         from rollcheck.smt.checker import check_z3
 
         return check_z3(cell.entry, cell.label, cell.config, ctx)
+
+    deterministic = True  # a property the solver gave up on (its time budget) is UNKNOWN: never stored
+
+    def inputs(self, cell: Cell, ctx: CheckContext) -> CellInputs:
+        # The Z3 encoding and decision rules against the reference; the time limit sets each query's budget.
+        return self.declare(ctx, reads=frozenset({REFERENCE, PROPERTIES, MODEL, DECISION_RULES}), timeout=True,
+                            tools={"z3": package_version("z3-solver")})
 
 
 CHECKER = Z3Checker()

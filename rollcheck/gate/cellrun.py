@@ -31,7 +31,7 @@ from rollcheck.checkers import Capabilities, Cell, CheckContext, CheckerReport, 
 from rollcheck.core.errors import UserError
 from rollcheck.runtime.forking import start_worker, worker_signals
 
-__all__ = ["Cell", "CellResult", "run_cell", "run_cells"]
+__all__ = ["Cell", "CellResult", "cell_cores", "remember_size", "run_cell", "run_cells"]
 
 
 @dataclass
@@ -61,29 +61,41 @@ def run_cell(cell: Cell, ctx: CheckContext) -> CellResult:
 
 
 Progress = Callable[[str], None]
+Done = Callable[[int, CellResult], None]
+
+
+def cell_cores(cells: int, parallel: int, cores: int) -> int:
+    """The cores each of ``cells`` cells gets when they run ``parallel`` at once (``cores``: a sequential run's)."""
+    if parallel <= 1 or cells <= 1:
+        return cores
+    return max(1, (os.cpu_count() or 1) // parallel)
 
 
 def run_cells(cells: Sequence[Cell], ctx: CheckContext, *, parallel: int = 1, progress: Progress | None = None,
-              estimates: Mapping[int, float] | None = None) -> list[CellResult]:
+              estimates: Mapping[int, float] | None = None, done: Done | None = None) -> list[CellResult]:
     """Run every cell; ``parallel`` at most at once (1: in this process, in order). ``estimates`` (cell
-    index -> seconds) orders the start longest first. Results are in ``cells``' order."""
+    index -> seconds) orders the start longest first; ``done`` is told of each cell as it ends (its index, its
+    result). Results are in ``cells``' order."""
     say = progress or (lambda _m: None)
     if parallel <= 1 or len(cells) <= 1:
         out = []
-        for cell in cells:
+        for i, cell in enumerate(cells):
             say(f"{cell.name}")
             res = run_cell(cell, ctx)
-            _remember_size(ctx, res)
+            remember_size(ctx, res)
+            if done is not None:
+                done(i, res)
             out.append(res)
         return out
-    return _Scheduler(cells, ctx, parallel, say, estimates or {}).run()
+    return _Scheduler(cells, ctx, parallel, say, estimates or {}, done).run()
 
 
 def _caps(cell: Cell) -> Capabilities:
     return get_checker(cell.checker).capabilities
 
 
-def _remember_size(ctx: CheckContext, res: CellResult) -> None:
+def remember_size(ctx: CheckContext, res: CellResult) -> None:
+    """Keep the size a sizing cell counted, for the cells that read it (``needs_size``)."""
     r = res.report
     if _caps(res.cell).sizes_cells and r.exhaustive and "distinct_states" in r.counts:
         ctx.known_sizes[res.cell.size_key] = int(r.counts["distinct_states"])
@@ -91,12 +103,12 @@ def _remember_size(ctx: CheckContext, res: CellResult) -> None:
 
 class _Scheduler:
     def __init__(self, cells: Sequence[Cell], ctx: CheckContext, parallel: int, say: Progress,
-                 estimates: Mapping[int, float]) -> None:
+                 estimates: Mapping[int, float], done: Done | None = None) -> None:
         self.cells = list(cells)
         self.ctx = ctx
         self.say = say
-        total = os.cpu_count() or 1
-        self.cores = max(1, total // parallel)
+        self.done = done
+        self.cores = cell_cores(len(self.cells), parallel, ctx.cores)
         self.slots = parallel
         sized_at = {c.size_key: i for i, c in enumerate(self.cells) if _caps(c).sizes_cells}
         self.after: dict[int, int] = {i: sized_at[c.size_key] for i, c in enumerate(self.cells)
@@ -181,7 +193,9 @@ class _Scheduler:
                 workers[workers.index(target)] = _Worker.fork(self.cells, self.ctx)
             del busy[target]
             self.results[i] = res
-            _remember_size(self.ctx, res)
+            remember_size(self.ctx, res)
+            if self.done is not None:
+                self.done(i, res)
             self.say(f"{cell.name}: {res.report.status} ({res.seconds:.1f} s)")
 
 

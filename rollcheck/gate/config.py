@@ -54,6 +54,8 @@ class GateConfig:
     story_configs: dict[str, list[str]] = field(default_factory=dict)
     # Configs only the conformance checker runs on (ProtocolEntry.conform_configs), in every tier.
     conform_configs: dict[str, list[str]] = field(default_factory=dict)
+    # The store of cell results (rollcheck.gate.cache: entries under its cells/); None: every cell runs.
+    cache: Path | None = None
 
 
 def default_gate_config(out_dir: Path, tier: str = "ci") -> GateConfig:

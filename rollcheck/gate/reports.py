@@ -23,6 +23,7 @@ def junit_xml(result: GateResult) -> str:
     for r in result.reports:
         suite_name = f"{r.protocol}.{r.config}.{r.profile}"
         cases = by_suite.setdefault(suite_name, [])
+        first = len(cases)
         c = counts.setdefault(suite_name, {"tests": 0, "failures": 0, "errors": 0, "skipped": 0})
         if r.status == Status.ERROR:
             case = ET.Element("testcase", classname=suite_name, name=f"[{r.checker}] run",
@@ -52,6 +53,9 @@ def junit_xml(result: GateResult) -> str:
                 ET.SubElement(case, "skipped", message=text)
                 c["skipped"] += 1
             cases.append(case)
+        if r.cached is not None:  # each of its cases says where its result came from
+            for case in cases[first:]:
+                _cached_properties(case, r)
     for f in result.findings:
         if f.kind != "disagreement":
             continue
@@ -68,6 +72,14 @@ def junit_xml(result: GateResult) -> str:
         suite.extend(cases)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)
+
+
+def _cached_properties(case: ET.Element, r: Any) -> None:
+    props = ET.Element("properties")
+    ET.SubElement(props, "property", name="cached", value="true")
+    for name in ("run", "time", "commit", "key"):
+        ET.SubElement(props, "property", name=f"cached.{name}", value=str(r.cached.get(name) or ""))
+    case.insert(0, props)
 
 
 _STYLE = """
@@ -167,7 +179,16 @@ def _plan_line(result: GateResult) -> str:
             f"{plan.get('parallel', 1)} slots in {result.elapsed:.1f} s"
             + (f" (estimated {est:.1f} s from the last run)" if est is not None else " (no earlier run to estimate)")
             + f"; protocols {html.escape(', '.join(result.config.protocols))}; profiles "
-            f"{html.escape(', '.join(result.config.profiles))}.</p>")
+            f"{html.escape(', '.join(result.config.profiles))}." + _cache_line(result) + "</p>")
+
+
+def _cache_line(result: GateResult) -> str:
+    c = result.cache
+    if c is None:
+        return ""
+    cells = len((result.plan or {}).get("cells") or [])
+    return (f" <span id='cache'>{c['hits']} of {cells} cells' results from the cache "
+            f"{html.escape(str(c['dir']))} (marked cached), {c['stored']} stored.</span>")
 
 
 def _table(table_id: str, header: list[str], rows: list[list[str]], status_columns: Iterable[int] = ()) -> str:

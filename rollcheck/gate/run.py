@@ -17,24 +17,31 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rollcheck.checkers import (
     CheckContext,
 )
 from rollcheck.core.registry import get_protocol
 from rollcheck.core.transition import ProtocolEntry
-from rollcheck.gate.cellrun import run_cells
+from rollcheck.gate.cache import CellStore
+from rollcheck.gate.cellkey import CellKey
+from rollcheck.gate.cellrun import CellResult, cell_cores, remember_size, run_cells
 from rollcheck.gate.config import GateConfig
 from rollcheck.gate.mutants import disagrees, outcomes_from, scores
 from rollcheck.gate.outputs import check_outputs, export_tests, kept_names
 from rollcheck.gate.plan import estimate_plan, plan_cells
+from rollcheck.gate.reuse import GateCache
 from rollcheck.gate.verdict import Finding, FindingKind, GateResult, findings_of, unchecked, variant_differential
 from rollcheck.runtime.rundir import clear_previous_run, record_run, removable_names
 
 
 def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
-             lookup: Callable[[str], ProtocolEntry] = get_protocol) -> GateResult:
-    """Run the gate; ``lookup`` finds a protocol by name (the registry; tests pass their own)."""
+             lookup: Callable[[str], ProtocolEntry] = get_protocol,
+             warn: Callable[[str], None] | None = None) -> GateResult:
+    """Run the gate; ``lookup`` finds a protocol by name (the registry; tests pass their own). With
+    ``cfg.cache``, each cell is looked up in the store first (:mod:`rollcheck.gate.reuse`); ``warn`` is told each
+    one-line notice about the store (summary.json lists them too)."""
     t0 = time.perf_counter()
     ctx = CheckContext.for_gate(cfg.out_dir, cfg.context)
     cells, skipped = plan_cells(cfg, lookup)
@@ -43,15 +50,23 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     check_outputs(cfg.out_dir, set(removable_names(cfg.out_dir, keep)))  # before anything is removed or run
     _removed, preexisting = clear_previous_run(cfg.out_dir, keep)
-    estimates = {i: r["estimated_seconds"] for i, r in enumerate(plan["cells"]) if r["estimated_seconds"]}
+    notes: list[str] = []
+
+    def note(line: str) -> None:
+        notes.append(line)
+        if warn is not None:
+            warn(line)
+
     try:
-        results = run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
+        cache = _open_cache(cfg, cells, ctx, note)
+        results = _run(cfg, cells, ctx, plan, cache, progress)
     except BaseException:
         # Interrupted or failed: what the cells wrote goes into the manifest, so the next gate removes it.
         record_run(cfg.out_dir, preexisting, keep)
         raise
     for row, res in zip(plan["cells"], results, strict=True):
         row["actual_seconds"] = round(res.seconds, 3)
+        row["cached"] = res.report.cached is not None
     reference = [r for r in results if r.cell.variant is None]
     reports = [r.report for r in reference]
     findings = findings_of(reports) + unchecked(cfg, reports, skipped, any_cell=bool(results))
@@ -91,4 +106,38 @@ def run_gate(cfg: GateConfig, progress: Callable[[str], None] | None = None,
         exported = export_tests([r.report for r in results], cfg.export_tests, findings)
     elapsed = time.perf_counter() - t0
     plan["actual_seconds"] = round(elapsed, 1)
-    return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting, exported)
+    return GateResult(reports, findings, elapsed, cfg, skipped, mutants, plan, preexisting, exported,
+                      cache=None if cache is None else {**cache.summary(), "notes": notes})
+
+
+def _open_cache(cfg: GateConfig, cells: list[Any], ctx: CheckContext, note: Callable[[str], None]
+                ) -> GateCache | None:
+    if cfg.cache is None:
+        return None
+    store = CellStore.open(cfg.cache, note)
+    return None if store is None else GateCache(store, cells, ctx, cfg.out_dir, note)
+
+
+def _run(cfg: GateConfig, cells: list[Any], ctx: CheckContext, plan: dict[str, Any], cache: GateCache | None,
+         progress: Callable[[str], None] | None) -> list[CellResult]:
+    """Every cell's result in plan order: those the store has, then the others run (and stored as each ends)."""
+    estimates = {i: r["estimated_seconds"] for i, r in enumerate(plan["cells"]) if r["estimated_seconds"]}
+    if cache is None:
+        return run_cells(cells, ctx, parallel=cfg.parallel, progress=progress, estimates=estimates)
+    hits = cache.lookup(cfg.parallel)
+    for res in (hits[i] for i in sorted(hits)):
+        remember_size(ctx, res)  # a cell that reads the size of a cached one finds it
+        if progress is not None:
+            progress(f"{res.cell.name}: {res.report.status} (cached, run {(res.report.cached or {}).get('run')})")
+    todo = [i for i in range(len(cells)) if i not in hits]
+    cores = cell_cores(len(todo), cfg.parallel, ctx.cores)
+    keys: list[CellKey | str] = [cache.key(cells[i], cores) for i in todo]  # before any cell runs
+
+    def done(j: int, res: CellResult) -> None:
+        cache.store_result(res, keys[j])
+
+    ran = run_cells([cells[i] for i in todo], ctx, parallel=cfg.parallel, progress=progress,
+                    estimates={j: estimates[i] for j, i in enumerate(todo) if i in estimates}, done=done)
+    merged = dict(hits)
+    merged.update(zip(todo, ran, strict=True))
+    return [merged[i] for i in range(len(cells))]

@@ -74,6 +74,15 @@ def rerun_command(r: CheckerReport, values: Mapping[str, Any] | None = None) -> 
                    f"--checker {r.checker}")
 
 
+def cached_note(r: CheckerReport) -> str:
+    """Where a result served from the store came from ("" for a cell that ran)."""
+    if r.cached is None:
+        return ""
+    c = r.cached
+    return (f"cached: run {c.get('run')} at {c.get('time')}" + (f", commit {c['commit']}" if c.get("commit") else "")
+            + (f", {c['seconds']:.1f} s then" if isinstance(c.get("seconds"), (int, float)) else ""))
+
+
 def run_rows(reports: list[CheckerReport], values: Mapping[str, Any] | None = None) -> list[list[str]]:
     rows = []
     for r in reports:
@@ -81,7 +90,9 @@ def run_rows(reports: list[CheckerReport], values: Mapping[str, Any] | None = No
         dead = (r.stats.get("actions") or {}).get("never_taken")
         if dead and not note:
             note = f"never taken: {', '.join(dead)}"
-        rows.append([r.protocol, r.config, r.profile, r.checker, r.status,
+        note = "; ".join(filter(None, [cached_note(r), note]))
+        status = f"{r.status} (cached)" if r.cached is not None else str(r.status)
+        rows.append([r.protocol, r.config, r.profile, r.checker, status,
                      f"{r.counts['distinct_states']:,}" if "distinct_states" in r.counts else "",
                      str(r.counts["depth"]) if "depth" in r.counts else "", f"{r.elapsed:.1f}", note,
                      rerun_command(r, values)])

@@ -71,6 +71,7 @@ class GateResult:
     plan: dict[str, Any] | None = None  # estimate_plan's, with each cell's actual seconds
     preexisting: set[str] = field(default_factory=set)  # names in the output directory the gate did not write
     exported_tests: list[dict[str, Any]] | None = None  # --export-tests: the test files written
+    cache: dict[str, Any] | None = None  # the store's use (rollcheck.gate.reuse.GateCache.summary); None: no store
 
     @property
     def exit_code(self) -> ExitCode:
@@ -91,6 +92,7 @@ class GateResult:
             "reports": [{**r.to_json(), "rerun": rerun_command(r, self.config.context)} for r in self.reports],
             "mutants": self.mutants,
             "plan": self.plan,
+            "cache": self.cache,
             **({"exported_tests": self.exported_tests} if self.exported_tests is not None else {}),
         }
 

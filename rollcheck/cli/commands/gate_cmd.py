@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.table import Table
@@ -18,6 +19,7 @@ from rollcheck.cli.commands.common import (
 )
 from rollcheck.core.errors import ExitCode
 from rollcheck.gate import TIERS, GateConfig, estimate_plan, kept_names, load_gate_config, plan_cells, run_gate
+from rollcheck.gate.cache import default_cache_dir
 from rollcheck.gate.reports import write_outputs
 from rollcheck.gate.tables import RUN_HEADER, run_rows, variant_differential_line, verdict_matrix
 from rollcheck.runtime.console import err_console, on_interrupt, out_console, print_json, status_progress
@@ -51,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--export-tests", type=Path, default=None, metavar="DIR",
                    help="write a pytest regression test per counterexample trace into DIR (see rollcheck export-test); "
                    "summary.json lists them")
+    store = p.add_mutually_exclusive_group()
+    store.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                       help="the store of cell results (entries under DIR/cells/; docs/gate.md#cached-cell-results); "
+                       "default: $ROLLCHECK_GATE_CACHE, else $ROLLCHECK_CACHE, else ~/.cache/rollcheck")
+    store.add_argument("--no-cache", action="store_true",
+                       help="run every cell: neither look results up nor store them")
     add_json_arg(p)
     add_quiet_arg(p)
     p.set_defaults(run=run)
@@ -76,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.parallel = args.parallel
     if args.export_tests is not None:
         cfg.export_tests = args.export_tests
+    cfg.cache = None if args.no_cache else args.cache if args.cache is not None else default_cache_dir()
     console = err_console(wide=True)
     if args.dry_run:
         return _dry_run(cfg, args.json)
@@ -91,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                 console.print(f"[dim]gate[/] {message}", highlight=False)
                 status(f"last: {message}")
 
-        result = run_gate(cfg, say)
+        result = run_gate(cfg, say, warn=_warn)
         paths = write_outputs(result, cfg.out_dir)
     doc = result.to_json()
     doc["outputs"] = paths
@@ -127,8 +136,16 @@ def run(args: argparse.Namespace) -> int:
     if result.exported_tests is not None:
         console.print(f"regression tests written under {cfg.export_tests}: {len(result.exported_tests)} (one per "
                       "counterexample trace; listed in summary.json's exported_tests)", highlight=False)
+    if result.cache is not None:
+        c = result.cache
+        console.print(f"cache {c['dir']}: {c['hits']} of {len(plan.get('cells') or [])} cells' results reused "
+                      f"(marked cached), {c['stored']} stored", highlight=False, markup=False)
     console.print(f"outputs: {paths['summary']}, {paths['junit']}, {paths['html']}")
     return int(result.exit_code)
+
+
+def _warn(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _kept(out_dir: Path) -> str:
