@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import rollcheck
+import rollcheck.gate.content
 from rollcheck.checkers import Cell, CheckContext, get_checker
 from rollcheck.checkers.inputs import CellInputs, canonical
-from rollcheck.gate import content
 from rollcheck.gate.content import ContentError, ContentIndex, describe, files_below, module_file
 
 KEY_FORMAT = 1  # a change of what goes into keys changes every key
+_KEYED_ELSEWHERE = frozenset({"configs", "variants"})
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,10 @@ class KeyBuilder:
             "variant_definition": canonical(variant) if variant is not None else None,
             "differential_only": cell.differential_only, "settings": canonical(cell.settings),
             "subdir": cell.subdir, "size_known": cell.size_key in self._sized if needs_size else None,
-            "entry": {"build": canonical(e.build), "spec": e.spec, "z3": e.z3, "properties": e.properties,
-                      "decisions": e.decisions, "oracle": e.oracle, "cluster": e.cluster,
-                      "runbook_conditions": e.runbook_conditions, "profiles": list(e.profiles),
-                      "actions": list(e.actions), "operator_actions": list(e.operator_actions)},
+            # What its registration names (its modules, its build, its profiles, its actions); its configs and
+            # variants are keyed as this cell's config and variant (and as a checker declares it reads them all).
+            "entry": {f.name: canonical(getattr(e, f.name)) for f in dataclasses.fields(e)
+                      if f.name not in _KEYED_ELSEWHERE},
         }
 
     def _group(self, cell: Cell, group: str) -> str:
@@ -127,7 +128,7 @@ class KeyBuilder:
     def _file(self, path: Path) -> str:
         if path not in self._digests:
             try:
-                self._digests[path] = hashlib.sha256(content.read_bytes(path)).hexdigest()
+                self._digests[path] = hashlib.sha256(rollcheck.gate.content.read_bytes(path)).hexdigest()
             except OSError as exc:
                 self._digests[path] = f"unreadable: {exc.strerror or exc}"
         return self._digests[path]
