@@ -217,7 +217,7 @@ KafkaAccepts(y, x, dt) ==
            \A v \in VIdx : v # leader + 1 => PeerSupports(v, y)
     /\ IsDowngrade(y, x) /\ dt = "NONE" => Mutated("allow_downgrade_unchecked")
     /\ ~(IsUpgrade(y, x) /\ dt # "NONE")               \* "Can't downgrade to a newer version."
-    /\ y \in CatalogLevels                             \* "Unknown metadata.version."
+    /\ y \in CatalogLevels                             \* 3.9 "Unknown metadata.version.", 4.0 "Valid versions are from"
     /\ y >= Floor \/ Mutated("skip_floor_check")
     /\ IsDowngrade(y, x) /\ ~Lossless(x, y) => Mutated("allow_lossy_safe_downgrade")
 

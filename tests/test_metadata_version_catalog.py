@@ -14,8 +14,56 @@ def test_levels_are_consecutive_from_one() -> None:
     assert all(mv.feature_level == -1 and not mv.is_kraft_supported() for mv in c.VERSIONS[:first])
     assert [mv.feature_level for mv in c.VERSIONS[first:]] == list(range(1, len(c.VERSIONS) - first + 1))
     assert c.MINIMUM_KRAFT_VERSION.feature_level == 1
-    assert c.KAFKA_CATALOG.levels == tuple(range(1, 28)) == tuple(mv.feature_level for mv in c.KRAFT_VERSIONS)
-    assert c.LATEST is MV.IBP_4_1_IV1 and c.latest_testing() is MV.IBP_4_1_IV1
+    assert c.KAFKA_CATALOG.levels == tuple(range(1, 35)) == tuple(mv.feature_level for mv in c.KRAFT_VERSIONS)
+    assert c.LATEST is MV.IBP_4_5_IV0 and c.latest_testing() is MV.IBP_4_5_IV0
+    assert c.latest_testing("3.9") is MV.IBP_4_1_IV1  # the 3.9 rules' enum ends where it did
+
+
+# What each 4.x line's kafka-server-common jar answers (MetadataVersion.VERSIONS, latestProduction(),
+# latestTesting(), fromVersionString, fromFeatureLevel; jshell on 4.1.2, 4.2.2 and 4.4.0, and the oracle's catalog
+# question): (line, latest production, latest testing).
+LINES_4X = (("4.1", "4.1-IV1", "4.2-IV1"), ("4.2", "4.2-IV1", "4.3-IV0"), ("4.3", "4.3-IV0", "4.4-IV0"),
+            ("4.4", "4.4-IV2", "4.5-IV0"))
+
+
+@pytest.mark.parametrize(("line", "production", "testing"), LINES_4X)
+def test_the_4x_lines_bounds_are_their_jars(line: str, production: str, testing: str) -> None:
+    assert str(c.latest_production(line)) == production and str(c.latest_testing(line)) == testing
+    assert str(c.versions(line)[0]) == "3.3-IV3" and c.rules_of(line) == "4.0"
+    assert str(c.from_feature_level(7, line)) == "3.3-IV3"
+    top = c.latest_testing(line).feature_level
+    with pytest.raises(ValueError, match=rf"^No MetadataVersion with feature level {top + 1}\. Valid feature "
+                                         rf"levels are from 7 to {top}\.$"):
+        c.from_feature_level(top + 1, line)
+
+
+def test_fromversionstring_takes_the_unstable_flag_from_4_2() -> None:
+    # 4.4.0: a testing member is unknown with unstable versions off, and the refusal lists what the parse knows.
+    assert str(c.from_version_string("4.5-IV0", "4.4", unstable=True)) == "4.5-IV0"
+    with pytest.raises(ValueError) as e:
+        c.from_version_string("4.5-IV0", "4.4", unstable=False)
+    assert str(e.value) == ("Unknown metadata.version '4.5-IV0'. Supported metadata.version are: "
+                            + ", ".join(str(m) for m in c.versions("4.4")[:-1]))
+    assert str(e.value).endswith("4.4-IV0, 4.4-IV1, 4.4-IV2")
+    assert str(c.from_version_string("4.4", "4.4", unstable=False)) == "4.4-IV2"  # a bare line: its production IV
+    with pytest.raises(ValueError, match=r"^Unknown metadata\.version '4\.3'"):
+        c.from_version_string("4.3", "4.2", unstable=True)  # 4.2.2 has no production 4.3 member
+    # 4.1 takes no flag: 4.2-IV1 (testing) parses, and a refusal names the bounds.
+    assert str(c.from_version_string("4.2-IV1", "4.1", unstable=False)) == "4.2-IV1"
+    with pytest.raises(ValueError) as refused:
+        c.from_version_string("9.9", "4.1")
+    assert str(refused.value) == ("Version 9.9 is not a valid version. The minimum version is 3.3-IV3 and the maximum "
+                                  "version is 4.2-IV1")
+
+
+def test_from_feature_level_words_follow_the_line() -> None:
+    # "metadata version" up to 3.7 (server-common MetadataVersion.java at 3.7), "feature level" from 3.8.
+    with pytest.raises(ValueError, match=r"^No MetadataVersion with metadata version 99$"):
+        c.from_feature_level(99, "3.3")
+    with pytest.raises(ValueError, match=r"^No MetadataVersion with metadata version 99$"):
+        c.from_feature_level(99, "3.9", wording="3.3")
+    with pytest.raises(ValueError, match=r"^No MetadataVersion with feature level 99$"):
+        c.from_feature_level(99, "3.9")
 
 
 def test_kafka_facts() -> None:

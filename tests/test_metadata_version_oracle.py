@@ -37,26 +37,39 @@ def test_questions_at_the_initial_state() -> None:
     state = next(iter(system.initial_states()))
     qs = list(ORACLE.questions(system, state, release))
     kinds = [q.kind for q in qs]
-    # the catalog and QuorumFeatures' default range once, BootstrapMetadata of each of 3.3.2's seven levels (no
-    # ActivationRecordsGenerator before 3.6), the 3.3 snapshot, a registration per software, then one updateFeatures
-    # per request the operator may issue
-    assert kinds[:2] == ["catalog", "quorumFeatures.default"] and kinds[2:9] == ["bootstrapMetadata"] * 7
-    assert kinds[9:12] == ["featureSnapshot", "registerBroker", "registerBroker"]
-    assert set(kinds[12:]) == {"updateFeatures"} and len(kinds) - 12 == len(system._requests)
+    # the catalog and QuorumFeatures' default range once, MetadataVersion's parse of every member, bare release and
+    # probe text and its look-up of every level from -2 to 9 (and 999), BootstrapMetadata of each of 3.3.2's seven
+    # levels (no ActivationRecordsGenerator before 3.6), the 3.3 snapshot, a registration per software, then one
+    # updateFeatures per request the operator may issue
+    assert kinds[:2] == ["catalog", "quorumFeatures.default"]
+    parses, levels = kinds.count("parseVersion"), kinds.count("fromFeatureLevel")
+    assert levels == 13 and parses > 41  # 41 members (0.8.0 .. 3.3-IV3), their bare releases and the probes
+    assert kinds[2:2 + parses + levels] == ["parseVersion"] * parses + ["fromFeatureLevel"] * levels
+    by_request = {q.request.get("text", q.request.get("level")): q.expected for q in qs[2:2 + parses + levels]}
+    assert by_request["3.3.1"] == {"version": "3.3-IV3", "level": 7} and by_request["0.8.0"]["level"] == -1
+    assert by_request["3.3-IV9"] == {"error": "Version 3.3-IV9 is not a valid version"}
+    assert by_request[999] == {"error": "No MetadataVersion with metadata version 999"}
+    rest = kinds[2 + parses + levels:]
+    assert rest[:7] == ["bootstrapMetadata"] * 7
+    assert rest[7:10] == ["featureSnapshot", "registerBroker", "registerBroker"]
+    assert set(rest[10:]) == {"updateFeatures"} and len(rest) - 10 == len(system._requests)
     assert qs[1].expected == {"features": {"metadata.version": [1, 7]}}
     # below 3.3-IV0 (level 4) BootstrapMetadata refuses, in 3.3's words; from it, one FeatureLevelRecord
-    assert qs[2].request == {"op": "bootstrapMetadata", "level": 1, "source": "format command"}
-    assert qs[2].expected == {"exception": "java.lang.RuntimeException", "message": (
+    boot = qs[2 + parses + levels]
+    assert boot.request == {"op": "bootstrapMetadata", "level": 1, "source": "format command"}
+    assert boot.expected == {"exception": "java.lang.RuntimeException", "message": (
         "Bootstrap metadata versions before 3.3-IV0 are not supported. Can't load metadata from format command")}
-    assert qs[5].expected == {"metadataVersion": 4, "records": [["metadata.version", 4]]}
+    at = 2 + parses + levels  # where BootstrapMetadata's questions begin
+    assert qs[at + 3].expected == {"metadataVersion": 4, "records": [["metadata.version", 4]]}
     # the old binary (V1..V3 of the example: 1..5 on 3.3.2) may register at the initial level 5
-    assert qs[11].request["features"] == {"metadata.version": [1, 5]} and qs[11].expected["error"]["code"] == 0
+    assert qs[at + 9].request["features"] == {"metadata.version": [1, 5]}
+    assert qs[at + 9].expected["error"]["code"] == 0
     view = controller_view(system.controller(state))
     assert view["quorum"] == [0, 1, 2] and view["finalized"] == {"metadata.version": 5}
     assert view["brokers"] == {"3": {"metadata.version": [1, 5]}}
     # states that share the controller's view share the Question objects (compared once per batch)
     again = list(ORACLE.questions(system, state, release))
-    assert all(a is b for a, b in zip(qs[9:], again[9:], strict=True))
+    assert all(a is b for a, b in zip(qs[at + 7:], again[at + 7:], strict=True))
 
 
 def test_the_activation_question_from_3_6() -> None:
@@ -99,7 +112,7 @@ def test_small_agrees_with_kafka_3_3_2() -> None:
     assert result.verdict == "agree", [f.difference for f in result.disagreements]
     assert result.states > 1000 and result.decisions > 20_000
     assert set(result.kinds) == {"catalog", "quorumFeatures.default", "bootstrapMetadata", "featureSnapshot",
-                                 "registerBroker", "updateFeatures"}
+                                 "registerBroker", "updateFeatures", "parseVersion", "fromFeatureLevel"}
     assert result.kinds["registerBroker"]["decisions"] > 1000
 
 
@@ -119,3 +132,22 @@ def test_kafka_14316_is_refound_on_3_3_1_and_fixed_in_3_3_2() -> None:
     (outcome,) = [o for o in run_bugs("metadata_version") if o.bug.id == "KAFKA-14316"]
     assert outcome.refound and outcome.fixed_agree, outcome.to_json()
     assert "NoSuchElementException" in str(outcome.buggy[0])
+
+
+@needs_java
+def test_the_4_4_line_agrees_and_its_own_rules_are_what_the_jars_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka 4.4.0 agrees on `small` with the 4.4 line's rules (levels up to 4.4-IV2, the 4.2 parse and downgrade
+    words); with either rule taken back to 4.1's, its classes disagree: the new questions and words can fail."""
+    from reference_impl.metadata_version import catalog as mv_catalog
+
+    result = run_check("metadata_version", "4.4.0", "small")
+    assert result.verdict == "agree", [f.difference for f in result.disagreements]
+    assert result.kinds["parseVersion"]["decisions"] > 50 and result.kinds["fromFeatureLevel"]["decisions"] > 30
+    line = mv_catalog.KAFKA_RELEASES["4.4"]
+    monkeypatch.setitem(mv_catalog.KAFKA_RELEASES, "4.4", dataclasses.replace(line, stable_parse=False))
+    parse = run_check("metadata_version", "4.4.0", "small")
+    assert parse.kinds["parseVersion"]["disagreements"] > 0
+    monkeypatch.setitem(mv_catalog.KAFKA_RELEASES, "4.4", dataclasses.replace(line, downgrade_words=False))
+    words = run_check("metadata_version", "4.4.0", "small")
+    first = next(f for f in words.disagreements if f.kind == "updateFeatures")
+    assert "Unsupported metadata.version downgrade from" in str(first.answer)

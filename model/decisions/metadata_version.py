@@ -192,9 +192,9 @@ def _by_index(k: Any, values: Sequence[int]) -> Any:
 
 
 # Each catalog's settings, restated: (bootstrap floor, first level with controller registrations, first level,
-# last level). kafka: MINIMUM_BOOTSTRAP_VERSION 3.3-IV0 (4), IBP_3_7_IV0 (15), 3.0-IV1 (1) to 4.1-IV1 (27); the
+# last level). kafka: MINIMUM_BOOTSTRAP_VERSION 3.3-IV0 (4), IBP_3_7_IV0 (15), 3.0-IV1 (1) to 4.5-IV0 (34); the
 # KIP's example: V1 for both (it has neither history), V1 to V5.
-CATALOG_SETTINGS = {"example": (1, 1, 1, 5), "kafka": (4, 15, 1, 27)}
+CATALOG_SETTINGS = {"example": (1, 1, 1, 5), "kafka": (4, 15, 1, 34)}
 # Catalog(entries) shapes: consecutive levels are taken; none, a gap, a repeat or a descent are refused.
 CATALOG_SHAPES = (((1, 2, 3), True), ((7,), True), ((), False), ((1, 3), False), ((1, 1, 2), False),
                   ((2, 1), False))
@@ -258,7 +258,8 @@ def _catalog_setting_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], C
 # MetadataVersion.java read first-hand up to 3.7-IV4 (apache/kafka 3ed11f5d7dea898dbd4d7868b8094b53540b9643), and
 # for the later members Kafka 4.0's (4ae681446f18f9a6d7a59f317013ef82379a4ba4), whose numbering the catalog keeps.
 MV_METADATA_UNCHANGED = ("3.1-IV0", "3.3-IV0", "3.5-IV0", "3.5-IV1", "3.6-IV0", "3.7-IV1", "3.7-IV3", "3.7-IV4",
-                         "3.8-IV0", "3.9-IV0", "4.0-IV0", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1")
+                         "3.8-IV0", "3.9-IV0", "4.0-IV0", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0",
+                         "4.2-IV1", "4.4-IV0", "4.5-IV0")
 
 
 def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -266,7 +267,7 @@ def _mv_metadata_changed_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs
     did any member in (lower, higher] by ordinal change the format; and the pair's order (isLessThan, isAtLeast)
     and FeatureCommand's list of the members between them. The system reads the catalog's levels, not
     these functions (tests/kafka do): only this comparison sees an edit to them or to a member's flag."""
-    unchanged = {mv_catalog.from_version_string(v).ordinal for v in MV_METADATA_UNCHANGED}
+    unchanged = {mv.ordinal for mv in mv_catalog.VERSIONS if mv.version() in MV_METADATA_UNCHANGED}
     changed = [mv.ordinal for mv in mv_catalog.VERSIONS if mv.ordinal not in unchanged]
 
     def formula(x: dict[str, z3.ArithRef]) -> dict[str, Any]:
@@ -426,7 +427,8 @@ def _controller_setting_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs]
 # MetadataVersion's feature predicates: the first version each holds from (Kafka 4.0's MetadataVersion.java;
 # the same in 3.9 except ELR, which 3.9 put at 4.0-IV0 and 4.0 at 4.0-IV1, Kafka 4.0's numbering kept here).
 # Kafka's MetadataVersion members as they print (version()), in ordinal order: MetadataVersion.java, the 3.9
-# branch for 0.8.0 .. 3.9-IV0 and Kafka 4.0's (4ae681446f18) for the 4.0 and 4.1 members the catalog keeps.
+# branch for 0.8.0 .. 3.9-IV0, Kafka 4.0's (4ae681446f18) for the 4.0 and 4.1 members, and the 4.4.0 jar's
+# MetadataVersion.VERSIONS for 4.2-IV0 .. 4.5-IV0.
 MV_NAMES = (
     "0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2",
     "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2", "1.0-IV0", "1.1-IV0", "2.0-IV0", "2.0-IV1", "2.1-IV0",
@@ -434,9 +436,13 @@ MV_NAMES = (
     "2.7-IV0", "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1", "3.0-IV0", "3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0",
     "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2",
     "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0", "3.9-IV0", "4.0-IV0", "4.0-IV1", "4.0-IV2",
-    "4.0-IV3", "4.1-IV0", "4.1-IV1")
+    "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0", "4.2-IV1", "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2", "4.5-IV0")
 # Each release's own enum (first .. last member) and its LATEST_PRODUCTION.
-MV_RELEASE_MEMBERS = {"3.9": ("0.8.0", "4.1-IV1", "3.9-IV0"), "4.0": ("3.3-IV3", "4.1-IV0", "4.0-IV3")}
+MV_RELEASE_MEMBERS = {"3.9": ("0.8.0", "4.1-IV1", "3.9-IV0"), "4.0": ("3.3-IV3", "4.1-IV0", "4.0-IV3"),
+                      "4.1": ("3.3-IV3", "4.2-IV1", "4.1-IV1"), "4.2": ("3.3-IV3", "4.3-IV0", "4.2-IV1"),
+                      "4.3": ("3.3-IV3", "4.4-IV0", "4.3-IV0"), "4.4": ("3.3-IV3", "4.5-IV0", "4.4-IV2")}
+# The whole list, as latestTesting() / VERSIONS read without a release (and 3.9's LATEST_PRODUCTION).
+MV_ALL_MEMBERS = ("0.8.0", "4.5-IV0", "3.9-IV0")
 # fromVersionString probes per release: the text and the member it names (None: refused). Only the first two
 # dot-separated segments count, three after "0." (Java's split drops trailing empty strings); a bare release
 # names its last production member; 4.0 knows no member outside its enum.
@@ -453,7 +459,14 @@ MV_TEXT_PROBES = (
     ("4.0", "4.1", None), ("4.0", "4.1-IV1", None), ("4.0", "3.2-IV0", None), ("4.0", "3.0", None),
     ("4.0", "2.8", None), ("4.0", "0.10.0", None), ("4.0", "3.", None),
     # Only dots (Java's split leaves no segment at all), and what Java's types would refuse: not a string.
-    ("3.9", ".", None), ("3.9", "..", None), ("3.9", None, None), ("4.0", 3.3, None))
+    ("3.9", ".", None), ("3.9", "..", None), ("3.9", None, None), ("4.0", 3.3, None),
+    # 4.1 knows 4.2-IV1 (its latestTesting()); from 4.2 the parse (unstable versions on, as FeatureCommand asks)
+    # refuses with the list of what it knows, and a bare release names its last production member only.
+    ("4.1", "4.1", "4.1-IV1"), ("4.1", "4.2-IV1", "4.2-IV1"), ("4.1", "4.2", None), ("4.1", "4.3-IV0", None),
+    ("4.2", "4.2", "4.2-IV1"), ("4.2", "4.3-IV0", "4.3-IV0"), ("4.2", "4.3", None), ("4.2", "9.9", None),
+    ("4.3", "4.3", "4.3-IV0"), ("4.3", "4.4-IV0", "4.4-IV0"), ("4.3", "3.2-IV0", None),
+    ("4.4", "4.4", "4.4-IV2"), ("4.4", "4.4-IV2.1", "4.4-IV2"), ("4.4", "4.5-IV0", "4.5-IV0"), ("4.4", "4.5", None),
+    ("4.4", "3.3.1", "3.3-IV3"), ("4.4", "", None))
 
 
 def _mv_refusal(release: str, text: object) -> str:
@@ -461,9 +474,13 @@ def _mv_refusal(release: str, text: object) -> str:
     is not a string is refused as its repr, before any release is consulted."""
     if not isinstance(text, str):
         return f"Version {text!r} is not a valid version"
-    if release == "4.0":
+    if release in ("4.0", "4.1"):
         return (f"Version {text} is not a valid version. The minimum version is 3.3-IV3 and the maximum version is "
-                "4.1-IV0")
+                f"{MV_RELEASE_MEMBERS[release][1]}")
+    if release in MV_RELEASE_MEMBERS and release != "3.9":  # 4.2 on: every member the release knows
+        first, last, _production = MV_RELEASE_MEMBERS[release]
+        known = MV_NAMES[MV_NAMES.index(first):MV_NAMES.index(last) + 1]
+        return f"Unknown metadata.version '{text}'. Supported metadata.version are: {', '.join(known)}"
     return f"Version {text} is not a valid version"
 
 
@@ -536,20 +553,21 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
             try:
                 return {"member": mv_catalog.from_feature_level(level, release).ordinal, "words": 1}
             except ValueError as e:
+                # the release's latestTesting() level
+                top = MV_NAMES.index(MV_RELEASE_MEMBERS[release][1]) - FIRST_KRAFT_ORDINAL + 1
                 words = (f"No MetadataVersion with feature level {level!r}" if x["kind"] else
                          f"No MetadataVersion with feature level {level}"
-                         + (". Valid feature levels are from 7 to 26." if release == "4.0" else ""))
+                         + (f". Valid feature levels are from 7 to {top}." if release != "3.9" else ""))
                 return {"member": CATALOG_ERROR, "words": int(str(e) == words)}
         return run
 
     # latestTesting(), latestProduction() and VERSIONS, bare and per release: the ordinal of the last member,
     # the last production one, and the first and last of the enum (the catalog's whole list without a release).
-    bounds = [("testing", None), ("testing", "3.9"), ("testing", "4.0"), ("production", None),
-              ("production", "3.9"), ("production", "4.0"), ("first", None), ("first", "4.0"), ("last", None),
-              ("last", "4.0")]
+    bounds = [("testing", None), ("production", None), ("first", None), ("last", None),
+              *((kind, r) for r in MV_RELEASE_MEMBERS for kind in ("testing", "production", "first", "last"))]
 
     def bound_expected(kind: str, release: str | None) -> int:
-        first, last, production = MV_RELEASE_MEMBERS[release or "3.9"]
+        first, last, production = MV_ALL_MEMBERS if release is None else MV_RELEASE_MEMBERS[release]
         return ordinal[{"testing": last, "production": production, "first": first, "last": last}[kind]]
 
     def bound_reference(x: Inputs) -> Outputs:
@@ -570,7 +588,7 @@ def _mv_name_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[
                [{"ordinal": o} for o in range(len(mv_catalog.VERSIONS))], member_reference(release))
         yield (f"MetadataVersion.fromFeatureLevel, release {release}",
                Formula(["level", "kind"], level_formula(release)),
-               [{"level": level, "kind": 0} for level in range(-3, 30)]
+               [{"level": level, "kind": 0} for level in range(-3, 37)]
                + [{"level": level, "kind": kind} for level in (1, 7, 21) for kind in (1, 2)], level_reference(release))
     yield ("MetadataVersion.fromVersionString", Formula(["k"], parse_formula),
            [{"k": k} for k in range(len(MV_TEXT_PROBES))], parse_reference)
@@ -945,7 +963,8 @@ def _mv_update_outcome(ctl: QuorumController, level: int, code: int) -> Outputs:
     error = int(r.error) if r.error is not mv_api.Errors.NONE else (
         int(r.results[0].error) if len(r.results) == 1 else CODEC_ERROR)
     message = r.message if r.error is not mv_api.Errors.NONE else (r.results[0].message if r.results else "")
-    why = 0 if not error else next((i + 1 for i, w in enumerate(MV_WHY) if w in (message or "")), -1)
+    why = 0 if not error else next((i + 1 for i, ws in enumerate(MV_WHY) if any(w in (message or "") for w in ws)),
+                                   -1)
     written = [rec.feature_level for rec in res.records]
     return {"error": error, "why": why, "written": written[0] if len(written) == 1 else -1}
 
@@ -992,10 +1011,11 @@ def _unfinalized_mv_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Ca
                domain, reference(release))
 
 
-MV_WHY = ("Unknown metadata.version", "Can't downgrade to a newer version",
-          "without setting the upgrade type", "Refusing to perform the requested downgrade",
-          "Unsafe metadata downgrade is not supported",
-          "Unable to set a metadata.version less than")  # FeatureControlManager's words, MV_WHY[i] is reason i + 1
+# FeatureControlManager's words, MV_WHY[i] is reason i + 1 (any of its texts): an unknown version reads "Unknown
+# metadata.version." in 3.x and names the valid range from 4.0 (the kafka-metadata 4.0.0 .. 4.4.0 jars).
+MV_WHY = (("Unknown metadata.version", "Valid versions are from"), ("Can't downgrade to a newer version",),
+          ("without setting the upgrade type",), ("Refusing to perform the requested downgrade",),
+          ("Unsafe metadata downgrade is not supported",), ("Unable to set a metadata.version less than",))
 
 
 def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Callable[[Inputs], Outputs]]]:
@@ -1023,7 +1043,7 @@ def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
 
         def outputs(x: dict[str, z3.ArithRef]) -> Mapping[str, Any]:
             step, code = x["step"], x["code"]  # -1 below, 0 the same, 1 above, 2 unknown, 3 the floor, 4 below it
-            below_floor = 1 if release == "4.0" else 6
+            below_floor = 1 if release != "3.9" else 6
             # Kafka's order: the upgrade type against the direction first, then the version (updateMetadataVersion)
             why = z3.If(step == 2, z3.If(code == 1, 1, 2), z3.If(step == 1, z3.If(code == 1, 0, 2),
                         z3.If(step == 0, 0, z3.If(code == 1, 3, z3.If(step == 4, below_floor,
@@ -1046,7 +1066,7 @@ def _kafka_mv_edge_cases() -> Iterable[tuple[str, Formula, Iterable[Inputs], Cal
         return run
 
     domain = [{"step": st, "code": c} for st in (-1, 0, 1, 2, 3, 4) for c in (1, 2, 3)]
-    for release in ("3.9", "4.0"):
+    for release in ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4"):
         yield (f"metadata.version refusals, kafka {release}", Formula(["step", "code"], build(release)), domain,
                reference(release))
 

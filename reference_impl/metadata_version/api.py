@@ -29,14 +29,18 @@ from reference_impl.metadata_version.catalog import (
     Catalog,
     from_feature_level,
     from_version_string,
+    rules_of,
 )
+from reference_impl.metadata_version.catalog import KAFKA_RELEASES as _RELEASE_BOUNDS
+from reference_impl.metadata_version.catalog import kafka_release as kafka_release_bounds
 
 PROFILES = ("kip", "kafka")
 # Release lines whose FeatureControlManager rules differ: "3.3" stands for Kafka 3.3-3.6 (brokers' ranges passed to
 # updateFeatures, the other controllers read from ApiVersions; metadata/src/main/java/org/apache/kafka/controller/
 # {FeatureControlManager,QuorumFeatures}.java at 3.3.0..3.6.2), "3.9" for 3.7-3.9 (ClusterFeatureSupportDescriber,
-# controller registrations), "4.0" for 4.0 and later (one error for the whole request).
-KAFKA_RELEASES = ("3.3", "3.9", "4.0")
+# controller registrations), "4.0" for 4.0 and later (one error for the whole request). "4.1" .. "4.4" follow 4.0's
+# rules with their own catalog bounds (catalog.KAFKA_RELEASES; catalog.rules_of).
+KAFKA_RELEASES = tuple(_RELEASE_BOUNDS)
 # Kafka 4.0's QuorumController.updateFeatures: the one error of a refused request follows this sentence.
 ALL_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
 KRAFT_VERSION_FEATURE_NAME = "kraft.version"  # KRaftVersion.FEATURE_NAME
@@ -346,11 +350,16 @@ class QuorumController:
 
     # ------------------------------------------------------------------ reads
     @property
+    def rules(self) -> str:
+        """The rules of ``kafka_release``'s line: "3.3", "3.9" or "4.0" (4.1 .. 4.4 follow 4.0's)."""
+        return rules_of(self.kafka_release)
+
+    @property
     def registration_rules(self) -> str:
         """The release line of the broker registration checks (:func:`registration_feature_error`): the kafka
         profile's ``kafka_release``; the kip profile keeps 3.9's (the KIP says only that an unsupported broker is
         refused)."""
-        return self.kafka_release if self.profile == "kafka" else "3.9"
+        return self.rules if self.profile == "kafka" else "3.9"
 
     @property
     def metadata_version(self) -> int:
@@ -363,7 +372,7 @@ class QuorumController:
         # all treated as 3.0IV1". Kafka 4.0 removed MINIMUM_KRAFT_VERSION and its QuorumController sets no
         # version, so FeatureControlManager.Builder's default stands: latestProduction(), 4.0-IV3 (the 4.0 branch
         # at 4ae681446f18, docs/kafka-tests.md). Only later releases hold none until the log's record.
-        if self.kafka_release in ("3.3", "3.9"):
+        if self.rules in ("3.3", "3.9"):
             return self.catalog.minimum
         return self.catalog.latest_production_for(self.kafka_release)
 
@@ -403,8 +412,8 @@ class QuorumController:
         under 4.0."""
         if self.profile != "kafka":
             return self.catalog.minimum
-        if self.kafka_release == "4.0":
-            return self.catalog.minimum_for("4.0")
+        if self.rules == "4.0":
+            return self.catalog.minimum_for(self.kafka_release)
         if self.minimum_bootstrap_version is not None:
             return self.minimum_bootstrap_version
         return self.catalog.bootstrap_floor
@@ -442,7 +451,7 @@ class QuorumController:
             if not rng.contains(record.feature_level):
                 raise RuntimeError(f"Tried to apply FeatureLevelRecord {record}, but this controller only "
                                    f"supports versions {rng}")
-            if self.kafka_release == "4.0" and record.name == KRAFT_VERSION_FEATURE_NAME:
+            if self.rules == "4.0" and record.name == KRAFT_VERSION_FEATURE_NAME:
                 return self
         fin = dict(self.finalized)
         if record.feature_level == 0:
@@ -468,14 +477,14 @@ class QuorumController:
         results: list[UpdatableFeatureResult] = []
         for update in updates.values():
             error = self._kafka_update_feature(update.feature, update.max_version_level, update.upgrade_type, records)
-            if self.kafka_release == "4.0" and error is not None:
+            if self.rules == "4.0" and error is not None:
                 # 4.0: FeatureControlManager.updateFeatures stops at the first error and writes nothing; the
                 # controller answers it at the top level, behind Kafka's prefix, with no per-feature results.
                 # (Kafka iterates a HashMap; we use the request's order.)
                 return _top(Errors.INVALID_UPDATE_VERSION, ALL_FAILED_PREFIX + error)
             results.append(UpdatableFeatureResult(update.feature, Errors.NONE if error is None else
                                                   Errors.INVALID_UPDATE_VERSION, error))
-        if self.kafka_release == "4.0":
+        if self.rules == "4.0":
             # 4.0 success: one result per feature, each NONE with the message Errors.NONE.message() ("NONE").
             response = UpdateFeaturesResponse(Errors.NONE, None, tuple(
                 UpdatableFeatureResult(r.feature, Errors.NONE, "NONE") for r in results))
@@ -522,7 +531,7 @@ class QuorumController:
         reason = _reason_not_supported(new, f"Local controller {self.node_id}", self.local_range(feature))
         if reason is not None:
             return reason
-        if self.kafka_release == "3.3":
+        if self.rules == "3.3":
             return self._kafka_3_3_reason_not_supported(feature, new)
         if "skip_broker_check" not in self.mutations:
             for b in sorted(self.brokers, key=lambda b: b.broker_id):
@@ -573,11 +582,21 @@ class QuorumController:
         def invalid(message: str) -> str:
             return f"Invalid metadata.version {new}. {message}"
 
-        if self.kafka_release == "4.0":
-            # Kafka 4.0: no version below MINIMUM_VERSION exists (fromFeatureLevel fails on it), and the
-            # ZK-migration and "less than 3.3-IV0" checks are gone with ZooKeeper.
+        def refused_downgrade(message: str) -> str:
+            if kafka_release_bounds(self.kafka_release).downgrade_words:
+                return f"Unsupported metadata.version downgrade from {current} to {new}. {message}"
+            return invalid(message)
+
+        if self.rules == "4.0":
+            # Kafka 4.0 on: a level outside the release's enum (fromFeatureLevel fails on it) is refused naming the
+            # valid range, MINIMUM_VERSION to latestTesting() (FeatureControlManager.updateMetadataVersion in the
+            # kafka-metadata 4.0.0 .. 4.4.0 jars); the ZK-migration and "less than 3.3-IV0" checks are gone.
+            # A level above latestTesting() that the catalog has (and a binary of the config claims) passes here, as
+            # the spec and the Z3 rules have it: no Kafka 4.x binary supports a level its enum lacks.
+            low = self.catalog.minimum_for(self.kafka_release)
+            high = self.catalog.latest_testing_for(self.kafka_release)
             if new not in self.catalog.levels or (new < self.floor and "skip_floor_check" not in self.mutations):
-                return invalid("Unknown metadata.version.")
+                return invalid(f"Valid versions are from {low} to {high}.")
         else:
             if new not in self.catalog.levels:
                 return invalid("Unknown metadata.version.")
@@ -589,15 +608,15 @@ class QuorumController:
             lossless = self.catalog.is_lossless(current, new)
             if not lossless and "allow_lossy_safe_downgrade" not in self.mutations:
                 if upgrade is UpgradeType.UNSAFE_DOWNGRADE:
-                    return invalid("Unsafe metadata downgrade is not supported in this version.")
-                if self.kafka_release == "3.3":
+                    return refused_downgrade("Unsafe metadata downgrade is not supported in this version.")
+                if self.rules == "3.3":
                     # 3.3-3.6 say how to force it (FeatureControlManager.updateMetadataVersion at 3.3.2 .. 3.6.2,
                     # found by the Kafka oracle: docs/kafka-oracle.md); 3.7 dropped the sentence.
                     return invalid("Refusing to perform the requested downgrade because it might delete "
                                    "metadata information. Retry using UNSAFE_DOWNGRADE if you want to force the "
                                    "downgrade to proceed.")
-                return invalid("Refusing to perform the requested downgrade because it might delete "
-                               "metadata information.")
+                return refused_downgrade("Refusing to perform the requested downgrade because it might delete "
+                                         "metadata information.")
         records.append(FeatureLevelRecord(FEATURE_NAME, new))
         return None
 
@@ -693,7 +712,7 @@ class QuorumController:
         processRegistrationFeature is that rule). A refused broker stays fenced."""
         offered = dict(request.features or ())
         if FEATURE_NAME not in offered:
-            if self.profile == "kafka" and self.kafka_release == "4.0":
+            if self.profile == "kafka" and self.rules == "4.0":
                 # Kafka 4.0's registerBroker, which has no MINIMUM_KRAFT_VERSION left to assume (4.0 branch at
                 # 4ae6814, read first-hand, docs/kafka-tests.md). The KIP is silent: kip keeps 3.9's assumption.
                 return BrokerRegistrationReply(
@@ -807,7 +826,9 @@ def _format_kafka(cluster_id: str, catalog: Catalog, binary_default: int, metada
     is_kafka = catalog.name == "kafka"
     if isinstance(metadata_version, str):
         if is_kafka:
-            mv = from_version_string(metadata_version, release)
+            # From 4.2 StorageTool parses with the node's unstable.feature.versions.enable: a testing member is
+            # unknown there before the stability check below is reached (kafka_2.13 4.4.0, StorageTool$).
+            mv = from_version_string(metadata_version, release, unstable)
             if not mv.is_kraft_supported():
                 raise ValueError(f"{FEATURE_NAME} {mv} is too old to be supported.")
             level = mv.feature_level
@@ -832,7 +853,7 @@ def bootstrap_metadata(level: int, catalog: Catalog, source: str, kafka_release:
     "metadata.version" from 3.8.0 (the "3.3" rules have the former)."""
     floor = catalog.bootstrap_floor
     if level < floor:
-        noun = "metadata versions" if kafka_release == "3.3" else "metadata.version"
+        noun = "metadata versions" if rules_of(kafka_release) == "3.3" else "metadata.version"
         raise ValueError(f"Bootstrap {noun} before {catalog.label(floor)} are not supported. Can't load metadata "
                          f"from {source}")
     return FeatureLevelRecord(FEATURE_NAME, level)

@@ -5,9 +5,12 @@ Sources (facts only; the code is our own):
   branch (every member, the KRaft levels 1..23, ``fromVersionString``, ``fromFeatureLevel``, the predicates)
   and Kafka 4.0/4.1 for levels 22..27: ``MetadataVersionTest`` of early 4.1 trunk (4.0-IV0..4.0-IV3 and
   4.1-IV0, "4.0-IV3 is the latest production version in the 4.0 line", ELR from 4.0-IV1) and the 4.x
-  upgrade notes (``IBP_4_0_IV1(23, "4.0", "IV1", true)``). The catalog mirrors Kafka 4.1 (levels 1..27).
-  Kafka 4.2+ defines levels 28.. (4.2-IV0, ...); they are not here because no copy of Apache Kafka's own
-  file defining them could be read, only third-party copies.
+  upgrade notes (``IBP_4_0_IV1(23, "4.0", "IV1", true)``).
+- Levels 28..34 (4.2-IV0 .. 4.5-IV0) as Kafka's own released classes report them: ``MetadataVersion.VERSIONS``
+  of the published ``kafka-server-common`` jars of 4.1.2, 4.2.2, 4.3.2 and 4.4.0, read through the Kafka
+  oracle's ``catalog`` question (kafka_oracle/metadata_version, ``rollcheck kafka metadata_version``). Each
+  level's flag is the value of the first release where it is production (4.3-IV0 reads false in 4.2.2, where it
+  is still in development, and true from 4.3.2); 4.5-IV0 is 4.4.0's testing level, with 4.4.0's flag.
 - Kafka 4.0's own ``MetadataVersion.java``, read on the 4.0 branch at 4ae681446f18f9a6d7a59f317013ef82379a4ba4
   (2025-03-16, the branch head at the 4.0.0 release): members 3.3-IV3 (``MINIMUM_VERSION``) .. 4.1-IV0
   (``latestTesting()``), ``LATEST_PRODUCTION`` 4.0-IV3; each has the level and ``didMetadataChange`` given here.
@@ -99,6 +102,13 @@ class MetadataVersion(enum.Enum):
     IBP_4_0_IV3 = (25, "4.0", "IV3", False)
     IBP_4_1_IV0 = (26, "4.1", "IV0", False)
     IBP_4_1_IV1 = (27, "4.1", "IV1", False)
+    IBP_4_2_IV0 = (28, "4.2", "IV0", False)
+    IBP_4_2_IV1 = (29, "4.2", "IV1", False)
+    IBP_4_3_IV0 = (30, "4.3", "IV0", True)  # 4.2.2 (unstable there): false
+    IBP_4_4_IV0 = (31, "4.4", "IV0", False)
+    IBP_4_4_IV1 = (32, "4.4", "IV1", True)
+    IBP_4_4_IV2 = (33, "4.4", "IV2", True)
+    IBP_4_5_IV0 = (34, "4.5", "IV0", False)  # testing only, as of 4.4.0
 
     @property
     def feature_level(self) -> int:
@@ -240,6 +250,9 @@ LATEST = KRAFT_VERSIONS[-1]
 # Kafka 4.0's MetadataVersion enum runs from IBP_3_3_IV3 to IBP_4_1_IV0 (its latestTesting()): the 4.0 branch at
 # 4ae681446f18f9a6d7a59f317013ef82379a4ba4, server-common/.../MetadataVersion.java.
 LATEST_TESTING_4_0 = MetadataVersion.IBP_4_1_IV0
+# Release 3.9's enum, as the reference's 3.9 rules model it, ends at 4.1-IV1 (Kafka 3.9's own ended at 4.0-IV1; the
+# rules carry 4.0-IV2 .. 4.1-IV1 as further testing levels, which the Z3 decision rules and the spec share).
+LATEST_TESTING_3_9 = MetadataVersion.IBP_4_1_IV1
 
 
 @dataclass(frozen=True)
@@ -247,8 +260,8 @@ class KafkaRelease:
     """The version bounds one Kafka software release accepts (used by the ``kafka`` profile).
 
     ``first`` and ``latest_testing`` bound the release's own ``MetadataVersion.VERSIONS``: Kafka 4.0's enum starts
-    at ``MINIMUM_VERSION`` (3.3-IV3) and ends at 4.1-IV0. Release 3.9 keeps every member of this catalog (its
-    ZooKeeper-era members, and the later levels the catalog carries), as it always has here."""
+    at ``MINIMUM_VERSION`` (3.3-IV3) and ends at 4.1-IV0. Release 3.9 keeps the ZooKeeper-era members and ends at
+    4.1-IV1 (``LATEST_TESTING_3_9``)."""
 
     name: str
     minimum: MetadataVersion
@@ -256,6 +269,22 @@ class KafkaRelease:
     supports_migration: bool
     first: MetadataVersion = VERSIONS[0]
     latest_testing: MetadataVersion = LATEST
+    # The rules the release follows where it differs from the others ("3.3", "3.9", "4.0"): the 4.x lines after
+    # 4.0 follow 4.0's (one error for the whole request, no level below 3.3-IV3) with their own catalog bounds.
+    rules: str = ""
+    # fromVersionString(String, boolean unstableFeatureVersionsEnabled), new in 4.2: with the flag off a member that
+    # is not production is unknown, and a refusal lists what it knows ("Unknown metadata.version '9.9'. Supported
+    # metadata.version are: 3.3-IV3, ..."), read from the 4.2.2 and 4.4.0 jars' MetadataVersion. FeatureCommand
+    # passes true; StorageTool's format passes the node's unstable.feature.versions.enable.
+    stable_parse: bool = False
+    # From 4.2 FeatureControlManager refuses a downgrade as "Unsupported metadata.version downgrade from 31 to 29.
+    # <reason>" (unsupportedMetadataDowngrade), where earlier lines say "Invalid metadata.version 29. <reason>"
+    # (kafka-metadata 4.1.2 and 4.2.2 jars).
+    downgrade_words: bool = False
+
+    @property
+    def line_rules(self) -> str:
+        return self.rules or self.name
 
 
 KAFKA_RELEASES: dict[str, KafkaRelease] = {
@@ -263,9 +292,23 @@ KAFKA_RELEASES: dict[str, KafkaRelease] = {
     # 3.3-IV3 (MetadataVersion.latest() in server-common/.../MetadataVersion.java at 3.3.2).
     "3.3": KafkaRelease("3.3", MINIMUM_KRAFT_VERSION, MetadataVersion.IBP_3_3_IV3, supports_migration=False,
                         latest_testing=MetadataVersion.IBP_3_3_IV3),
-    "3.9": KafkaRelease("3.9", MINIMUM_KRAFT_VERSION, LATEST_PRODUCTION_3_9, supports_migration=True),
+    "3.9": KafkaRelease("3.9", MINIMUM_KRAFT_VERSION, LATEST_PRODUCTION_3_9, supports_migration=True,
+                        latest_testing=LATEST_TESTING_3_9),
     "4.0": KafkaRelease("4.0", MINIMUM_VERSION_4_X, LATEST_PRODUCTION_4_0, supports_migration=False,
                         first=MINIMUM_VERSION_4_X, latest_testing=LATEST_TESTING_4_0),
+    # 4.1 .. 4.4: LATEST_PRODUCTION and latestTesting() of each line's newest served release (4.1.2, 4.2.2, 4.3.2,
+    # 4.4.0), as their kafka-server-common jars answer the oracle's catalog question.
+    "4.1": KafkaRelease("4.1", MINIMUM_VERSION_4_X, MetadataVersion.IBP_4_1_IV1, supports_migration=False,
+                        first=MINIMUM_VERSION_4_X, latest_testing=MetadataVersion.IBP_4_2_IV1, rules="4.0"),
+    "4.2": KafkaRelease("4.2", MINIMUM_VERSION_4_X, MetadataVersion.IBP_4_2_IV1, supports_migration=False,
+                        first=MINIMUM_VERSION_4_X, latest_testing=MetadataVersion.IBP_4_3_IV0, rules="4.0",
+                        stable_parse=True, downgrade_words=True),
+    "4.3": KafkaRelease("4.3", MINIMUM_VERSION_4_X, MetadataVersion.IBP_4_3_IV0, supports_migration=False,
+                        first=MINIMUM_VERSION_4_X, latest_testing=MetadataVersion.IBP_4_4_IV0, rules="4.0",
+                        stable_parse=True, downgrade_words=True),
+    "4.4": KafkaRelease("4.4", MINIMUM_VERSION_4_X, MetadataVersion.IBP_4_4_IV2, supports_migration=False,
+                        first=MINIMUM_VERSION_4_X, latest_testing=MetadataVersion.IBP_4_5_IV0, rules="4.0",
+                        stable_parse=True, downgrade_words=True),
 }
 
 
@@ -276,14 +319,19 @@ def kafka_release(name: str) -> KafkaRelease:
         raise ValueError(f"unknown Kafka release {name!r}; choose one of {sorted(KAFKA_RELEASES)}") from None
 
 
+def rules_of(release: str) -> str:
+    """The rules a Kafka release line follows ("3.3", "3.9" or "4.0"; 4.1 .. 4.4 follow 4.0's)."""
+    return kafka_release(release).line_rules
+
+
 def latest_production(release: str = DEFAULT_RELEASE) -> MetadataVersion:
     """MetadataVersion.latestProduction() of the given release."""
     return kafka_release(release).latest_production
 
 
 def latest_testing(release: str | None = None) -> MetadataVersion:
-    """MetadataVersion.latestTesting(): the last member (here 4.1-IV1; Kafka 3.9's own list ended at 4.0-IV1).
-    With a release, that release's last member: 4.1-IV0 for 4.0; release 3.9 keeps the catalog's last."""
+    """MetadataVersion.latestTesting(): the last member (here 4.5-IV0, Kafka 4.4's testing level). With a release,
+    that release's last member: 4.1-IV0 for 4.0, 4.5-IV0 for 4.4; release 3.9 ends at 4.1-IV1 (LATEST_TESTING_3_9)."""
     return LATEST if release is None else kafka_release(release).latest_testing
 
 
@@ -317,36 +365,48 @@ def _java_split_on_dots(text: str) -> list[str]:
     return text.rstrip(".").split(".")
 
 
-def from_feature_level(level: int, release: str = DEFAULT_RELEASE) -> MetadataVersion:
+def from_feature_level(level: int, release: str = DEFAULT_RELEASE, wording: str | None = None) -> MetadataVersion:
     """MetadataVersion.fromFeatureLevel: the first member with this level (so -1 gives 0.8.0, as in Kafka 3.9);
     ``ValueError`` with Kafka's text for a level no member has. Only the release's own members count: Kafka
-    4.0's enum runs from ``MINIMUM_VERSION`` (3.3-IV3) to 4.1-IV0, so it has no level -1 and no 4.1-IV1."""
+    4.0's enum runs from ``MINIMUM_VERSION`` (3.3-IV3) to 4.1-IV0, so it has no level -1 and no 4.1-IV1. The
+    words are the release line's (``wording`` names another line's): "with metadata version" up to 3.7, "with
+    feature level" from 3.8, and from 4.0 the valid range after them."""
     if isinstance(level, bool) or not isinstance(level, int):
         raise ValueError(f"No MetadataVersion with feature level {level!r}")
     floor = kafka_release(release).minimum
     for mv in versions(release):
         if mv.feature_level == level:
             return mv
-    if release == "4.0":  # Kafka 4.0 names the valid range (MetadataVersion.fromFeatureLevel, 4.0 branch 4ae6814)
+    if rules_of(release) == "4.0":  # 4.0 on name the valid range (MetadataVersion.fromFeatureLevel; 4.0 and 4.4 jars)
         raise ValueError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
                          f"{floor.feature_level} to {latest_testing(release).feature_level}.")
+    if rules_of(wording or release) == "3.3":  # 3.3 .. 3.7's words (server-common MetadataVersion.java at 3.7)
+        raise ValueError(f"No MetadataVersion with metadata version {level}")
     raise ValueError(f"No MetadataVersion with feature level {level}")
 
 
-def from_version_string(text: str, release: str = DEFAULT_RELEASE) -> MetadataVersion:
+def from_version_string(text: str, release: str = DEFAULT_RELEASE, unstable: bool = True) -> MetadataVersion:
     """MetadataVersion.fromVersionString: "3.3-IV3", or a bare release "3.3" (its last production IV in
     ``release``). Only the first two dot-separated segments count (three when the text starts with "0."),
-    so "3.3.1" is 3.3-IV3 and "0.10.0.1" is 0.10.0-IV1; nothing is stripped."""
+    so "3.3.1" is 3.3-IV3 and "0.10.0.1" is 0.10.0-IV1; nothing is stripped. From 4.2 (``stable_parse``) a member
+    that is not production is unknown unless ``unstable``; earlier releases take no such flag."""
     if not isinstance(text, str):
         raise ValueError(f"Version {text!r} is not a valid version")
+    r = kafka_release(release)
     segments = _java_split_on_dots(text)
     wanted = 3 if text.startswith("0.") else 2
     key = text if wanted >= len(segments) else ".".join(segments[:wanted])
-    mv = _IBP_VERSIONS[kafka_release(release).name].get(key)
+    mv = _IBP_VERSIONS[r.name].get(key)
+    if r.stable_parse:
+        known = [m for m in versions(release) if unstable or m.is_production(release)]
+        if mv is None or mv not in known:
+            raise ValueError(f"Unknown metadata.version '{text}'. Supported metadata.version are: "
+                             + ", ".join(str(m) for m in known))
+        return mv
     if mv is None:
-        if release == "4.0":  # Kafka 4.0 names its bounds (MetadataVersion.fromVersionString, 4.0 branch 4ae6814)
+        if r.line_rules == "4.0":  # Kafka 4.0 and 4.1 name the bounds (MetadataVersion.fromVersionString)
             raise ValueError(f"Version {text} is not a valid version. The minimum version is "
-                             f"{kafka_release(release).first} and the maximum version is {latest_testing(release)}")
+                             f"{r.first} and the maximum version is {latest_testing(release)}")
         raise ValueError(f"Version {text} is not a valid version")
     return mv
 
@@ -471,7 +531,13 @@ class KafkaCatalog(Catalog):
     """Kafka's catalog: parses as ``MetadataVersion.fromVersionString`` does (bare releases, extra segments)."""
 
     def parse(self, text: str, release: str | None = None) -> int:
-        # featureLevel() of the parsed version: -1 for a ZooKeeper-era one, which callers then refuse.
+        # featureLevel() of the parsed version: -1 for a ZooKeeper-era one, which callers then refuse. Without a
+        # release, a label of the catalog names its level (a level newer than 3.9's enum included); any other text
+        # is read as 3.9's fromVersionString reads it.
+        if release is None:
+            for level, label, _ in self.entries:
+                if label == text:
+                    return level
         return from_version_string(text, release or DEFAULT_RELEASE).feature_level
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reference_impl.metadata_version.catalog import Catalog, catalog_named
+from reference_impl.metadata_version.catalog import KAFKA_RELEASES, Catalog, catalog_named
 
 MUTATIONS = frozenset({
     "skip_quorum_check",  # the controller ignores the voters' supported ranges
@@ -41,7 +41,8 @@ class Software:
 @dataclass(frozen=True)
 class MetadataVersionConfig:
     profile: str = "kip"
-    # kafka profile: "3.3" (the 3.3-3.6 rules), "3.9" (3.7-3.9: per-feature results), "4.0" (4.0 on: all-or-nothing)
+    # kafka profile: "3.3" (the 3.3-3.6 rules), "3.9" (3.7-3.9: per-feature results), "4.0" (4.0 on: all-or-nothing);
+    # "4.1" .. "4.4": 4.0's rules with that line's catalog bounds (the Kafka oracle's rows of those releases)
     kafka_release: str = "3.9"
     catalog: str = "example"  # "example" (KIP-778's V1..V5) or "kafka" (MetadataVersion.java)
     voters: int = 3
@@ -96,8 +97,8 @@ class MetadataVersionConfig:
     def validate(self) -> None:
         if self.profile not in ("kip", "kafka"):
             raise ValueError("profile must be 'kip' or 'kafka'")
-        if self.kafka_release not in ("3.3", "3.9", "4.0"):
-            raise ValueError("kafka_release must be '3.3', '3.9' or '4.0'")
+        if self.kafka_release not in KAFKA_RELEASES:
+            raise ValueError(f"kafka_release must be one of {', '.join(repr(r) for r in KAFKA_RELEASES)}")
         catalog = catalog_named(self.catalog)
         if not 1 <= self.voters <= 5:
             raise ValueError("voters must be between 1 and 5")

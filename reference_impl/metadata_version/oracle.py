@@ -3,7 +3,8 @@ state, put to Apache Kafka's own ``FeatureControlManager`` and ``MetadataVersion
 
 A row of the matrix checks the config as it stands for one Kafka release (:meth:`MetadataVersionOracle.config_for`):
 the ``kafka`` profile, Kafka's catalog, and the rules of the release's line (``kafka_release``: "3.3" for 3.3-3.6,
-"3.9" for 3.7-3.9, "4.0" from 4.0 on). A config on the KIP's example catalog (V1..V5) is mapped onto the release's
+"3.9" for 3.7-3.9, "4.0" for 4.0, and "4.1" .. "4.4" for those lines: 4.0's rules with each line's own catalog
+bounds). A config on the KIP's example catalog (V1..V5) is mapped onto the release's
 five newest production levels, the old software onto the first three of them, so that the same shapes of upgrade
 and downgrade are put to the release's own classes.
 
@@ -36,7 +37,15 @@ from reference_impl.metadata_version.api import (
     feature_snapshot_records,
     request,
 )
-from reference_impl.metadata_version.catalog import FEATURE_NAME, KAFKA_CATALOG
+from reference_impl.metadata_version.catalog import (
+    FEATURE_NAME,
+    KAFKA_CATALOG,
+    from_feature_level,
+    from_version_string,
+    kafka_release,
+    rules_of,
+    versions,
+)
 from reference_impl.metadata_version.config import MetadataVersionConfig, Software
 from reference_impl.metadata_version.system import MetadataVersionSystem
 from rollcheck.oracle.binding import Adapter, KafkaBug, OracleRelease, Question
@@ -97,10 +106,10 @@ RELEASES: tuple[_Release, ...] = (
     _Release("3.8.1", "kraft-3.7", "3.9", 1, 20, registration="3.3"),
     _Release("3.9.2", "kraft-3.7", "3.9", 1, 21, _CI),
     _Release("4.0.2", "kraft-4.0", "4.0", 7, 25, _CI),
-    _Release("4.1.2", "kraft-4.1", "4.0", 7, 27),
-    _Release("4.2.2", "kraft-4.1", "4.0", 7, 29),
-    _Release("4.3.2", "kraft-4.1", "4.0", 7, 30),
-    _Release("4.4.0", "kraft-4.1", "4.0", 7, 33, _CI),
+    _Release("4.1.2", "kraft-4.1", "4.1", 7, 27),
+    _Release("4.2.2", "kraft-4.1", "4.2", 7, 29),
+    _Release("4.3.2", "kraft-4.1", "4.3", 7, 30),
+    _Release("4.4.0", "kraft-4.1", "4.4", 7, 33, _CI),
 )
 _BY_NAME = {r.name: r for r in RELEASES}
 
@@ -143,7 +152,7 @@ def update_answer(c: QuorumController, result: ControllerResult) -> dict[str, An
     out: dict[str, Any] = {"records": [[r.name, r.feature_level] for r in result.records],
                            "finalized": dict(after.finalized)}
     response = result.response
-    if c.kafka_release == "4.0":
+    if rules_of(c.kafka_release) == "4.0":
         message = response.message
         if message is not None and message.startswith(ALL_FAILED_PREFIX):
             message = message[len(ALL_FAILED_PREFIX):]
@@ -226,6 +235,7 @@ class MetadataVersionOracle:
                 rng = QuorumFeatures.default_feature_map(cat, False, r.rules)
                 out.append(Question("quorumFeatures.default", {"op": "defaultFeatures", "enableUnstable": False},
                                     {"features": {name: [v.min, v.max] for name, v in rng}}))
+                out.extend(self._parse_questions(r))
             out.extend(self._bootstrap_questions(system, state, r))
         has_quorum = state.leader >= 0 and sum(1 for v in state.voters if v.status.name == "RUNNING") * 2 > len(
             state.voters)
@@ -240,6 +250,36 @@ class MetadataVersionOracle:
                 asked = memo[key] = tuple(self._controller_questions(system, state, r))
             out.extend(asked)
         return out
+
+    @staticmethod
+    def _parse_questions(r: _Release) -> Iterable[Question]:
+        """MetadataVersion.fromVersionString and fromFeatureLevel at the rules' own release (3.3.x, 3.9.x, 4.0.x,
+        and the 4.1 .. 4.4 lines): every member's name and every bare release the release has, texts that probe the
+        segment rule and the refusal's words, with unstable versions off and on where the release's parse takes the
+        flag (4.2 on); every level around the release's range. 3.9 is asked up to its latest production member:
+        the reference's 3.9 rules carry testing levels Kafka 3.9's enum does not have (catalog.LATEST_TESTING_3_9)."""
+        bounds = kafka_release(r.rules)
+        members = [m for m in versions(r.rules)
+                   if m.feature_level <= r.latest_production or rules_of(r.rules) == "4.0"]
+        texts = [m.version_string for m in members] + sorted({m.release for m in members})
+        texts += ["9.9", "3.10", "4.5", "3.3.1", "0.10.0.1", "3.3-IV9", f"{members[-1].version_string}.1", "3.", "",
+                  "3..3"]
+        for text in dict.fromkeys(texts):
+            for unstable in ((False, True) if bounds.stable_parse else (False,)):
+                try:
+                    mv = from_version_string(text, r.rules, unstable)
+                    expected: dict[str, Any] = {"version": mv.version(), "level": mv.feature_level}
+                except ValueError as e:
+                    expected = {"error": str(e)}
+                yield Question("parseVersion", {"op": "parseVersion", "text": text, "unstable": unstable}, expected)
+        top = max(m.feature_level for m in members)
+        for level in [*range(-2, top + 3), 999]:
+            try:
+                mv = from_feature_level(level, r.rules, r.wording)
+                expected = {"version": mv.version(), "level": mv.feature_level}
+            except ValueError as e:
+                expected = {"error": str(e)}
+            yield Question("fromFeatureLevel", {"op": "fromFeatureLevel", "level": level}, expected)
 
     @staticmethod
     def _bootstrap_questions(system: MetadataVersionSystem, state: Any, r: _Release) -> Iterable[Question]:
@@ -300,7 +340,7 @@ class MetadataVersionOracle:
         """The reference's catalog as the release's adapter reports it, production levels only (a level still in
         development changes between branches: 3.7's 3.8-IV0 changed the metadata, 3.9's did not)."""
         cat = system.catalog
-        floor = cat.minimum_for(r.rules) if r.rules == "4.0" else cat.bootstrap_floor
+        floor = cat.minimum_for(r.rules) if rules_of(r.rules) == "4.0" else cat.bootstrap_floor
         return {"minimum": cat.minimum_for(r.rules), "minimumBootstrap": floor,
                 "latestProduction": r.latest_production,
                 "versions": [{"level": lvl, "version": cat.label(lvl),

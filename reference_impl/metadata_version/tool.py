@@ -31,6 +31,7 @@ from reference_impl.metadata_version.catalog import (
     KAFKA_CATALOG,
     MINIMUM_BOOTSTRAP_VERSION,
     from_version_string,
+    kafka_release,
     latest_production,
     metadata_versions_to_string,
 )
@@ -179,12 +180,19 @@ def _feature_update(level: int, upgrade: UpgradeType) -> tuple[int, UpgradeType]
 def _parse_metadata(controller: QuorumController, metadata: str) -> int:
     catalog = controller.catalog
     if catalog.name == "kafka":
+        release = kafka_release(controller.kafka_release)
         try:
-            return from_version_string(metadata, controller.kafka_release).feature_level
-        except ValueError:
+            # From 4.2 FeatureCommand parses with unstable versions on and passes the parse's own words through;
+            # before, it names the list from the first version it accepts (3.x MINIMUM_BOOTSTRAP_VERSION, 4.0 and
+            # 4.1 MINIMUM_VERSION) to latestProduction() (kafka-tools 4.0.2, 4.1.2, 4.2.2, 4.4.0: FeatureCommand).
+            return from_version_string(metadata, controller.kafka_release, unstable=True).feature_level
+        except ValueError as exc:
+            if release.stable_parse:
+                raise TerseError(str(exc)) from None
+            first = release.minimum if release.line_rules == "4.0" else MINIMUM_BOOTSTRAP_VERSION
+            known = metadata_versions_to_string(first, latest_production(controller.kafka_release))
             raise TerseError(f"Unsupported metadata.version {metadata}. Supported metadata.version are "
-                             + metadata_versions_to_string(MINIMUM_BOOTSTRAP_VERSION,
-                                                           latest_production(controller.kafka_release))) from None
+                             f"{known}") from None
     try:
         return catalog.parse(metadata)
     except ValueError:

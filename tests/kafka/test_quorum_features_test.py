@@ -47,7 +47,7 @@ CONTROLLER = shared.controller(RELEASE)
 # ---------------------------------------------------------------- defaultFeatureMap (metadata.version entry)
 @pytest.mark.parametrize(("enable_unstable", "high"), [
     pytest.param(False, latest_production(RELEASE), id="testDefaultFeatureMap"),
-    pytest.param(True, latest_testing(), id="testDefaultFeatureMapWithUnstable"),
+    pytest.param(True, latest_testing(RELEASE), id="testDefaultFeatureMapWithUnstable"),
 ])
 def test_default_feature_map(enable_unstable: bool, high: MetadataVersion) -> None:
     shared.check_default_metadata_version_range(enable_unstable, RELEASE, MINIMUM_KRAFT_VERSION, high)

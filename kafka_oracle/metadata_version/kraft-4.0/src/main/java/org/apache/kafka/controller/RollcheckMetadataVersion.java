@@ -23,6 +23,10 @@ public final class RollcheckMetadataVersion implements Handler {
     public Object handle(Map<String, Object> request) throws Exception {
         String op = (String) request.get("op");
         switch (op) {
+            case "parseVersion":
+                return RollcheckParse.parseVersion(request);
+            case "fromFeatureLevel":
+                return RollcheckParse.fromFeatureLevel(request);
             case "catalog":
                 return catalog();
             case "updateFeatures":
